@@ -1,0 +1,303 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func writeFile(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "agent.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func noEnv() []string { return nil }
+
+func envOf(kv ...string) func() []string { return func() []string { return kv } }
+
+func load(t *testing.T, body string, environ func() []string) (*Loaded, error) {
+	t.Helper()
+	src := Source{Environ: environ}
+	if body != "" {
+		src.Path, src.Explicit = writeFile(t, body), true
+	}
+	return Load(src)
+}
+
+func TestDefaultsWithoutFile(t *testing.T) {
+	t.Parallel()
+	l, err := Load(Source{Path: filepath.Join(t.TempDir(), "absent.yaml"), Environ: noEnv})
+	if err != nil {
+		t.Fatalf("implicit missing file must fall back to defaults, got %v", err)
+	}
+	if !reflect.DeepEqual(l.Config, Default()) {
+		t.Fatalf("got %+v, want defaults", l.Config)
+	}
+	if len(l.Notes) == 0 || !strings.Contains(l.Notes[0], "built-in defaults") {
+		t.Fatalf("missing note about defaults: %v", l.Notes)
+	}
+}
+
+func TestExplicitMissingFileIsError(t *testing.T) {
+	t.Parallel()
+	_, err := Load(Source{Path: filepath.Join(t.TempDir(), "absent.yaml"), Explicit: true, Environ: noEnv})
+	var ce *Error
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("want *Error about a missing file, got %v", err)
+	}
+}
+
+func TestResolve(t *testing.T) {
+	t.Parallel()
+	if s := Resolve("/x.yaml", envOf("SUPERSESSIOND_CONFIG=/y.yaml")); s.Path != "/x.yaml" || !s.Explicit {
+		t.Errorf("flag must win: %+v", s)
+	}
+	if s := Resolve("", envOf("SUPERSESSIOND_CONFIG=/y.yaml")); s.Path != "/y.yaml" || !s.Explicit {
+		t.Errorf("env must be explicit: %+v", s)
+	}
+	if s := Resolve("", noEnv); s.Path != DefaultPath || s.Explicit {
+		t.Errorf("default path is implicit: %+v", s)
+	}
+}
+
+// The example documents every key with its default: loading it gives exactly
+// Default(), and each key name appears in it.
+func TestExampleDocumentsEveryKey(t *testing.T) {
+	t.Parallel()
+	l, err := Load(Source{Path: "../agent.yaml.example", Explicit: true, Environ: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(l.Config, Default()) {
+		t.Fatalf("agent.yaml.example differs from Default():\n%+v\n%+v", l.Config, Default())
+	}
+	body, _ := os.ReadFile("../agent.yaml.example")
+	for _, k := range Keys() {
+		leaf := k[strings.LastIndex(k, ".")+1:]
+		if !strings.Contains(string(body), leaf+":") {
+			t.Errorf("agent.yaml.example does not document %s", k)
+		}
+	}
+}
+
+func TestFileValues(t *testing.T) {
+	t.Parallel()
+	l, err := load(t, `
+agent:
+  name: keeps-its-own-keys      # not ours: ignored
+memory:
+  somethingElse: 3               # the agent's: ignored
+  pipelineV2:
+    shadowMode: true
+    structural:
+      supersessionMinConfidence: 0.8
+      supersessionReviewConfidence: 0.6
+maintenance:
+  schedules: {timezone: Europe/Berlin, sweep: "@every 5m", tombstones: "off"}
+  compaction:
+    backoff: {initial: 30s, max: 2h}
+  log: {level: debug, format: text}
+`, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := l.Config
+	if !c.Memory.PipelineV2.ShadowMode || c.Memory.PipelineV2.Structural.SupersessionMinConfidence != 0.8 ||
+		c.Maintenance.Schedules.Timezone != "Europe/Berlin" || c.Maintenance.Compaction.Backoff.Max != 2*time.Hour ||
+		c.Maintenance.Schedules.Tombstones != ScheduleOff || c.Maintenance.Log.Format != "text" {
+		t.Fatalf("values not applied: %+v", c)
+	}
+	if !c.Shadow() || c.Frozen() {
+		t.Fatal("shadow/frozen derived wrongly")
+	}
+	if c.Maintenance.Compaction.StaleAfter != 10*time.Minute {
+		t.Fatal("unset keys must keep their defaults")
+	}
+}
+
+func TestKeysMatchWithoutRegardToCase(t *testing.T) {
+	t.Parallel()
+	l, err := load(t, "memory:\n  pipelinev2:\n    SHADOWMODE: true\n", noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.Config.Memory.PipelineV2.ShadowMode {
+		t.Fatal("case-insensitive key not applied")
+	}
+}
+
+func TestEnvOverrides(t *testing.T) {
+	t.Parallel()
+	l, err := load(t, "maintenance:\n  http:\n    listen: 127.0.0.1:1\n", envOf(
+		"SUPERSESSIOND_MAINTENANCE__HTTP__LISTEN=127.0.0.1:9465",
+		"SUPERSESSIOND_MEMORY__PIPELINEV2__SHADOWMODE=true",
+		"supersessiond_ignored=1", // prefix is case-sensitive
+		"SUPERSESSIOND_maintenance__COMPACTION__BACKOFF__MAX=3h",
+		"SUPERSESSIOND_CONFIG=/not/an/override",
+		"SUPERSESSIOND_TEST_DATABASE_URL=postgres:///x",
+		"SUPERSESSIOND_DATABASE_URL=postgres://u:secret@db/agent",
+		"SUPERSESSIOND_SOMETHING=unrelated",
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := l.Config
+	if c.Maintenance.HTTP.Listen != "127.0.0.1:9465" || !c.Memory.PipelineV2.ShadowMode || c.Maintenance.Compaction.Backoff.Max != 3*time.Hour {
+		t.Fatalf("env overrides not applied: %+v", c)
+	}
+	if c.Maintenance.Database.URL != "postgres://u:secret@db/agent" {
+		t.Fatalf("SUPERSESSIOND_DATABASE_URL must win, got %q", c.Maintenance.Database.URL)
+	}
+	for _, n := range l.Notes {
+		if strings.Contains(n, "secret") {
+			t.Fatalf("note leaks the password: %q", n)
+		}
+	}
+}
+
+func TestInvalid(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, body string
+		env        []string
+		key, rule  string // the problem must name both
+	}{
+		{"unknown maintenance key", "maintenance:\n  http:\n    listn: x\n", nil, "maintenance.http.listn", "unknown key"},
+		{"unknown maintenance section", "maintenance:\n  tombstone:\n    minAge: 1m\n", nil, "maintenance.tombstone", "unknown key"},
+		{"unknown env key", "", []string{"SUPERSESSIOND_MAINTENANCE__HTTP__LISTN=x"}, "maintenance.http.listn", "SUPERSESSIOND_MAINTENANCE__HTTP__LISTN"},
+		{"confidence out of range", "memory:\n  pipelineV2:\n    structural:\n      supersessionMinConfidence: 7\n", nil, "memory.pipelineV2.structural.supersessionMinConfidence", "between 0 and 1"},
+		{"negative confidence", "memory:\n  pipelineV2:\n    structural:\n      supersessionReviewConfidence: -0.1\n", nil, "supersessionReviewConfidence", "between 0 and 1"},
+		{"review above min", "memory:\n  pipelineV2:\n    structural:\n      supersessionMinConfidence: 0.6\n      supersessionReviewConfidence: 0.65\n", nil, "supersessionReviewConfidence", "review band"},
+		{"not a number", "memory:\n  pipelineV2:\n    structural:\n      supersessionMinConfidence: high\n", nil, "supersessionMinConfidence", `"high" is not a number`},
+		{"not a bool", "memory:\n  pipelineV2:\n    shadowMode: maybe\n", nil, "memory.pipelineV2.shadowMode", "not a boolean"},
+		{"env not a bool", "", []string{"SUPERSESSIOND_MEMORY__PIPELINEV2__SHADOWMODE=sure"}, "shadowMode", "not a boolean"},
+		{"duration without unit", "maintenance:\n  compaction:\n    staleAfter: 600\n", nil, "maintenance.compaction.staleAfter", "with a unit"},
+		{"garbage duration", "maintenance:\n  compaction:\n    staleAfter: soon\n", nil, "staleAfter", "not a duration"},
+		{"zero duration", "maintenance:\n  inlineHook:\n    pollInterval: 0s\n", nil, "maintenance.inlineHook.pollInterval", "positive"},
+		{"negative duration", "maintenance:\n  llm:\n    timeout: -1s\n", nil, "maintenance.llm.timeout", "positive"},
+		{"backoff inverted", "maintenance:\n  compaction:\n    backoff: {initial: 2h, max: 1h}\n", nil, "backoff.max", "below"},
+		{"bad cron", "maintenance:\n  schedules:\n    sweep: \"every half hour\"\n", nil, "maintenance.schedules.sweep", "cron"},
+		{"six-field cron", "maintenance:\n  schedules:\n    sweep: \"0 */30 * * * *\"\n", nil, "maintenance.schedules.sweep", "cron"},
+		{"bad timezone", "maintenance:\n  schedules:\n    timezone: Mars/Olympus\n", nil, "maintenance.schedules.timezone", "time zone"},
+		{"section not a mapping", "maintenance:\n  http: 9464\n", nil, "maintenance.http", "not a mapping"},
+		{"bad listen", "maintenance:\n  http:\n    listen: localhost\n", nil, "maintenance.http.listen", "host:port"},
+		{"bad level", "maintenance:\n  log:\n    level: loud\n", nil, "maintenance.log.level", "debug, info"},
+		{"llm without model", "maintenance:\n  llm:\n    endpoint: http://127.0.0.1:11434/v1\n", nil, "maintenance.llm.model", "empty"},
+		{"llm bad endpoint", "maintenance:\n  llm:\n    endpoint: ollama\n    model: m\n", nil, "maintenance.llm.endpoint", "http(s)"},
+		{"bad db scheme", "maintenance:\n  database:\n    url: mysql://x/y\n", nil, "maintenance.database.url", "scheme"},
+		{"batch size", "maintenance:\n  tombstones:\n    batchSize: 0\n", nil, "maintenance.tombstones.batchSize", "between 1 and"},
+		{"max attempts", "maintenance:\n  compaction:\n    maxAttempts: 0\n", nil, "maintenance.compaction.maxAttempts", "between 1 and"},
+		{"yaml syntax", "maintenance:\n  http: [\n", nil, "", "cannot read or parse"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			env := noEnv
+			if tc.env != nil {
+				env = envOf(tc.env...)
+			}
+			_, err := load(t, tc.body, env)
+			var ce *Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("want *config.Error, got %v", err)
+			}
+			if !strings.Contains(err.Error(), tc.key) || !strings.Contains(err.Error(), tc.rule) {
+				t.Fatalf("error %q must name %q and %q", err, tc.key, tc.rule)
+			}
+		})
+	}
+}
+
+func TestPasswordNeverInErrors(t *testing.T) {
+	t.Parallel()
+	_, err := load(t, "maintenance:\n  database:\n    url: \"postgres://u:hunter2@db:notaport/agent\"\n", noEnv)
+	if err == nil {
+		t.Skip("URL accepted; nothing to check")
+	}
+	if strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("password leaked: %v", err)
+	}
+}
+
+func TestAllProblemsReportedAtOnce(t *testing.T) {
+	t.Parallel()
+	_, err := load(t, "maintenance:\n  http:\n    listn: x\n  log:\n    levle: debug\n", noEnv)
+	if err == nil || !strings.Contains(err.Error(), "listn") || !strings.Contains(err.Error(), "levle") {
+		t.Fatalf("want both problems, got %v", err)
+	}
+}
+
+func TestDerived(t *testing.T) {
+	t.Parallel()
+	c := Default()
+	if c.SemanticFallback() {
+		t.Error("fallback is off by default")
+	}
+	c.Memory.PipelineV2.Structural.SupersessionSemanticFallback = true
+	if c.SemanticFallback() {
+		t.Error("fallback needs an LLM")
+	}
+	c.Maintenance.LLM.Endpoint, c.Maintenance.LLM.Model = "http://x", "m"
+	if !c.SemanticFallback() {
+		t.Error("fallback should be on")
+	}
+	c.Memory.PipelineV2.SemanticContradictionEnabled = false
+	if c.SemanticFallback() {
+		t.Error("fallback needs semanticContradictionEnabled")
+	}
+	c.Memory.PipelineV2.MutationsFrozen = true
+	if !c.Shadow() || !c.Frozen() {
+		t.Error("frozen implies shadow")
+	}
+	if c.ListenDSN() != c.Maintenance.Database.URL {
+		t.Error("listen DSN defaults to url")
+	}
+}
+
+func TestWatchSurvivesRenameSaves(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "agent.yaml")
+	if err := os.WriteFile(path, []byte("a: 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	changes := make(chan struct{}, 16)
+	ctx := t.Context()
+	if err := Watch(ctx, path, 50*time.Millisecond, func() { changes <- struct{}{} }); err != nil {
+		t.Fatal(err)
+	}
+	save := func(body string) { // the way vim and sed -i save: new file, rename over
+		tmp := filepath.Join(dir, ".agent.yaml.swp")
+		if err := os.WriteFile(tmp, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 3 {
+		save(strings.Repeat("b: 2\n", i+1))
+		select {
+		case <-changes:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("save %d not noticed", i+1)
+		}
+	}
+	// Unrelated files in the same directory do not trigger.
+	if err := os.WriteFile(filepath.Join(dir, "other.txt"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changes:
+		t.Fatal("unrelated file triggered a reload")
+	case <-time.After(300 * time.Millisecond):
+	}
+}

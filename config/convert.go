@@ -1,0 +1,122 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func describe(raw any) string {
+	switch v := raw.(type) {
+	case string:
+		return strconv.Quote(v)
+	case map[string]any:
+		return "a mapping"
+	case []any:
+		return "a list"
+	case nil:
+		return "null"
+	default:
+		return fmt.Sprint(v)
+	}
+}
+
+func toBool(raw any) (bool, error) {
+	switch v := raw.(type) {
+	case bool:
+		return v, nil
+	case string:
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return false, fmt.Errorf("%s is not a boolean: use true or false", describe(raw))
+		}
+		return b, nil
+	}
+	return false, fmt.Errorf("%s is not a boolean: use true or false", describe(raw))
+}
+
+func toFloat(raw any) (float64, error) {
+	var f float64
+	switch v := raw.(type) {
+	case float64:
+		f = v
+	case float32:
+		f = float64(v)
+	case int:
+		f = float64(v)
+	case int64:
+		f = float64(v)
+	case uint64:
+		f = float64(v)
+	case string:
+		p, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s is not a number", describe(raw))
+		}
+		f = p
+	default:
+		return 0, fmt.Errorf("%s is not a number", describe(raw))
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("%s is not a finite number", describe(raw))
+	}
+	return f, nil
+}
+
+func toInt(raw any) (int, error) {
+	switch v := raw.(type) {
+	case int:
+		return v, nil
+	case int64:
+		if v > math.MaxInt32 || v < math.MinInt32 {
+			return 0, fmt.Errorf("%d is out of range", v)
+		}
+		return int(v), nil
+	case uint64:
+		if v > math.MaxInt32 {
+			return 0, fmt.Errorf("%d is out of range", v)
+		}
+		return int(v), nil
+	case float64:
+		if v != math.Trunc(v) || v > math.MaxInt32 || v < math.MinInt32 {
+			return 0, fmt.Errorf("%s is not a whole number", describe(raw))
+		}
+		return int(v), nil
+	case string:
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return 0, fmt.Errorf("%s is not a whole number", describe(raw))
+		}
+		return n, nil
+	}
+	return 0, fmt.Errorf("%s is not a whole number", describe(raw))
+}
+
+func toString(raw any) (string, error) {
+	switch v := raw.(type) {
+	case string:
+		return v, nil
+	case bool, int, int64, uint64, float64:
+		return fmt.Sprint(v), nil
+	}
+	return "", fmt.Errorf("%s is not a string", describe(raw))
+}
+
+func toDuration(raw any) (time.Duration, error) {
+	switch v := raw.(type) {
+	case string:
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil {
+			return 0, fmt.Errorf("%s is not a duration: write it with a unit, like 30s, 10m or 1h", describe(raw))
+		}
+		return d, nil
+	case int, int64, uint64, float64:
+		if fmt.Sprint(v) == "0" {
+			return 0, nil
+		}
+		return 0, fmt.Errorf("%v is not a duration: write it with a unit, like %vs or %vm", v, v, v)
+	}
+	return 0, fmt.Errorf("%s is not a duration: write it with a unit, like 30s, 10m or 1h", describe(raw))
+}

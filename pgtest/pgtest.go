@@ -1,0 +1,162 @@
+// Package pgtest gives each test its own freshly migrated PostgreSQL database.
+//
+// One throwaway cluster (package pgcluster) is started per test binary, on
+// first use, and stopped when the binary exits; or, when
+// $SUPERSESSIOND_TEST_DATABASE_URL is set, that server is used instead (the
+// role needs CREATEDB). The reference schema and the daemon's migrations are
+// applied once to a template database; each test then gets a copy with
+// CREATE DATABASE ... TEMPLATE, which takes milliseconds, and the copy is
+// dropped when the test ends. There is no mock of the database anywhere.
+package pgtest
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	_ "github.com/lib/pq"
+
+	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/pgcluster"
+	"github.com/supersessiond/supersessiond/schema"
+)
+
+var (
+	once     sync.Once
+	initErr  error
+	cluster  *pgcluster.Cluster
+	baseURL  string // a URL on the server; its database is used for admin
+	admin    *sqlx.DB
+	template string
+	counter  atomic.Int64
+)
+
+// Main runs the tests and stops the cluster afterwards. Use it from TestMain:
+//
+//	func TestMain(m *testing.M) { pgtest.Main(m) }
+func Main(m *testing.M) {
+	code := m.Run()
+	if admin != nil {
+		if template != "" {
+			_, _ = admin.Exec(`DROP DATABASE IF EXISTS ` + quoteIdent(template))
+		}
+		_ = admin.Close()
+	}
+	if cluster != nil {
+		if err := cluster.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "pgtest: stop cluster:", err)
+		}
+	}
+	os.Exit(code)
+}
+
+func setup() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if u := os.Getenv(config.EnvTestDatabaseURL); u != "" {
+		baseURL = u
+	} else {
+		c, err := pgcluster.Start(ctx, pgcluster.Options{})
+		if err != nil {
+			return err
+		}
+		cluster = c
+		baseURL = c.URL("postgres")
+	}
+	var err error
+	if admin, err = sqlx.Open("postgres", baseURL); err != nil {
+		return err
+	}
+	if err := admin.PingContext(ctx); err != nil {
+		return fmt.Errorf("pgtest: connect to %s: %w", baseURL, err)
+	}
+	template = fmt.Sprintf("ssd_tmpl_%d_%d", os.Getpid(), time.Now().UnixNano()%1e6)
+	if _, err := admin.ExecContext(ctx, `CREATE DATABASE `+quoteIdent(template)); err != nil {
+		return fmt.Errorf("pgtest: create template database: %w", err)
+	}
+	tdb, err := sqlx.Open("postgres", urlFor(template))
+	if err != nil {
+		return err
+	}
+	defer tdb.Close()
+	if _, err := schema.Migrate(ctx, tdb, schema.Options{Reference: true}); err != nil {
+		return fmt.Errorf("pgtest: migrate template: %w", err)
+	}
+	return nil
+}
+
+func urlFor(dbname string) string {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		panic(fmt.Sprintf("pgtest: %s must be a postgres:// URL: %v", config.EnvTestDatabaseURL, err))
+	}
+	u.Path = "/" + dbname
+	return u.String()
+}
+
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+func ensure(t testing.TB) {
+	t.Helper()
+	once.Do(func() { initErr = setup() })
+	if initErr != nil {
+		t.Fatalf("pgtest: no PostgreSQL for tests: %v", initErr)
+	}
+}
+
+// DB is one test's database.
+type DB struct {
+	*sqlx.DB
+	URL  string
+	Name string
+}
+
+// New returns a fresh database holding the reference schema with the daemon's
+// migrations applied. It is dropped when the test ends.
+func New(t testing.TB) *DB {
+	t.Helper()
+	return create(t, true)
+}
+
+// NewEmpty returns a fresh, empty database (nothing migrated).
+func NewEmpty(t testing.TB) *DB {
+	t.Helper()
+	return create(t, false)
+}
+
+func create(t testing.TB, migrated bool) *DB {
+	ensure(t)
+	name := fmt.Sprintf("t_%d_%d", os.Getpid(), counter.Add(1))
+	stmt := `CREATE DATABASE ` + quoteIdent(name)
+	if migrated {
+		stmt += ` TEMPLATE ` + quoteIdent(template)
+	}
+	if _, err := admin.Exec(stmt); err != nil {
+		t.Fatalf("pgtest: %s: %v", stmt, err)
+	}
+	u := urlFor(name)
+	db, err := sqlx.Open("postgres", u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = db.Close()
+		if _, err := admin.Exec(`DROP DATABASE IF EXISTS ` + quoteIdent(name) + ` WITH (FORCE)`); err != nil {
+			t.Logf("pgtest: drop %s: %v", name, err)
+		}
+	})
+	return &DB{DB: db, URL: u, Name: name}
+}
+
+// Cluster is the throwaway cluster, or nil when an external server is used.
+func Cluster(t testing.TB) *pgcluster.Cluster {
+	ensure(t)
+	return cluster
+}
