@@ -63,6 +63,8 @@ func lookupEnv(environ func() []string, name string) string {
 // Loaded is the result of a successful Load.
 type Loaded struct {
 	Config *Config
+	// File is the file that was read, or "" when built-in defaults apply.
+	File string
 	// Notes are things worth saying once in the log: defaults in use,
 	// environment overrides applied, settings that cannot take effect.
 	Notes []string
@@ -86,6 +88,7 @@ func Load(src Source) (*Loaded, error) {
 		err := k.Load(file.Provider(src.Path), yaml.Parser())
 		switch {
 		case err == nil:
+			out.File = src.Path
 			problems = append(problems, s.apply(cfg, "", k.Raw(), fileOrigin)...)
 		case errors.Is(err, fs.ErrNotExist) && !src.Explicit:
 			out.Notes = append(out.Notes, fmt.Sprintf("no configuration file at %s: using built-in defaults", src.Path))
