@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Well-known states.
@@ -51,10 +53,15 @@ func (n *Notifier) Notify(states ...string) error {
 	return nil
 }
 
-// ReloadingNow is the RELOADING=1 message with the MONOTONIC_USEC that
-// Type=notify-reload services must send; plain Type=notify accepts it too.
-func ReloadingNow(monotonic time.Duration) []string {
-	return []string{Reloading, "MONOTONIC_USEC=" + strconv.FormatInt(monotonic.Microseconds(), 10)}
+// ReloadingNow is the RELOADING=1 message with the MONOTONIC_USEC (the
+// CLOCK_MONOTONIC time) that systemd wants with it.
+func ReloadingNow() []string {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		return []string{Reloading}
+	}
+	usec := ts.Sec*1_000_000 + ts.Nsec/1_000
+	return []string{Reloading, "MONOTONIC_USEC=" + strconv.FormatInt(usec, 10)}
 }
 
 // WatchdogInterval reads $WATCHDOG_USEC (and $WATCHDOG_PID, which must be

@@ -75,11 +75,3 @@ func (m *Main) cliLogger(cfg *config.Config) *slog.Logger {
 func openDB(ctx context.Context, cfg *config.Config) (*sqlx.DB, error) {
 	return store.Open(ctx, cfg.Maintenance.Database.URL, 10*time.Second)
 }
-
-// requirePositional checks the count of positional arguments.
-func requirePositional(name string, got []string, min int, what string) error {
-	if len(got) < min {
-		return usagef("%s: missing %s (see 'supersessiond %s -h')", name, what, name)
-	}
-	return nil
-}

@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"sort"
-	"strings"
 )
 
 // Set by the Makefile with -ldflags "-X main.version=... -X main.commit=...".
@@ -56,6 +55,7 @@ type commandInfo struct {
 
 func (m *Main) commands() map[string]commandInfo {
 	return map[string]commandInfo{
+		"run":     {"the daemon: scheduler, inline hook, HTTP health/metrics", func(m *Main) command { return &RunCommand{m} }},
 		"migrate": {"create/update the daemon's objects in the agent database", func(m *Main) command { return &MigrateCommand{m} }},
 		"check":   {"validate config, connectivity and schema", func(m *Main) command { return &CheckCommand{m} }},
 		"version": {"print version, commit and Go version", func(m *Main) command { return &VersionCommand{m} }},
@@ -93,13 +93,4 @@ func (m *Main) usage(w io.Writer) {
 	}
 	fmt.Fprintln(w, "\nEvery command takes --config PATH (default $SUPERSESSIOND_CONFIG, else /etc/supersessiond/agent.yaml).")
 	fmt.Fprintln(w, "Run 'supersessiond COMMAND -h' for a command's flags.")
-}
-
-func (m *Main) getenv(name string) string {
-	for _, kv := range m.Environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
-			return v
-		}
-	}
-	return ""
 }

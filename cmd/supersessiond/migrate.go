@@ -27,7 +27,7 @@ func (c *MigrateCommand) Run(ctx context.Context, args []string) error {
 	cfg := loaded.Config
 	log := c.m.cliLogger(cfg)
 	for _, n := range loaded.Notes {
-		log.Info(n)
+		log.Debug(n)
 	}
 	db, err := openDB(ctx, cfg)
 	if err != nil {

@@ -1,0 +1,36 @@
+# The two commands a newcomer runs: `make demo` and `make test`.
+GO      ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+STATICCHECK_VERSION ?= v0.8.2
+
+.PHONY: all build test demo prereqs lint fmt clean
+
+all: build
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/supersessiond ./cmd/supersessiond
+
+prereqs:
+	@scripts/prereqs.sh
+
+# The whole suite against throwaway PostgreSQL clusters the tests start.
+test: prereqs
+	$(GO) vet ./...
+	$(GO) test -race -timeout 20m ./...
+
+# The main job end to end on a throwaway PostgreSQL with a demo agent database.
+demo: prereqs build
+	$(GO) run ./cmd/supersessiond-demo --binary bin/supersessiond $(DEMO_FLAGS)
+
+lint:
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+clean:
+	rm -rf bin

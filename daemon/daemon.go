@@ -1,0 +1,379 @@
+package daemon
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/lease"
+	"github.com/supersessiond/supersessiond/metrics"
+	"github.com/supersessiond/supersessiond/schema"
+	"github.com/supersessiond/supersessiond/sdnotify"
+	"github.com/supersessiond/supersessiond/store"
+)
+
+// Job is a scheduled job (sweep, compaction retries, tombstones). Run gets the
+// configuration current when the run starts and a context cancelled at
+// shutdown (after the grace period) or when the job's lease is lost. The
+// report it returns is logged.
+type Job interface {
+	Name() string
+	// Schedule is the job's cron spec under cfg, or config.ScheduleOff.
+	Schedule(cfg *config.Config) string
+	Run(ctx context.Context, cfg *config.Config) (report any, err error)
+}
+
+// Service is a long-running part of the daemon (the inline hook). Run
+// returns when ctx is cancelled; it reads the live configuration through
+// current, so a reload applies to its next batch.
+type Service interface {
+	Name() string
+	Enabled(cfg *config.Config) bool
+	Run(ctx context.Context, current func() *config.Config) error
+	// Ready is nil while the service is healthy (its listener connected).
+	Ready() error
+}
+
+// ErrForcedExit is returned when a second stop signal cut the graceful
+// shutdown short.
+var ErrForcedExit = errors.New("second stop signal: exited without waiting for running jobs")
+
+// Options configure a Daemon.
+type Options struct {
+	Source  config.Source  // where to reload the configuration from
+	Initial *config.Loaded // the configuration loaded at startup
+	// LogOutput receives the daemon's structured log (default os.Stderr).
+	LogOutput io.Writer
+	// Environ supplies NOTIFY_SOCKET, WATCHDOG_USEC and WATCHDOG_PID
+	// (default os.Environ).
+	Environ func() []string
+	// Signals delivers SIGHUP, SIGTERM and SIGINT. Required.
+	Signals <-chan os.Signal
+	// ShutdownTimeout bounds how long running jobs may finish after a stop
+	// signal before they are cancelled (default 30s).
+	ShutdownTimeout time.Duration
+	// StartupTimeout bounds how long to wait for the database at startup
+	// (default 30s).
+	StartupTimeout time.Duration
+	// LeaseTTL bounds how long a dead replica keeps a job's lease
+	// (default 30s).
+	LeaseTTL time.Duration
+	// Jobs and Services replace the standard set when non-nil (tests).
+	Jobs     []Job
+	Services func(d *Deps) []Service
+	// ListenerReady, when set, receives the bound HTTP address (tests).
+	ListenerReady func(addr string)
+}
+
+// Deps are what jobs and services are built from.
+type Deps struct {
+	DB      *sqlx.DB
+	Metrics *metrics.Metrics
+	Logger  *slog.Logger
+}
+
+// Daemon is `supersessiond run`.
+type Daemon struct {
+	opts    Options
+	cfg     atomic.Pointer[config.Config]
+	level   slog.LevelVar
+	log     *slog.Logger
+	notify  *sdnotify.Notifier
+	db      *sqlx.DB
+	metrics *metrics.Metrics
+	leases  *lease.Manager
+	sched   *scheduler
+	svcs    *services
+
+	reloadMu  sync.Mutex
+	reloadErr atomic.Pointer[string] // last failed reload, "" when fine
+	dbUp      atomic.Bool
+	started   time.Time
+}
+
+// New prepares a daemon; Run starts it.
+func New(opts Options) (*Daemon, error) {
+	if opts.Initial == nil || opts.Signals == nil {
+		return nil, errors.New("daemon: Initial and Signals are required")
+	}
+	if opts.LogOutput == nil {
+		opts.LogOutput = os.Stderr
+	}
+	if opts.Environ == nil {
+		opts.Environ = os.Environ
+	}
+	if opts.ShutdownTimeout == 0 {
+		opts.ShutdownTimeout = 30 * time.Second
+	}
+	if opts.StartupTimeout == 0 {
+		opts.StartupTimeout = 30 * time.Second
+	}
+	if opts.LeaseTTL == 0 {
+		opts.LeaseTTL = 30 * time.Second
+	}
+	d := &Daemon{opts: opts}
+	cfg := opts.Initial.Config
+	d.cfg.Store(cfg)
+	empty := ""
+	d.reloadErr.Store(&empty)
+	d.level.Set(parseLevel(cfg.Maintenance.Log.Level))
+	d.log = newLogger(opts.LogOutput, cfg.Maintenance.Log.Format, &d.level)
+	d.notify = sdnotify.New(getenv(opts.Environ, "NOTIFY_SOCKET"))
+	return d, nil
+}
+
+// Config returns the configuration currently in force.
+func (d *Daemon) Config() *config.Config { return d.cfg.Load() }
+
+// Run runs the daemon until a stop signal or ctx ends. It returns nil after a
+// graceful stop.
+func (d *Daemon) Run(ctx context.Context) error {
+	d.started = time.Now()
+	cfg := d.Config()
+	for _, n := range d.opts.Initial.Notes {
+		d.log.Info(n)
+	}
+	d.log.Info("starting", "config", describeFile(d.opts.Initial), "database", store.Redact(cfg.Maintenance.Database.URL),
+		"shadow_mode", cfg.Memory.PipelineV2.ShadowMode, "mutations_frozen", cfg.Memory.PipelineV2.MutationsFrozen)
+
+	db, err := d.connect(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	d.db = db
+	defer db.Close()
+	if err := schema.Check(ctx, db); err != nil {
+		return err
+	}
+	d.dbUp.Store(true)
+	d.metrics = metrics.New(db.DB)
+	d.metrics.DatabaseUp.Set(1)
+	d.leases = lease.New(db, holderID(), d.opts.LeaseTTL)
+
+	deps := &Deps{DB: db, Metrics: d.metrics, Logger: d.log}
+	jobs := d.opts.Jobs
+	if jobs == nil {
+		jobs = standardJobs(deps)
+	}
+	var svcList []Service
+	if d.opts.Services != nil {
+		svcList = d.opts.Services(deps)
+	} else {
+		svcList = standardServices(deps)
+	}
+
+	// Jobs run under jobsCtx: it outlives the stop signal by the grace period.
+	jobsCtx, cancelJobs := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelJobs()
+	d.sched = newScheduler(jobsCtx, d, jobs)
+	d.svcs = newServices(jobsCtx, d, svcList)
+	srv, err := d.startHTTP(cfg)
+	if err != nil {
+		return err
+	}
+	if err := d.sched.apply(cfg); err != nil {
+		return err
+	}
+	d.svcs.apply(cfg)
+
+	var changed chan struct{}
+	if d.opts.Source.Path != "" {
+		changed = make(chan struct{}, 1)
+		err := config.Watch(jobsCtx, d.opts.Source.Path, 300*time.Millisecond, func() {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		})
+		if err != nil {
+			d.log.Warn("not watching the configuration file for changes; reload with SIGHUP", "err", err)
+		}
+	}
+
+	go d.healthLoop(jobsCtx)
+	if err := d.notify.Notify(sdnotify.Ready, "STATUS=running"); err != nil {
+		d.log.Warn("sd_notify READY failed", "err", err)
+	}
+	d.log.Info("ready", "http", srv.addr, "jobs", d.sched.describe(), "inline_hook", cfg.InlineHookEnabled())
+
+	for {
+		select {
+		case <-ctx.Done():
+			return d.shutdown(srv, cancelJobs)
+		case <-changed:
+			d.reload("file changed")
+		case sig := <-d.opts.Signals:
+			switch sig {
+			case syscall.SIGHUP:
+				d.reload("SIGHUP")
+			default:
+				d.log.Info("stop signal received", "signal", sig.String())
+				return d.shutdown(srv, cancelJobs)
+			}
+		}
+	}
+}
+
+// connect waits for the database up to StartupTimeout: after a host reboot
+// PostgreSQL may come up a little after us, and crash-looping is no help.
+func (d *Daemon) connect(ctx context.Context, cfg *config.Config) (*sqlx.DB, error) {
+	deadline := time.Now().Add(d.opts.StartupTimeout)
+	delay := 250 * time.Millisecond
+	for {
+		db, err := store.Open(ctx, cfg.Maintenance.Database.URL, 5*time.Second)
+		if err == nil {
+			return db, nil
+		}
+		if time.Now().Add(delay).After(deadline) {
+			return nil, err
+		}
+		d.log.Warn("database not reachable yet; retrying", "err", err, "retry_in", delay.String())
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, 5*time.Second)
+	}
+}
+
+func (d *Daemon) shutdown(srv *httpServer, cancelJobs context.CancelFunc) error {
+	_ = d.notify.Notify(sdnotify.Stopping, "STATUS=stopping")
+	d.log.Info("stopping: no new runs; waiting for running jobs", "grace", d.opts.ShutdownTimeout.String())
+	jobsDone := d.sched.stop()
+	svcsDone := d.svcs.stop()
+	forced := false
+	timer := time.NewTimer(d.opts.ShutdownTimeout)
+	defer timer.Stop()
+wait:
+	for jobsDone != nil || svcsDone != nil {
+		select {
+		case <-jobsDone:
+			jobsDone = nil
+		case <-svcsDone:
+			svcsDone = nil
+		case <-timer.C:
+			d.log.Warn("grace period over: cancelling running jobs")
+			cancelJobs()
+			timer.Reset(5 * time.Second)
+		case sig := <-d.opts.Signals:
+			if sig == syscall.SIGHUP {
+				continue
+			}
+			d.log.Warn("second stop signal: exiting now", "signal", sig.String())
+			forced = true
+			cancelJobs()
+			break wait
+		}
+	}
+	cancelJobs()
+	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(sctx)
+	if forced {
+		return ErrForcedExit
+	}
+	d.log.Info("stopped")
+	return nil
+}
+
+// healthLoop keeps database_up current and pings systemd's watchdog, but
+// only while the database answers: a daemon that cannot reach its database
+// is not doing its job, and systemd should know.
+func (d *Daemon) healthLoop(ctx context.Context) {
+	interval := 5 * time.Second
+	wd := sdnotify.WatchdogInterval(getenv(d.opts.Environ, "WATCHDOG_USEC"), getenv(d.opts.Environ, "WATCHDOG_PID"), os.Getpid())
+	if wd > 0 && wd < interval {
+		interval = wd
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		pctx, cancel := context.WithTimeout(ctx, max(interval/2, time.Second))
+		err := d.db.PingContext(pctx)
+		cancel()
+		up := err == nil
+		if up != d.dbUp.Swap(up) {
+			if up {
+				d.log.Info("database reachable again")
+			} else {
+				d.log.Error("database unreachable", "err", err)
+			}
+		}
+		if up {
+			d.metrics.DatabaseUp.Set(1)
+			if wd > 0 {
+				_ = d.notify.Notify(sdnotify.Watchdog)
+			}
+		} else {
+			d.metrics.DatabaseUp.Set(0)
+		}
+	}
+}
+
+func holderID() string {
+	host, _ := os.Hostname()
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+func getenv(environ func() []string, name string) string {
+	for _, kv := range environ() {
+		if len(kv) > len(name) && kv[:len(name)] == name && kv[len(name)] == '=' {
+			return kv[len(name)+1:]
+		}
+	}
+	return ""
+}
+
+func describeFile(l *config.Loaded) string {
+	if l.File == "" {
+		return "built-in defaults"
+	}
+	return l.File
+}
+
+type httpServer struct {
+	*http.Server
+	addr string
+}
+
+func (d *Daemon) startHTTP(cfg *config.Config) (*httpServer, error) {
+	ln, err := net.Listen("tcp", cfg.Maintenance.HTTP.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("http: listen on %s (maintenance.http.listen): %w", cfg.Maintenance.HTTP.Listen, err)
+	}
+	srv := &httpServer{
+		Server: &http.Server{Handler: d.routes(), ReadHeaderTimeout: 5 * time.Second},
+		addr:   ln.Addr().String(),
+	}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			d.log.Error("http server stopped", "err", err)
+		}
+	}()
+	if d.opts.ListenerReady != nil {
+		d.opts.ListenerReady(srv.addr)
+	}
+	return srv, nil
+}

@@ -1,0 +1,213 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/supersessiond/supersessiond/config"
+)
+
+// scheduler runs the scheduled jobs with robfig/cron. On a reload that
+// changes schedules or the time zone it builds a new cron and stops the old
+// one; a job still running under the old cron keeps its per-job guard, so
+// the new cron cannot start it a second time meanwhile.
+type scheduler struct {
+	ctx  context.Context
+	d    *Daemon
+	jobs []Job
+
+	mu      sync.Mutex
+	cron    *cron.Cron
+	specs   map[string]string // job → spec in force
+	loc     *time.Location
+	running map[string]*atomic.Bool
+	retired []context.Context // done when an old cron's running jobs end
+}
+
+func newScheduler(ctx context.Context, d *Daemon, jobs []Job) *scheduler {
+	s := &scheduler{ctx: ctx, d: d, jobs: jobs, running: map[string]*atomic.Bool{}}
+	for _, j := range jobs {
+		s.running[j.Name()] = &atomic.Bool{}
+	}
+	return s
+}
+
+// cronLogger adapts slog to cron.Logger. cron's own info lines (wake, run,
+// schedule) are debug-level noise for an operator.
+type cronLogger struct{ log *slog.Logger }
+
+func (l cronLogger) Info(msg string, kv ...any) { l.log.Debug("cron: "+msg, kv...) }
+func (l cronLogger) Error(err error, msg string, kv ...any) {
+	l.log.Error("cron: "+msg, append(kv, "err", err)...)
+}
+
+// apply makes the schedules of cfg the ones in force.
+func (s *scheduler) apply(cfg *config.Config) error {
+	specs := map[string]string{}
+	for _, j := range s.jobs {
+		specs[j.Name()] = j.Schedule(cfg)
+	}
+	loc := cfg.Location()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cron != nil && equalSpecs(specs, s.specs) && s.loc.String() == loc.String() {
+		return nil
+	}
+	logger := cronLogger{s.d.log}
+	c := cron.New(
+		cron.WithLocation(loc),
+		cron.WithParser(cron.NewParser(cron.Minute|cron.Hour|cron.Dom|cron.Month|cron.Dow|cron.Descriptor)),
+		cron.WithLogger(logger),
+		// The default chain recovers nothing: a panicking job would take the
+		// daemon down. Recover first, then never overlap a job with itself.
+		cron.WithChain(cron.Recover(logger), cron.SkipIfStillRunning(logger)),
+	)
+	for _, j := range s.jobs {
+		spec := specs[j.Name()]
+		if spec == config.ScheduleOff {
+			continue
+		}
+		sched, err := config.ParseSchedule(spec)
+		if err != nil {
+			return fmt.Errorf("schedule %s: %w", j.Name(), err)
+		}
+		c.Schedule(sched, cron.FuncJob(func() { s.execute(j, sched) }))
+	}
+	old := s.cron
+	s.cron, s.specs, s.loc = c, specs, loc
+	c.Start()
+	live := s.retired[:0]
+	for _, w := range s.retired {
+		if w.Err() == nil {
+			live = append(live, w)
+		}
+	}
+	s.retired = live
+	if old != nil {
+		s.retired = append(s.retired, old.Stop()) // its running jobs finish
+		s.d.log.Info("schedules changed", "jobs", s.describeLocked())
+	}
+	return nil
+}
+
+func equalSpecs(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *scheduler) describe() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.describeLocked()
+}
+
+func (s *scheduler) describeLocked() string {
+	var parts []string
+	for name, spec := range s.specs {
+		parts = append(parts, fmt.Sprintf("%s=%q", name, spec))
+	}
+	sort.Strings(parts)
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, " ") + " (" + s.loc.String() + ")"
+}
+
+// tickOf is the schedule time a run belongs to, the same on every replica:
+// cron fires on minute boundaries (ticks of a 5-field spec), and @every
+// intervals are aligned to the wall clock so replicas started at different
+// times still agree.
+func tickOf(sched cron.Schedule, now time.Time) time.Time {
+	if cd, ok := sched.(cron.ConstantDelaySchedule); ok {
+		return now.Truncate(cd.Delay)
+	}
+	return now.Truncate(time.Minute)
+}
+
+// execute is one scheduled run: guard against overlap, take the lease for
+// this tick, run with the lease held, record metrics and log.
+func (s *scheduler) execute(j Job, sched cron.Schedule) {
+	name := j.Name()
+	m := s.d.metrics
+	guard := s.running[name]
+	if !guard.CompareAndSwap(false, true) {
+		m.JobRuns.WithLabelValues(name, "skipped").Inc()
+		s.d.log.Warn("job skipped: previous run still going", "job", name)
+		return
+	}
+	defer guard.Store(false)
+	if s.ctx.Err() != nil {
+		return
+	}
+	tick := tickOf(sched, time.Now())
+	l, err := s.d.leases.Acquire(s.ctx, name, tick)
+	if err != nil {
+		m.JobRuns.WithLabelValues(name, "error").Inc()
+		m.JobErrors.WithLabelValues(name).Inc()
+		s.d.log.Error("job not run: cannot take its lease", "job", name, "tick", tick, "err", err)
+		return
+	}
+	if l == nil {
+		m.JobRuns.WithLabelValues(name, "skipped").Inc()
+		s.d.log.Debug("job skipped: another replica runs this tick", "job", name, "tick", tick)
+		return
+	}
+	cfg := s.d.Config()
+	start := time.Now()
+	var report any
+	err = l.Hold(s.ctx, func(ctx context.Context) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("panic: %v", r)
+				s.d.log.Error("job panicked", "job", name, "panic", r, "stack", string(debug.Stack()))
+			}
+		}()
+		report, err = j.Run(ctx, cfg)
+		return err
+	})
+	elapsed := time.Since(start)
+	m.JobDuration.WithLabelValues(name).Observe(elapsed.Seconds())
+	if err != nil {
+		m.JobRuns.WithLabelValues(name, "error").Inc()
+		m.JobErrors.WithLabelValues(name).Inc()
+		s.d.log.Error("job failed", "job", name, "tick", tick, "term", l.Term(), "duration", elapsed.String(), "err", err, "report", report)
+		return
+	}
+	m.JobRuns.WithLabelValues(name, "ok").Inc()
+	m.JobLastSuccess.WithLabelValues(name).SetToCurrentTime()
+	s.d.log.Info("job done", "job", name, "tick", tick, "term", l.Term(), "duration", elapsed.String(), "report", report)
+}
+
+// stop stops scheduling; the channel closes when running jobs are done.
+func (s *scheduler) stop() <-chan struct{} {
+	s.mu.Lock()
+	waits := append([]context.Context(nil), s.retired...)
+	if s.cron != nil {
+		waits = append(waits, s.cron.Stop())
+	}
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		for _, w := range waits {
+			<-w.Done()
+		}
+		close(done)
+	}()
+	return done
+}

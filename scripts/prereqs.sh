@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Checks (and where possible installs) what `make test` and `make demo` need:
+# Go with the module dependencies, and the PostgreSQL server binaries
+# (initdb, pg_ctl) the tests and the demo start throwaway clusters with.
+set -euo pipefail
+
+say() { printf 'prereqs: %s\n' "$*" >&2; }
+
+if ! command -v go >/dev/null 2>&1; then
+  say "Go is not installed or not on PATH: install Go 1.26 or newer (https://go.dev/dl/)"
+  exit 1
+fi
+go mod download
+
+find_pg() {
+  if command -v initdb >/dev/null 2>&1 && command -v pg_ctl >/dev/null 2>&1; then
+    return 0
+  fi
+  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1
+}
+
+if [ -n "${SUPERSESSIOND_TEST_DATABASE_URL:-}" ]; then
+  say "using SUPERSESSIOND_TEST_DATABASE_URL for tests"
+elif ! find_pg; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    say "PostgreSQL server binaries missing: installing with apt-get (postgresql)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    # The package's post-install may try to start a cluster; without an init
+    # system that can fail harmlessly: we only need the binaries.
+    apt-get install -y -qq postgresql >/dev/null || find_pg
+  else
+    say "PostgreSQL server binaries (initdb, pg_ctl) not found on PATH or under /usr/lib/postgresql/*/bin."
+    say "Install them (Debian/Ubuntu: sudo apt-get install -y postgresql; macOS: brew install postgresql@15),"
+    say "or set SUPERSESSIOND_TEST_DATABASE_URL to a PostgreSQL server where you may create databases."
+    exit 1
+  fi
+  find_pg || { say "PostgreSQL binaries still not found after installing"; exit 1; }
+fi
+
+# initdb refuses to run as root: the clusters then run as the postgres user.
+if [ "$(id -u)" = 0 ] && [ -z "${SUPERSESSIOND_TEST_DATABASE_URL:-}" ] && ! id postgres >/dev/null 2>&1; then
+  say "running as root and there is no 'postgres' user to run throwaway clusters as: creating it"
+  useradd --system --no-create-home --shell /usr/sbin/nologin postgres
+fi
+if [ "$(id -u)" = 0 ] && ! command -v runuser >/dev/null 2>&1; then
+  say "running as root needs runuser (util-linux) to start clusters as the postgres user"
+  exit 1
+fi
