@@ -24,10 +24,10 @@ type Metrics struct {
 	JobLastSuccess *prometheus.GaugeVec     // job; unix seconds
 
 	// Configuration and health.
-	ConfigReloads       *prometheus.CounterVec // result: ok | error
-	ConfigLastReloadOK  prometheus.Gauge       // 1 when the last reload succeeded (or none happened)
-	DatabaseUp          prometheus.Gauge
-	Ready               prometheus.Gauge
+	ConfigReloads      *prometheus.CounterVec // result: ok | error
+	ConfigLastReloadOK prometheus.Gauge       // 1 when the last reload succeeded (or none happened)
+	DatabaseUp         prometheus.Gauge
+	Ready              prometheus.Gauge
 }
 
 // New registers the daemon's metrics plus the Go runtime, process and (when
