@@ -1,0 +1,16 @@
+// Package llm is the one OpenAI-compatible chat-completions client the daemon
+// uses, for semantic contradiction checks and for re-compacting trimmed
+// conversation (SPEC §8).
+//
+// Everything about it assumes the model and the server are unreliable: every
+// call has a timeout, calls in flight are bounded by a semaphore, response
+// bodies are size-capped, and replies are parsed leniently (code fences,
+// <think> blocks and prose around the JSON object are tolerated). A reply
+// that still cannot be understood is an *Error of kind KindGarbage: callers
+// count it and move on ("no contradiction", "retry later"); nothing here
+// panics or blocks a job.
+//
+// The client is never called inside a database transaction; the callers
+// guarantee that (and their tests check it), because a network wait inside a
+// transaction holds row locks the agent's own writes may need.
+package llm

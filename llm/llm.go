@@ -1,0 +1,171 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Settings configure a Client.
+type Settings struct {
+	Endpoint       string // base URL, e.g. http://127.0.0.1:11434/v1
+	Model          string
+	APIKey         string // sent as a bearer token when non-empty
+	Timeout        time.Duration
+	MaxConcurrency int
+}
+
+// Client is safe for concurrent use.
+type Client struct {
+	s    Settings
+	http *http.Client
+	sem  chan struct{}
+}
+
+// New returns a client. httpClient may be nil.
+func New(s Settings, httpClient *http.Client) *Client {
+	if httpClient == nil {
+		httpClient = &http.Client{}
+	}
+	if s.MaxConcurrency < 1 {
+		s.MaxConcurrency = 1
+	}
+	return &Client{s: s, http: httpClient, sem: make(chan struct{}, s.MaxConcurrency)}
+}
+
+// Model is the model name, part of the semantic-verdict cache key.
+func (c *Client) Model() string { return c.s.Model }
+
+// Error kinds, for logs and metrics labels.
+const (
+	KindTimeout     = "timeout"     // the call exceeded its timeout
+	KindUnavailable = "unavailable" // connection refused, DNS, reset...
+	KindStatus      = "http_status" // a non-2xx answer
+	KindGarbage     = "garbage"     // a 2xx answer we could not understand
+	KindCanceled    = "canceled"    // the caller's context ended
+)
+
+// Error is a failed call. It never contains the API key.
+type Error struct {
+	Kind string
+	Err  error
+}
+
+func (e *Error) Error() string { return "llm " + e.Kind + ": " + e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// KindOf returns the error's kind, or "" for nil and foreign errors.
+func KindOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return ""
+}
+
+// maxResponse caps what we read from the server: a misbehaving one must not
+// be able to exhaust memory.
+const maxResponse = 4 << 20
+
+type chatMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type chatRequest struct {
+	Model       string        `json:"model"`
+	Messages    []chatMessage `json:"messages"`
+	Temperature float64       `json:"temperature"`
+	Stream      bool          `json:"stream"`
+}
+
+type chatResponse struct {
+	Choices []struct {
+		Message struct {
+			Content string `json:"content"`
+		} `json:"message"`
+	} `json:"choices"`
+}
+
+// Complete sends one system+user exchange and returns the assistant's text.
+// timeout, when positive and shorter than the client's, bounds this call.
+func (c *Client) Complete(ctx context.Context, system, user string, timeout time.Duration) (string, error) {
+	select {
+	case c.sem <- struct{}{}:
+		defer func() { <-c.sem }()
+	case <-ctx.Done():
+		return "", &Error{Kind: KindCanceled, Err: ctx.Err()}
+	}
+	if timeout <= 0 || (c.s.Timeout > 0 && c.s.Timeout < timeout) {
+		timeout = c.s.Timeout
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	body, _ := json.Marshal(chatRequest{
+		Model:    c.s.Model,
+		Messages: []chatMessage{{Role: "system", Content: system}, {Role: "user", Content: user}},
+	})
+	url := strings.TrimRight(c.s.Endpoint, "/") + "/chat/completions"
+	req, err := http.NewRequestWithContext(cctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return "", &Error{Kind: KindUnavailable, Err: err}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	if c.s.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.s.APIKey)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return "", c.classify(ctx, cctx, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
+	if err != nil {
+		return "", c.classify(ctx, cctx, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		return "", &Error{Kind: KindStatus, Err: fmt.Errorf("%s answered %s: %s", url, resp.Status, snippet(raw))}
+	}
+	if len(raw) > maxResponse {
+		return "", &Error{Kind: KindGarbage, Err: fmt.Errorf("response larger than %d bytes", maxResponse)}
+	}
+	var cr chatResponse
+	if err := json.Unmarshal(raw, &cr); err != nil {
+		return "", &Error{Kind: KindGarbage, Err: fmt.Errorf("response is not a chat completion: %v: %s", err, snippet(raw))}
+	}
+	if len(cr.Choices) == 0 {
+		return "", &Error{Kind: KindGarbage, Err: fmt.Errorf("chat completion without choices: %s", snippet(raw))}
+	}
+	return cr.Choices[0].Message.Content, nil
+}
+
+func (c *Client) classify(ctx, cctx context.Context, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return &Error{Kind: KindCanceled, Err: ctx.Err()}
+	case errors.Is(cctx.Err(), context.DeadlineExceeded):
+		return &Error{Kind: KindTimeout, Err: fmt.Errorf("no answer within %s", c.s.Timeout)}
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return &Error{Kind: KindTimeout, Err: err}
+	}
+	return &Error{Kind: KindUnavailable, Err: err}
+}
+
+func snippet(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return strings.ToValidUTF8(s, "?")
+}
