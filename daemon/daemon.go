@@ -20,6 +20,7 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/lease"
+	"github.com/supersessiond/supersessiond/llm"
 	"github.com/supersessiond/supersessiond/metrics"
 	"github.com/supersessiond/supersessiond/schema"
 	"github.com/supersessiond/supersessiond/sdnotify"
@@ -82,8 +83,9 @@ type Options struct {
 // Deps are what jobs and services are built from.
 type Deps struct {
 	DB      *sqlx.DB
-	Metrics *metrics.Metrics
+	Metrics *metrics.Metrics // jobs register their own collectors on Metrics.Registry
 	Logger  *slog.Logger
+	LLM     *llm.Provider
 }
 
 // Daemon is `supersessiond run`.
@@ -164,7 +166,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.metrics.DatabaseUp.Set(1)
 	d.leases = lease.New(db, holderID(), d.opts.LeaseTTL)
 
-	deps := &Deps{DB: db, Metrics: d.metrics, Logger: d.log}
+	deps := &Deps{DB: db, Metrics: d.metrics, Logger: d.log, LLM: llm.NewProvider(func(k string) string { return getenv(d.opts.Environ, k) }, nil)}
 	jobs := d.opts.Jobs
 	if jobs == nil {
 		jobs = standardJobs(deps)

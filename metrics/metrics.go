@@ -1,7 +1,9 @@
-// Package metrics defines every Prometheus metric the daemon exports, on a
-// registry of its own (never the global default registry, so tests and
-// several daemons in one process cannot collide). Jobs receive a *Metrics
-// and record into it; the HTTP server exposes Registry at /metrics.
+// Package metrics holds the daemon's Prometheus registry (its own, never the
+// global default one, so tests and several daemons in one process cannot
+// collide) and the runtime's metrics: job runs, durations and errors, config
+// reloads, readiness, plus the Go, process and connection-pool collectors.
+// Each job defines the metrics it owns next to its code, like its SQL, and
+// registers them on Registry; the HTTP server exposes Registry at /metrics.
 package metrics
 
 import (

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 )
 
 // Set by the Makefile with -ldflags "-X main.version=... -X main.commit=...".
@@ -93,4 +94,13 @@ func (m *Main) usage(w io.Writer) {
 	}
 	fmt.Fprintln(w, "\nEvery command takes --config PATH (default $SUPERSESSIOND_CONFIG, else /etc/supersessiond/agent.yaml).")
 	fmt.Fprintln(w, "Run 'supersessiond COMMAND -h' for a command's flags.")
+}
+
+func (m *Main) getenv(name string) string {
+	for _, kv := range m.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+			return v
+		}
+	}
+	return ""
 }
