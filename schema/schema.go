@@ -66,7 +66,7 @@ var added = map[string][]string{
 }
 
 // daemonTables are the daemon's own tables.
-var daemonTables = []string{"supersessiond_state", "supersessiond_leases", "supersessiond_classified"}
+var daemonTables = []string{"supersessiond_state", "supersessiond_leases", "supersessiond_classified", "supersessiond_llm_verdicts"}
 
 // Options for Migrate.
 type Options struct {

@@ -15,12 +15,13 @@ ALTER TABLE compaction_events ADD COLUMN IF NOT EXISTS next_attempt_at timestamp
 ALTER TABLE compaction_events ADD COLUMN IF NOT EXISTS completed_at timestamptz;
 ALTER TABLE documents ADD COLUMN IF NOT EXISTS tombstone_preserved_at timestamptz;
 
--- Supersession: the active, classified, non-constraint attributes of an
--- (agent, aspect) in age order. Serves the sweep's keyset scan over aspects
+-- Supersession: the active, classified attributes of an (agent, aspect) in
+-- age order. Serves the sweep's keyset scan over aspects (an index-only scan:
+-- kind is included so constraints can be left out without visiting the heap)
 -- and the inline hook's sibling lookup.
 CREATE INDEX IF NOT EXISTS supersessiond_attr_active_siblings
-  ON entity_attributes (agent_id, aspect_id, created_at, id)
-  WHERE status = 'active' AND kind = 'attribute' AND aspect_id IS NOT NULL;
+  ON entity_attributes (agent_id, aspect_id, created_at, id) INCLUDE (kind)
+  WHERE status = 'active' AND aspect_id IS NOT NULL;
 
 -- Audit trail: newest first, by event, by agent.
 CREATE INDEX IF NOT EXISTS supersessiond_history_created
