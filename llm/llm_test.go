@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/supersessiond/supersessiond/config"
 )
@@ -272,5 +273,17 @@ func TestProviderReusesClientUntilSettingsChange(t *testing.T) {
 	c.Model = "m2"
 	if p.Client(c) == a {
 		t.Fatal("changed settings must get a new client")
+	}
+}
+
+func TestRepliesAreStorable(t *testing.T) {
+	t.Parallel()
+	v, err := ParseVerdict(`{"contradicts": true, "confidence": 0.9, "reasoning": "nul\u0000byte"}`)
+	if err != nil || strings.ContainsRune(v.Reasoning, 0) {
+		t.Fatalf("NUL must be stripped: %q %v", v.Reasoning, err)
+	}
+	facts, err := ParseFacts("{\"facts\": [\"a\\u0000b\", \"\xff\xfeok\"]}")
+	if err != nil || len(facts) != 2 || facts[0] != "ab" || !utf8.ValidString(facts[1]) {
+		t.Fatalf("facts = %q, %v", facts, err)
 	}
 }

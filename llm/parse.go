@@ -107,7 +107,7 @@ func ParseVerdict(reply string) (Verdict, error) {
 		v.Confidence = 0.5
 	}
 	if r, ok := lookup(obj, "reasoning", "reason", "explanation"); ok {
-		v.Reasoning = truncate(fmt.Sprint(r), 1000)
+		v.Reasoning = truncate(clean(fmt.Sprint(r)), 1000)
 	}
 	return v, nil
 }
@@ -140,7 +140,7 @@ func ParseFacts(reply string) ([]string, error) {
 		if !ok {
 			continue
 		}
-		s = truncate(strings.Join(strings.Fields(strings.ToValidUTF8(s, "")), " "), maxFactLen)
+		s = truncate(strings.Join(strings.Fields(clean(s)), " "), maxFactLen)
 		if s == "" || seen[s] {
 			continue
 		}
@@ -151,6 +151,12 @@ func ParseFacts(reply string) ([]string, error) {
 		}
 	}
 	return facts, nil
+}
+
+// clean makes model text storable in a PostgreSQL text column: valid UTF-8
+// and no NUL bytes (which text rejects, failing the whole statement).
+func clean(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, ""), "\x00", "")
 }
 
 func lookup(obj map[string]any, names ...string) (any, bool) {
