@@ -356,8 +356,11 @@ func (st *Statement) frame(j int, copula, aux bool, lx *lexicon) {
 		st.toks[m].role = rQual
 	}
 	// "as (the) main editor", "as a backend engineer".
-	if k < st.coreEnd && st.rawIs(k, "as") && !st.rawIs(k+1, "well") {
-		a := k + 1
+	for m := k; m < st.coreEnd; m++ {
+		if !st.rawIs(m, "as") || st.rawIs(m+1, "well") {
+			continue
+		}
+		a := m + 1
 		for a < st.coreEnd && st.toks[a].flags&fDet != 0 {
 			a++
 		}
@@ -366,6 +369,7 @@ func (st *Statement) frame(j int, copula, aux bool, lx *lexicon) {
 			b++
 		}
 		st.as0, st.as1 = a, b
+		break
 	}
 	// The new value of a change: after the last "to", "for", "with" or
 	// "into" ("switched from X to Y", "traded X for Y"), else the value.
@@ -387,6 +391,11 @@ func (st *Statement) frame(j int, copula, aux bool, lx *lexicon) {
 				break
 			}
 		}
+	}
+	// A change verb without a predicate of its own ("switched to Neovim as
+	// the main editor") gives its new value as the value.
+	if st.replaceAt >= 0 && st.val0 == st.val1 {
+		st.val0, st.val1 = st.tgt0, st.tgt1
 	}
 	// "from X (to Y)" after a change verb.
 	if st.replaceAt >= 0 {
