@@ -433,7 +433,7 @@ func (st *Statement) lookupPred(lx *lexicon, v int) (predicate, int, bool) {
 		ends[m] = n
 	}
 	for m--; m >= 0; m-- {
-		if p, ok := lx.preds[string(key[:ends[m]])]; ok {
+		if p, ok := lx.pred(key[:ends[m]]); ok {
 			return p, m + 1, true
 		}
 	}

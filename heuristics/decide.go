@@ -86,7 +86,7 @@ func decide(a, b *Statement) Decision {
 	}
 	if n == 0 {
 		if e.why != "" {
-			return Decision{Reason: "No contradiction: " + e.why + "."}
+			return Decision{Reason: e.why}
 		}
 		return Decision{Reason: reasonNone}
 	}
@@ -96,17 +96,34 @@ func decide(a, b *Statement) Decision {
 			fs[j], fs[j-1] = fs[j-1], fs[j]
 		}
 	}
-	d := Decision{Method: MethodHeuristic, Confidence: fs[0].conf, Signals: make([]Signal, n)}
+	// Render every detail and the reason into one buffer and convert it
+	// once: the strings of the result are slices of a single allocation.
+	// (Copy out of fs field by field: handing fs itself to the result would
+	// move both statements to the heap.)
+	var buf [512]byte
+	out := buf[:0]
+	var ends [4]int
+	var confs [4]float64
+	var kinds [4]uint8
 	for i := 0; i < n; i++ {
-		d.Signals[i] = Signal{Name: fs[i].name, Confidence: fs[i].conf, Detail: fs[i].detail()}
+		out = fs[i].appendDetail(out)
+		ends[i] = len(out)
+		confs[i] = fs[i].conf
+		kinds[i] = fs[i].kind
 	}
-	d.Reason = reason(d.Signals)
+	detailsEnd := len(out)
+	out = appendReason(out, kinds[:n], confs[:n], out[:detailsEnd], ends[:n])
+	all := string(out)
+	d := Decision{Method: MethodHeuristic, Confidence: confs[0], Signals: make([]Signal, n), Reason: all[detailsEnd:]}
+	start := 0
+	for i := 0; i < n; i++ {
+		d.Signals[i] = Signal{Name: signalName(kinds[i]), Confidence: confs[i], Detail: all[start:ends[i]]}
+		start = ends[i]
+	}
 	return d
 }
 
-func (f *fired) detail() string {
-	var buf [128]byte
-	b := buf[:0]
+func (f *fired) appendDetail(b []byte) []byte {
 	switch {
 	case f.fromText != "":
 		b = append(b, f.fromText...)
@@ -126,24 +143,36 @@ func (f *fired) detail() string {
 		b = append(b, ": "...)
 		b = f.from.appendRaw(b)
 	}
-	return string(b)
+	return b
 }
 
-func reason(sigs []Signal) string {
-	var buf [256]byte
-	b := append(buf[:0], "The newer statement contradicts the older ("...)
-	for i, s := range sigs {
+// appendReason appends the decision's sentence: every signal with its
+// confidence and detail, strongest first.
+func appendReason(b []byte, kinds []uint8, confs []float64, details []byte, ends []int) []byte {
+	b = append(b, "The newer statement contradicts the older ("...)
+	start := 0
+	for i := range kinds {
 		if i > 0 {
 			b = append(b, "; "...)
 		}
-		b = append(b, s.Name...)
+		b = append(b, signalName(kinds[i])...)
 		b = append(b, ' ')
-		b = strconv.AppendFloat(b, s.Confidence, 'f', 2, 64)
+		b = appendConf(b, confs[i])
 		b = append(b, ": "...)
-		b = append(b, s.Detail...)
+		b = append(b, details[start:ends[i]]...)
+		start = ends[i]
 	}
-	b = append(b, ")."...)
-	return string(b)
+	return append(b, ")."...)
+}
+
+// appendConf formats a confidence with two decimals without strconv's
+// general float machinery: confidences are in [0, 1].
+func appendConf(b []byte, c float64) []byte {
+	if c < 0 || c > 1 || c != c {
+		return strconv.AppendFloat(b, c, 'f', 2, 64)
+	}
+	h := int(c*100 + 0.5)
+	return append(b, byte('0'+h/100), '.', byte('0'+h/10%10), byte('0'+h%10))
 }
 
 // SharedContentTokens counts the distinct content words (stems, stopwords

@@ -45,7 +45,7 @@
 //   - No allocation while analysing: a Statement holds its own fixed
 //     buffers (text, stems, tokens); Decide keeps both on the stack and
 //     allocates only the signals and sentences of its result.
-//   - Work is bounded: content past 512 bytes or 64 tokens is ignored.
+//   - Work is bounded: content past 400 bytes or 48 tokens is ignored.
 //   - Statements are immutable after Analyze; the lexicon is built once at
 //     package initialisation and only read afterwards, so everything here is
 //     safe for concurrent use.

@@ -48,10 +48,15 @@ type entry struct {
 // lexicon is the read-only word table. It is built once, by newLexicon, and
 // never written afterwards, so it is safe for concurrent use.
 type lexicon struct {
-	words map[string]entry
-	ants  [][]antonyms.Ref // antonym memberships, indexed by entry.ant-1
-	pairs []antonyms.Pair
-	preds map[string]predicate
+	words map[string]entry // build-time form of wordTab
+	// Run-time lookups: tables keyed by the tokenizer's FNV hashes.
+	wordTab *table
+	entries []entry
+	predTab *table
+	predVal []predicate
+	ants    [][]antonyms.Ref // antonym memberships, indexed by entry.ant-1
+	pairs   []antonyms.Pair
+	preds   map[string]predicate
 }
 
 // valuedness says how many values a predicate holds at once.
@@ -197,7 +202,45 @@ func newLexicon() *lexicon {
 	lx.addVerbs()
 	lx.addPredicates()
 	lx.addAntonyms()
+	lx.compile()
 	return lx
+}
+
+// compile builds the run-time tables from the build-time maps.
+func (lx *lexicon) compile() {
+	keys := make([]string, 0, len(lx.words))
+	vals := make([]uint16, 0, len(lx.words))
+	for w, e := range lx.words {
+		keys = append(keys, w)
+		vals = append(vals, uint16(len(lx.entries)))
+		lx.entries = append(lx.entries, e)
+	}
+	lx.wordTab = newTable(keys, vals)
+	keys, vals = keys[:0], vals[:0]
+	for k, p := range lx.preds {
+		keys = append(keys, k)
+		vals = append(vals, uint16(len(lx.predVal)))
+		lx.predVal = append(lx.predVal, p)
+	}
+	lx.predTab = newTable(keys, vals)
+}
+
+// lookup returns the entry of a word whose FNV-1a hash is h.
+func (lx *lexicon) lookup(h uint32, w []byte) (entry, bool) {
+	i, ok := lx.wordTab.get(h, w)
+	if !ok {
+		return entry{}, false
+	}
+	return lx.entries[i], true
+}
+
+// pred returns the predicate of a key ("live in").
+func (lx *lexicon) pred(key []byte) (predicate, bool) {
+	i, ok := lx.predTab.get(fnv(key), key)
+	if !ok {
+		return predicate{}, false
+	}
+	return lx.predVal[i], true
 }
 
 // addAntonyms records the antonym memberships of every word of the

@@ -65,8 +65,23 @@ func (s sel) count() int {
 	return n
 }
 
+// mask is the set's stems as one bit each: a superset of a set has every
+// bit of its mask, so most comparisons end here.
+func (s sel) mask() uint64 {
+	var m uint64
+	for i := s.lo; i < s.hi; i++ {
+		if s.ok(i) {
+			m |= 1 << (s.st.toks[i].hash & 63)
+		}
+	}
+	return m
+}
+
 // subsetOf reports whether every token of s is in o.
 func (s sel) subsetOf(o sel) bool {
+	if s.mask()&^o.mask() != 0 {
+		return false
+	}
 	for i := s.lo; i < s.hi; i++ {
 		if s.ok(i) && !o.has(s.st, &s.st.toks[i]) {
 			return false
@@ -75,7 +90,12 @@ func (s sel) subsetOf(o sel) bool {
 	return true
 }
 
-func (s sel) equal(o sel) bool { return s.subsetOf(o) && o.subsetOf(s) }
+func (s sel) equal(o sel) bool {
+	if s.mask() != o.mask() {
+		return false
+	}
+	return s.subsetOf(o) && o.subsetOf(s)
+}
 
 // shared counts the tokens of s that are in o.
 func (s sel) shared(o sel) int {

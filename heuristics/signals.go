@@ -8,6 +8,26 @@ const (
 	SignalTemporal = "temporal_supersession"
 )
 
+// Signal kinds, in evaluation order.
+const (
+	sigNegation uint8 = iota
+	sigAntonym
+	sigValue
+	sigTemporal
+)
+
+func signalName(k uint8) string {
+	switch k {
+	case sigNegation:
+		return SignalNegation
+	case sigAntonym:
+		return SignalAntonym
+	case sigValue:
+		return SignalValue
+	}
+	return SignalTemporal
+}
+
 // Calibrated confidences. The engine applies supersessionMinConfidence
 // (0.7) and supersessionReviewConfidence (0.5): a contradiction the
 // heuristics are sure of scores at least 0.75, a plausible change they
@@ -45,7 +65,7 @@ func (e *explain) miss(why string) {
 
 // fired is a signal that fired, before its detail is rendered.
 type fired struct {
-	name string
+	kind uint8 // sigNegation...
 	conf float64
 	// detail parts: label, then older words → newer words.
 	label    string
@@ -63,7 +83,7 @@ func negation(a, b *Statement, e *explain) (fired, bool) {
 		return fired{}, false
 	}
 	if a.irreal != b.irreal {
-		e.miss("one statement is hypothetical (a plan or a wish), the other a fact")
+		e.miss("No contradiction: one statement is hypothetical (a plan or a wish), the other a fact.")
 		return fired{}, false
 	}
 	neg, pos, side := a, b, "older negates"
@@ -71,30 +91,30 @@ func negation(a, b *Statement, e *explain) (fired, bool) {
 		neg, pos, side = b, a, "newer negates"
 	}
 	if !neg.subject().equal(pos.subject()) {
-		e.miss("the negation is about a different subject")
+		e.miss("No contradiction: the negation is about a different subject.")
 		return fired{}, false
 	}
 	if neg.verb >= 0 && pos.verb >= 0 {
 		nv, pv := &neg.toks[neg.verb], &pos.toks[pos.verb]
 		if nv.content() && pv.content() && !sameStem(neg, nv, pos, pv) {
-			e.miss("the negation is about a different action")
+			e.miss("No contradiction: the negation is about a different action.")
 			return fired{}, false
 		}
 	}
 	ns, ps := neg.predicate(), pos.predicate()
 	if ns.count() == 0 {
-		e.miss("the negation has no content to compare")
+		e.miss("No contradiction: the negation has no content to compare.")
 		return fired{}, false
 	}
 	if !ns.subsetOf(ps) {
-		e.miss("the negation is about something the other statement does not say")
+		e.miss("No contradiction: the negation is about something the other statement does not say.")
 		return fired{}, false
 	}
 	conf := confNegationSubset
 	if ps.subsetOf(ns) {
 		conf = confNegationExact
 	}
-	return fired{name: SignalNegation, conf: conf, label: side, from: ns}, true
+	return fired{kind: sigNegation, conf: conf, label: side, from: ns}, true
 }
 
 // antonym: the statements are the same but for a pair of opposite words
@@ -123,7 +143,7 @@ func antonym(a, b *Statement, e *explain) (fired, bool) {
 			sa, sb := a.subject(), b.subject()
 			sa.skip, sb.skip = pair+1, pair+1
 			if !sa.equal(sb) {
-				e.miss("opposite words, but about different subjects")
+				e.miss("No contradiction: opposite words, but about different subjects.")
 				continue
 			}
 			ra, rb := a.predicate(), b.predicate()
@@ -135,11 +155,11 @@ func antonym(a, b *Statement, e *explain) (fired, bool) {
 			case ra.subsetOf(rb) || rb.subsetOf(ra):
 				conf = confAntonymPartial
 			default:
-				e.miss("opposite words, but about different things")
+				e.miss("No contradiction: opposite words, but about different things.")
 				continue
 			}
 			if conf > best.conf {
-				best = fired{name: SignalAntonym, conf: conf,
+				best = fired{kind: sigAntonym, conf: conf,
 					fromText: string(a.raw(ta)) + " → " + string(b.raw(tb)), from: rb, hasTo: false}
 			}
 		}
@@ -182,15 +202,15 @@ func value(a, b *Statement, e *explain) (fired, bool) {
 		return fired{}, false
 	}
 	if a.past || b.past {
-		e.miss("one statement is about the past")
+		e.miss("No contradiction: one statement is about the past.")
 		return fired{}, false
 	}
 	if b.addAdv {
-		e.miss("the newer statement adds a value (also, too, another)")
+		e.miss("No contradiction: the newer statement adds a value (also, too, another).")
 		return fired{}, false
 	}
 	if !a.scope().equal(b.scope()) {
-		e.miss("the values hold at different times (weekends, summer...)")
+		e.miss("No contradiction: the values hold at different times (weekends, summer...).")
 		return fired{}, false
 	}
 	va, vb := a.value(), b.value()
@@ -206,14 +226,14 @@ func value(a, b *Statement, e *explain) (fired, bool) {
 		if a.pred.slot == slotEmployer && b.pred.slot == slotEmployer {
 			aa, ab := a.asSel(), b.asSel()
 			if aa.count() > 0 && ab.count() > 0 && !aa.subsetOf(ab) && !ab.subsetOf(aa) {
-				return fired{name: SignalValue, conf: confValueRole, label: "works as", from: aa, to: ab, hasTo: true}, true
+				return fired{kind: sigValue, conf: confValueRole, label: "works as", from: aa, to: ab, hasTo: true}, true
 			}
 		}
-		e.miss("the values agree")
+		e.miss("No contradiction: the values agree.")
 		return fired{}, false
 	}
 	if va.subsetOf(b.core()) || vb.subsetOf(a.core()) {
-		e.miss("the newer statement refines the older value")
+		e.miss("No contradiction: the newer statement refines the older value.")
 		return fired{}, false
 	}
 	var conf float64
@@ -233,14 +253,16 @@ func value(a, b *Statement, e *explain) (fired, bool) {
 		case va.count() == 1 && vb.count() == 1:
 			conf = confValueCatBare
 		default:
-			e.miss("preferences about different kinds of things")
+			e.miss("No contradiction: preferences about different kinds of things.")
 			return fired{}, false
 		}
 	default:
-		e.miss("different values for '" + a.pred.display + "', which holds many values at once")
+		if e.why == "" {
+			e.why = "No contradiction: different values for '" + a.pred.display + "', which holds many values at once."
+		}
 		return fired{}, false
 	}
-	return fired{name: SignalValue, conf: conf, label: label, from: va, to: vb, hasTo: true}, true
+	return fired{kind: sigValue, conf: conf, label: label, from: va, to: vb, hasTo: true}, true
 }
 
 // temporal: the newer statement says something changed (switched, moved,
@@ -255,11 +277,11 @@ func temporal(a, b *Statement, e *explain) (fired, bool) {
 		return fired{}, false
 	}
 	if b.addAdv || (b.addVerb && !b.strong && b.replaceAt < 0) {
-		e.miss("the newer statement adds something rather than replacing it")
+		e.miss("No contradiction: the newer statement adds something rather than replacing it.")
 		return fired{}, false
 	}
 	if !a.created.IsZero() && !b.created.IsZero() && b.created.Before(a.created) {
-		e.miss("the statement announcing a change is the older one")
+		e.miss("No contradiction: the statement announcing a change is the older one.")
 		return fired{}, false
 	}
 	marker := "now"
@@ -270,18 +292,18 @@ func temporal(a, b *Statement, e *explain) (fired, bool) {
 	}
 	// "switched from X to Y", "replaced X with Y" where X is the older value.
 	if f := b.from(); f.count() > 0 && f.subsetOf(a.core()) {
-		return fired{name: SignalTemporal, conf: confTemporalFrom, label: marker, from: f, to: b.target(), hasTo: true}, true
+		return fired{kind: sigTemporal, conf: confTemporalFrom, label: marker, from: f, to: b.target(), hasTo: true}, true
 	}
 	if b.replaceAt >= 0 {
 		switch string(b.stem(&b.toks[b.replaceAt])) {
 		case "replace", "swap", "trade", "convert":
 			if v := b.value(); v.count() > 0 && v.subsetOf(a.core()) {
-				return fired{name: SignalTemporal, conf: confTemporalFrom, label: marker, from: v, to: b.target(), hasTo: true}, true
+				return fired{kind: sigTemporal, conf: confTemporalFrom, label: marker, from: v, to: b.target(), hasTo: true}, true
 			}
 		}
 	}
 	if !a.subject().equal(b.subject()) {
-		e.miss("the change is about a different subject")
+		e.miss("No contradiction: the change is about a different subject.")
 		return fired{}, false
 	}
 	if a.verb >= 0 && b.verb >= 0 && b.replaceAt < 0 {
@@ -295,7 +317,7 @@ func temporal(a, b *Statement, e *explain) (fired, bool) {
 			if b.strong || oa.shared(ob) > 0 {
 				conf = confTemporalVerb
 			}
-			return fired{name: SignalTemporal, conf: conf, label: marker, from: a.object(), to: ob, hasTo: true}, true
+			return fired{kind: sigTemporal, conf: conf, label: marker, from: a.object(), to: ob, hasTo: true}, true
 		}
 	}
 	if b.replaceAt < 0 {
@@ -303,7 +325,7 @@ func temporal(a, b *Statement, e *explain) (fired, bool) {
 	}
 	t := b.target()
 	if t.count() == 0 || t.subsetOf(a.core()) {
-		e.miss("the change leads to what the older statement already says")
+		e.miss("No contradiction: the change leads to what the older statement already says.")
 		return fired{}, false
 	}
 	// The context the change shares with the older statement (besides the
@@ -317,5 +339,5 @@ func temporal(a, b *Statement, e *explain) (fired, bool) {
 	case pb.shared(pa) > 0:
 		conf = confTemporalContext
 	}
-	return fired{name: SignalTemporal, conf: conf, label: marker, from: a.value(), to: t, hasTo: true}, true
+	return fired{kind: sigTemporal, conf: conf, label: marker, from: a.value(), to: t, hasTo: true}, true
 }
