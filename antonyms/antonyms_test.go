@@ -1,0 +1,82 @@
+package antonyms
+
+import "testing"
+
+func TestTableShape(t *testing.T) {
+	t.Parallel()
+	pairs := Pairs()
+	if len(pairs) < 30 {
+		t.Fatalf("want at least 30 pairs, have %d", len(pairs))
+	}
+	kinds := map[Kind]int{}
+	for i, p := range pairs {
+		kinds[p.Kind]++
+		if len(p.A) == 0 || len(p.B) == 0 {
+			t.Errorf("pair %d (%v) has an empty side", i, p)
+		}
+		a := map[string]bool{}
+		for _, w := range p.A {
+			a[w] = true
+		}
+		for _, w := range p.B {
+			if a[w] {
+				t.Errorf("pair %s: %q is on both sides", p.Name(), w)
+			}
+		}
+		for _, side := range [][]string{p.A, p.B} {
+			for _, w := range side {
+				if w == "" {
+					t.Errorf("pair %s has an empty word", p.Name())
+				}
+				for _, r := range w {
+					if r >= 'A' && r <= 'Z' {
+						t.Errorf("pair %s: %q is not lowercase", p.Name(), w)
+					}
+				}
+			}
+		}
+	}
+	for _, k := range []Kind{Toggle, Relationship, Preference, State, Direction} {
+		if kinds[k] == 0 {
+			t.Errorf("no pair of kind %s", k)
+		}
+	}
+}
+
+func TestOpposite(t *testing.T) {
+	t.Parallel()
+	ix := NewIndex()
+	tests := []struct {
+		a, b string
+		want bool
+		kind Kind
+	}{
+		{"enabled", "disabled", true, Toggle},
+		{"Disabled", "enabled", true, Toggle},
+		{"on", "off", true, Toggle},
+		{"married", "single", true, Relationship},
+		{"married", "divorced", true, Relationship},
+		{"engaged", "married", false, ""},
+		{"likes", "hates", true, Preference},
+		{"likes", "loves", false, ""},
+		{"full-time", "part-time", true, State},
+		{"up", "down", true, Direction},
+		{"tea", "coffee", false, ""},
+		{"", "off", false, ""},
+	}
+	for _, tt := range tests {
+		p, ok := ix.Opposite(tt.a, tt.b)
+		if ok != tt.want || (ok && p.Kind != tt.kind) {
+			t.Errorf("Opposite(%q, %q) = %v, %v; want %v, %s", tt.a, tt.b, p.Name(), ok, tt.want, tt.kind)
+		}
+	}
+}
+
+func TestPairsIsACopy(t *testing.T) {
+	t.Parallel()
+	p := Pairs()
+	p[0].A[0] = "changed"
+	if Pairs()[0].A[0] == "changed" {
+		t.Fatal("Pairs exposes the table")
+	}
+}

@@ -1,0 +1,22 @@
+// Package antonyms is the lexicon of opposite words that the contradiction
+// heuristics use: pairs of word sets, grouped by kind (toggles,
+// relationships, preferences, states, directions), where a word on one side
+// of a pair contradicts a word on the other side when both are said of the
+// same subject.
+//
+// Design:
+//   - A pair is bidirectional: either side may appear in the older or the
+//     newer statement.
+//   - A side lists the inflected forms explicitly ("enabled", "enable",
+//     "enables") rather than relying on a stemmer, so that this package is
+//     usable on its own and its matches are exact.
+//   - A word may belong to several pairs ("married" is opposed both to
+//     "single" and to "divorced"), but never to both sides of one pair.
+//   - Words on the same side of a pair are not antonyms of each other
+//     ("likes" and "loves" agree).
+//
+// The table is a read-only value built from literals; Pairs returns a copy
+// and an Index is built from it, so no caller can change what another sees.
+// Whether two opposite words are about the same subject is not decided here:
+// that is the heuristics package's job.
+package antonyms

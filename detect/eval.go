@@ -1,0 +1,172 @@
+package detect
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+)
+
+// SemanticClass is the class of true contradictions no keyword heuristic is
+// expected to see; it is left out of the "heuristic classes" figures.
+const SemanticClass = "semantic"
+
+// Counts is a confusion matrix.
+type Counts struct{ TP, FP, FN, TN int }
+
+func (c *Counts) add(label, predicted bool) {
+	switch {
+	case label && predicted:
+		c.TP++
+	case !label && predicted:
+		c.FP++
+	case label && !predicted:
+		c.FN++
+	default:
+		c.TN++
+	}
+}
+
+// N is the number of pairs counted.
+func (c Counts) N() int { return c.TP + c.FP + c.FN + c.TN }
+
+// Precision is TP/(TP+FP); ok is false when nothing was predicted positive.
+func (c Counts) Precision() (float64, bool) { return ratio(c.TP, c.TP+c.FP) }
+
+// Recall is TP/(TP+FN); ok is false when there are no positives.
+func (c Counts) Recall() (float64, bool) { return ratio(c.TP, c.TP+c.FN) }
+
+// F1 is the harmonic mean of precision and recall.
+func (c Counts) F1() (float64, bool) { return ratio(2*c.TP, 2*c.TP+c.FP+c.FN) }
+
+// Accuracy is the share of pairs decided right.
+func (c Counts) Accuracy() (float64, bool) { return ratio(c.TP+c.TN, c.N()) }
+
+func ratio(a, b int) (float64, bool) {
+	if b == 0 {
+		return 0, false
+	}
+	return float64(a) / float64(b), true
+}
+
+// Miss is a misclassified pair.
+type Miss struct {
+	ID     json.RawMessage
+	Class  string
+	Label  bool
+	Pair   Pair
+	Result Result
+}
+
+// Report is the outcome of an evaluation.
+type Report struct {
+	MinConfidence float64
+	Overall       Counts
+	Heuristic     Counts // every class but SemanticClass
+	Classes       map[string]*Counts
+	Misses        []Miss
+	Errors        []string // lines that could not be evaluated
+}
+
+// Evaluate runs the decision over labelled pairs. A line without "label"
+// is an error line, like a malformed one.
+func Evaluate(r io.Reader, min float64) (*Report, error) {
+	rep := &Report{MinConfidence: min, Classes: map[string]*Counts{}}
+	err := Lines(r, func(n int, line []byte, tooLong bool) error {
+		if tooLong {
+			rep.Errors = append(rep.Errors, fmt.Sprintf("line %d: longer than %d bytes", n, MaxLineBytes))
+			return nil
+		}
+		p, err := ParseLine(line)
+		if err == nil && p.Label == nil {
+			err = &LineError{ID: p.ID, Err: `missing "label"`}
+		}
+		if err != nil {
+			rep.Errors = append(rep.Errors, fmt.Sprintf("line %d: %v", n, err))
+			return nil
+		}
+		res := Decide(p, min)
+		label := *p.Label
+		rep.Overall.add(label, res.Supersede)
+		if p.Class != SemanticClass {
+			rep.Heuristic.add(label, res.Supersede)
+		}
+		cls := p.Class
+		if cls == "" {
+			cls = "(none)"
+		}
+		c := rep.Classes[cls]
+		if c == nil {
+			c = &Counts{}
+			rep.Classes[cls] = c
+		}
+		c.add(label, res.Supersede)
+		if label != res.Supersede {
+			rep.Misses = append(rep.Misses, Miss{ID: p.ID, Class: cls, Label: label, Pair: p, Result: res})
+		}
+		return nil
+	})
+	return rep, err
+}
+
+// Write prints the report as a table; verbose adds the misclassified pairs.
+func (rep *Report) Write(w io.Writer, verbose bool) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "class\tpairs\tTP\tFP\tFN\tTN\tprecision\trecall\tF1\taccuracy\t\n")
+	row := func(name string, c Counts) {
+		p, pok := c.Precision()
+		r, rok := c.Recall()
+		f, fok := c.F1()
+		a, aok := c.Accuracy()
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t\n", name, c.N(), c.TP, c.FP, c.FN, c.TN,
+			pct(p, pok), pct(r, rok), pct(f, fok), pct(a, aok))
+	}
+	row("overall", rep.Overall)
+	row("heuristic classes", rep.Heuristic)
+	names := make([]string, 0, len(rep.Classes))
+	for n := range rep.Classes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		row("  "+n, *rep.Classes[n])
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nmin confidence %.2f; heuristic classes exclude %q; %d misclassified", rep.MinConfidence, SemanticClass, len(rep.Misses))
+	if len(rep.Errors) > 0 {
+		fmt.Fprintf(w, "; %d lines not evaluated", len(rep.Errors))
+	}
+	fmt.Fprintln(w)
+	for _, e := range rep.Errors {
+		fmt.Fprintf(w, "error: %s\n", e)
+	}
+	if verbose && len(rep.Misses) > 0 {
+		fmt.Fprintln(w, "\nmisclassified:")
+		for _, m := range rep.Misses {
+			kind := "false negative"
+			if !m.Label {
+				kind = "false positive"
+			}
+			fmt.Fprintf(w, "  %s [%s] %s, confidence %.2f\n", string(m.ID), m.Class, kind, m.Result.Confidence)
+			fmt.Fprintf(w, "    older: %s\n    newer: %s\n", m.Pair.Older.Content, m.Pair.Newer.Content)
+			if len(m.Result.Signals) == 0 {
+				fmt.Fprintf(w, "    signals: none (%s)\n", m.Result.Reason)
+			}
+			for _, s := range m.Result.Signals {
+				fmt.Fprintf(w, "    signal: %s %.2f %s\n", s.Name, s.Confidence, s.Detail)
+			}
+		}
+	}
+	return nil
+}
+
+func pct(v float64, ok bool) string {
+	if !ok {
+		return "-"
+	}
+	return strings.TrimSuffix(fmt.Sprintf("%.3f", v), "")
+}

@@ -1,0 +1,525 @@
+package heuristics
+
+import (
+	"strings"
+	"time"
+)
+
+// Input is one attribute as the heuristics see it.
+type Input struct {
+	Content   string
+	CreatedAt time.Time // zero when unknown
+	Kind      string    // "attribute" (also when empty) or "constraint"
+}
+
+// Token roles within a statement.
+const (
+	rSubj  uint8 = 1 << iota // before the verb: who or what the statement is about
+	rChain                   // auxiliaries, negation, markers, particles of the predicate
+	rVerb                    // the main verb
+	rVal                     // the value: the object up to the first preposition
+	rQual                    // the rest of the main clause: qualifiers
+	rTail                    // after the main clause (subordinate clauses, appositions)
+)
+
+// Statement is an analysed attribute: tokens with their roles, the frame
+// (subject, predicate, value) and the markers the signals need. It is
+// immutable once Analyze returns and safe for concurrent use.
+type Statement struct {
+	created    time.Time
+	constraint bool
+
+	nbuf int
+	ntok int
+
+	coreEnd    int // tokens [0, coreEnd) are the main clause
+	verb       int // main verb, -1 when none
+	val0, val1 int // value tokens
+	as0, as1   int // "as ..." phrase after the value
+	from0      int // tokens after "from" in a change ("switched from X to Y"), -1 when none
+	from1      int
+	slot0      int // tokens naming a noun slot (subject or "as the main editor")
+	slot1      int
+	replaceAt  int // index of a change verb (switched, moved), -1 when none
+	tgt0, tgt1 int // the new value of a change ("switched to Y", "traded X for Y")
+
+	pred    predicate
+	hasPred bool
+
+	negated bool // an odd number of negations, cessations and "used to"
+	cease   bool // the negation is a cessation (quit, stopped, gave up, used to)
+	past    bool // past tense: history, not a current fact
+	irreal  bool // plans, wants, might: not a fact yet
+	addAdv  bool // also, too, another, as well
+	addVerb bool // started, began
+	now     bool // now, currently
+	strong  bool // instead
+
+	subjMask, predMask, allMask uint64 // content stems, one bit per stem hash
+
+	buf  [bufSize]byte
+	toks [maxTokens]token
+}
+
+// Analyze prepares an attribute for many decisions. The result does not
+// refer to in.Content.
+func Analyze(in Input) *Statement {
+	st := new(Statement)
+	st.analyze(in, defaultLexicon)
+	return st
+}
+
+// defaultLexicon is the read-only word table shared by every analysis. It is
+// built once at package initialisation from literals and never modified.
+var defaultLexicon = newLexicon()
+
+func isConstraint(kind string) bool {
+	return kind == "constraint" || strings.EqualFold(strings.TrimSpace(kind), "constraint")
+}
+
+func (st *Statement) analyze(in Input, lx *lexicon) {
+	st.created = in.CreatedAt
+	st.constraint = isConstraint(in.Kind)
+	st.tokenize(in.Content, lx)
+	st.verb, st.replaceAt, st.from0, st.from1 = -1, -1, -1, -1
+	st.val0, st.val1, st.as0, st.as1, st.slot0, st.slot1 = 0, 0, 0, 0, 0, 0
+	st.pred, st.hasPred = predicate{}, false
+	st.negated, st.cease, st.past, st.irreal = false, false, false, false
+	st.addAdv, st.addVerb, st.now, st.strong = false, false, false, false
+	st.subjMask, st.predMask, st.allMask = 0, 0, 0
+	if st.ntok == 0 {
+		return
+	}
+	st.findCore()
+	i := st.findSubject()
+	j, copula, aux := st.chain(i)
+	st.frame(j, copula, aux, lx)
+	st.markers()
+	for k := 0; k < st.ntok; k++ {
+		t := &st.toks[k]
+		if !t.content() {
+			continue
+		}
+		bit := uint64(1) << (t.hash & 63)
+		st.allMask |= bit
+		switch {
+		case t.role&rSubj != 0:
+			st.subjMask |= bit
+		case t.role&rTail == 0:
+			st.predMask |= bit
+		}
+	}
+}
+
+func (t *token) content() bool { return t.flags&nonContent == 0 }
+
+func (st *Statement) raw(t *token) []byte  { return st.buf[t.raw0:t.raw1] }
+func (st *Statement) stem(t *token) []byte { return st.buf[t.st0:t.st1] }
+
+func (st *Statement) rawIs(i int, w string) bool {
+	return i >= 0 && i < st.ntok && string(st.raw(&st.toks[i])) == w
+}
+
+// findCore ends the main clause at the first clause break: punctuation, or a
+// subordinating word ("because", "but", "since moving"). "since 2019" is a
+// preposition, not a clause.
+func (st *Statement) findCore() {
+	st.coreEnd = st.ntok
+	for i := 1; i < st.ntok; i++ {
+		t := &st.toks[i]
+		if t.flags&tBreak != 0 {
+			st.coreEnd = i
+			break
+		}
+		if t.flags&fSub != 0 {
+			if t.flags&fPrep != 0 && i+1 < st.ntok && st.toks[i+1].flags&tNumber != 0 {
+				continue
+			}
+			st.coreEnd = i
+			break
+		}
+	}
+	for i := st.coreEnd; i < st.ntok; i++ {
+		st.toks[i].role = rTail
+	}
+}
+
+// verbalFlags start the verb chain.
+const verbalFlags = fVerb | fCopula | fAux | fNeg | fCease | fReplace | fAddVerb | fIrreal | fUsed | fNow | fStrong | fAdv
+
+// findSubject marks the tokens before the verb chain as the subject and
+// returns where the chain starts.
+func (st *Statement) findSubject() int {
+	i := 0
+	for ; i < st.coreEnd; i++ {
+		if st.verbal(i) {
+			break
+		}
+		st.toks[i].role = rSubj
+	}
+	if i == st.coreEnd {
+		// No verb at all ("Vegetarian since 2015"): no subject, all object.
+		for k := 0; k < st.coreEnd; k++ {
+			st.toks[k].role = 0
+		}
+		return 0
+	}
+	return i
+}
+
+// verbal reports whether token i is part of a verb chain. A verb form that
+// is really a noun ("Email is...", "Team lead is...", "Commute takes...") is
+// not: it is followed, across nouns, by a copula or auxiliary, or it names an
+// attribute and a verb follows.
+func (st *Statement) verbal(i int) bool {
+	t := &st.toks[i]
+	f := t.flags
+	if f&verbalFlags == 0 {
+		return false
+	}
+	if f&(verbalFlags&^(fVerb)) != 0 {
+		if f&fAdv != 0 && f&fStop != 0 && f&(fNow|fNeg|fIrreal) == 0 && i+1 < st.coreEnd && !st.verbalPlain(i+1) {
+			// "about", "around" at the start: not a verb chain.
+			return st.toks[i+1].flags&verbalFlags != 0
+		}
+		return true
+	}
+	// A plain verb form: noun reading?
+	for k := i + 1; k < st.coreEnd && k <= i+3; k++ {
+		n := st.toks[k].flags
+		if n&(fCopula|fAux) != 0 {
+			return false
+		}
+		if n&fVerb != 0 && n&(fLight|fCopula|fAux) == 0 && f&fAttr != 0 && k == i+1 {
+			return false // "commute takes"
+		}
+		if !st.toks[k].content() || n&fVerb != 0 {
+			break
+		}
+	}
+	return true
+}
+
+func (st *Statement) verbalPlain(i int) bool { return st.toks[i].flags&verbalFlags != 0 }
+
+func isGiveForm(b []byte) bool {
+	switch string(b) {
+	case "gave", "give", "gives", "giving", "given":
+		return true
+	}
+	return false
+}
+
+// chain walks the verb chain from i: auxiliaries, negation, markers and
+// change or cessation verbs, up to the main verb. It returns the first token
+// after the chain (the object, or the main verb's next token), and whether a
+// copula or an auxiliary was seen.
+func (st *Statement) chain(i int) (next int, copula, aux bool) {
+	j := i
+	for ; j < st.coreEnd; j++ {
+		t := &st.toks[j]
+		f := t.flags
+		raw := st.raw(t)
+		switch {
+		case f&fNeg != 0:
+			t.role = rChain
+			if f&fCopula != 0 {
+				copula = true
+			}
+			continue
+		case f&fUsed != 0 && st.rawIs(j+1, "to"):
+			t.role, st.toks[j+1].role = rChain, rChain
+			st.cease = true
+			j++
+			continue
+		case f&fCease != 0:
+			if isGiveForm(raw) {
+				if st.rawIs(j+1, "up") {
+					t.role, st.toks[j+1].role = rChain, rChain
+					st.cease = true
+					j++
+					continue
+				}
+				break // an ordinary "give"
+			}
+			t.role = rChain
+			st.cease = true
+			continue
+		case f&fReplace != 0:
+			st.replaceAt = j
+			st.verb = j
+			t.role = rVerb
+			return j + 1, copula, aux
+		case f&fAddVerb != 0:
+			t.role = rChain
+			st.addVerb = true
+			continue
+		case f&fIrreal != 0 && f&fAdv == 0 && !(string(raw) == "going" && !(st.rawIs(j+1, "to") && j+2 < st.coreEnd && st.toks[j+2].flags&fVerb != 0)):
+			t.role = rChain
+			st.irreal = true
+			continue
+		case f&fCopula != 0:
+			t.role = rChain
+			copula = true
+			if f&fPast != 0 {
+				st.past = true
+			}
+			continue
+		case f&fAux != 0:
+			t.role = rChain
+			aux = true
+			continue
+		case f&(fAdv|fNow|fStrong|fAddAdv) != 0:
+			t.role = rChain
+			continue
+		case string(raw) == "to":
+			t.role = rChain
+			continue
+		case f&fLight != 0 && j+1 < st.coreEnd && st.participle(j+1):
+			t.role = rChain // "has been", "had given up", "got engaged"
+			aux = true
+			continue
+		}
+		if f&fVerb != 0 {
+			st.verb = j
+			t.role = rVerb
+			return j + 1, copula, aux
+		}
+		break
+	}
+	return j, copula, aux
+}
+
+// participle reports a past participle or "been" after have/get.
+func (st *Statement) participle(i int) bool {
+	t := &st.toks[i]
+	if t.flags&fCopula != 0 {
+		return true
+	}
+	if t.flags&(fVerb|fCease) == 0 {
+		return false
+	}
+	r := st.raw(t)
+	n := len(r)
+	return t.flags&fPast != 0 || n > 3 && (string(r[n-2:]) == "ed" || string(r[n-2:]) == "en")
+}
+
+// frame finds the predicate, the value and the slot, starting after the
+// verb chain at j.
+func (st *Statement) frame(j int, copula, aux bool, lx *lexicon) {
+	k := j
+	pastCopula := st.past
+	st.past = pastCopula
+	if st.verb >= 0 {
+		vt := &st.toks[st.verb]
+		// Past tense only without auxiliary or copula ("is married" is a
+		// state; "lived in" is history), and never for change verbs (a move
+		// is news) or "born" (a birthplace does not expire).
+		st.past = false
+		if st.replaceAt < 0 && string(st.stem(vt)) != "born" {
+			if copula || aux {
+				st.past = pastCopula
+			} else {
+				st.past = vt.flags&fPast != 0
+			}
+		}
+		if p, n, ok := st.lookupPred(lx, st.verb); ok {
+			st.pred, st.hasPred = p, true
+			for m := 1; m < n; m++ {
+				st.toks[st.verb+m].role = rChain
+			}
+			k = st.verb + n
+		}
+	} else if copula && j < st.coreEnd && st.rawIs(j, "from") {
+		st.pred, st.hasPred = lx.preds["be from"], true
+		st.toks[j].role = rChain
+		k = j + 1
+	}
+	// The value: skip articles, negation and (after a copula) a leading
+	// preposition, then read up to the first preposition or conjunction.
+	for k < st.coreEnd {
+		f := st.toks[k].flags
+		if f&(fDet|fNeg) != 0 || (f&fStop != 0 && f&(fPrep|fConj) == 0) || (copula && st.verb < 0 && f&fPrep != 0 && k == j) {
+			st.toks[k].role = rChain
+			k++
+			continue
+		}
+		break
+	}
+	st.val0 = k
+	for k < st.coreEnd && st.toks[k].flags&(fPrep|fConj|fSub) == 0 {
+		st.toks[k].role = rVal
+		k++
+	}
+	st.val1 = k
+	for m := k; m < st.coreEnd; m++ {
+		st.toks[m].role = rQual
+	}
+	// "as (the) main editor", "as a backend engineer".
+	for m := k; m < st.coreEnd; m++ {
+		if !st.rawIs(m, "as") || st.rawIs(m+1, "well") {
+			continue
+		}
+		a := m + 1
+		for a < st.coreEnd && st.toks[a].flags&fDet != 0 {
+			a++
+		}
+		b := a
+		for b < st.coreEnd && st.toks[b].flags&(fPrep|fConj) == 0 {
+			b++
+		}
+		st.as0, st.as1 = a, b
+		break
+	}
+	// The new value of a change: after the last "to", "for", "with" or
+	// "into" ("switched from X to Y", "traded X for Y"), else the value.
+	st.tgt0, st.tgt1 = st.val0, st.val1
+	if st.replaceAt >= 0 {
+		into := [2]string{"to", "into"}
+		switch string(st.stem(&st.toks[st.replaceAt])) {
+		case "replace", "swap", "trade":
+			into = [2]string{"with", "for"}
+		}
+		for m := st.coreEnd - 1; m > st.replaceAt; m-- {
+			if st.rawIs(m, into[0]) || st.rawIs(m, into[1]) {
+				a := m + 1
+				b := a
+				for b < st.coreEnd && st.toks[b].flags&(fPrep|fConj) == 0 {
+					b++
+				}
+				st.tgt0, st.tgt1 = a, b
+				break
+			}
+		}
+	}
+	// A change verb without a predicate of its own ("switched to Neovim as
+	// the main editor") gives its new value as the value.
+	if st.replaceAt >= 0 && st.val0 == st.val1 {
+		st.val0, st.val1 = st.tgt0, st.tgt1
+	}
+	// "from X (to Y)" after a change verb.
+	if st.replaceAt >= 0 {
+		for m := st.replaceAt + 1; m < st.coreEnd; m++ {
+			if st.rawIs(m, "from") {
+				a := m + 1
+				b := a
+				for b < st.coreEnd && st.toks[b].flags&(fPrep|fConj) == 0 {
+					b++
+				}
+				st.from0, st.from1 = a, b
+				break
+			}
+		}
+	}
+	st.findSlot(lx)
+}
+
+// lookupPred finds the longest predicate key at verb v: its canonical stem
+// followed by up to three raw tokens. It returns the number of tokens used.
+func (st *Statement) lookupPred(lx *lexicon, v int) (predicate, int, bool) {
+	var key [96]byte
+	base := st.stem(&st.toks[v])
+	n := copy(key[:], base)
+	ends := [4]int{n}
+	m := 1
+	for ; m <= 3 && v+m < st.coreEnd; m++ {
+		w := st.raw(&st.toks[v+m])
+		if n+1+len(w) > len(key) {
+			break
+		}
+		key[n] = ' '
+		n++
+		n += copy(key[n:], w)
+		ends[m] = n
+	}
+	for m--; m >= 0; m-- {
+		if p, ok := lx.pred(key[:ends[m]]); ok {
+			return p, m + 1, true
+		}
+	}
+	return predicate{}, 0, false
+}
+
+// findSlot decides what the value is a value of: a named predicate, an
+// "as the main X" phrase, an attribute noun in the subject ("rent is"), or an
+// age ("is 34 years old").
+func (st *Statement) findSlot(lx *lexicon) {
+	// "as the main editor" names the slot whatever the verb.
+	if st.as0 < st.as1 && st.toks[st.as0].flags&fSingleMod != 0 {
+		st.pred = predicate{display: "", slot: slotNoun, val: single}
+		st.hasPred = true
+		st.slot0, st.slot1 = st.as0, st.as1
+		return
+	}
+	// Age: "N years old" anywhere in the main clause.
+	for i := 0; i < st.coreEnd; i++ {
+		if st.toks[i].flags&fAge != 0 && i > 0 {
+			n := i - 1
+			if n > 0 && (string(st.stem(&st.toks[n])) == "year") {
+				n--
+			}
+			if st.toks[n].flags&tNumber != 0 {
+				st.pred = predicate{display: "age", slot: slotAge, val: single}
+				st.hasPred = true
+				st.val0, st.val1 = n, n+1
+				st.slot0, st.slot1 = 0, st.subjectEnd()
+				return
+			}
+		}
+	}
+	if st.hasPred && st.pred.val != multi {
+		st.slot0, st.slot1 = 0, st.subjectEnd()
+		return
+	}
+	// An attribute noun or a one-value modifier in the subject.
+	end := st.subjectEnd()
+	for i := 0; i < end; i++ {
+		if st.toks[i].flags&(fAttr|fSingleMod) != 0 {
+			st.pred = predicate{display: "", slot: slotNoun, val: single}
+			st.hasPred = true
+			st.slot0, st.slot1 = 0, end
+			return
+		}
+	}
+	st.slot0, st.slot1 = 0, end
+}
+
+func (st *Statement) subjectEnd() int {
+	i := 0
+	for i < st.coreEnd && st.toks[i].role == rSubj {
+		i++
+	}
+	return i
+}
+
+// markers sets negation parity and the change, addition and irrealis
+// markers of the main clause.
+func (st *Statement) markers() {
+	neg := st.cease
+	for i := 0; i < st.coreEnd; i++ {
+		t := &st.toks[i]
+		f := t.flags
+		if f&fNeg != 0 {
+			if st.rawIs(i, "no") && st.rawIs(i+1, "matter") {
+				continue
+			}
+			neg = !neg
+		}
+		if f&fNow != 0 {
+			st.now = true
+		}
+		if f&fStrong != 0 {
+			st.strong = true
+		}
+		if f&fAddAdv != 0 {
+			st.addAdv = true
+		}
+		if f&fIrreal != 0 && f&fAdv != 0 {
+			st.irreal = true
+		}
+		if st.rawIs(i, "as") && st.rawIs(i+1, "well") {
+			st.addAdv = true
+		}
+	}
+	st.negated = neg
+}

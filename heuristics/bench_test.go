@@ -1,0 +1,90 @@
+package heuristics
+
+import (
+	"testing"
+	"time"
+)
+
+// benchPairs is a realistic mix of short agent-memory pairs: contradictions
+// of every kind, compatible pairs and unrelated siblings, in roughly the
+// proportions a sweep over an aspect sees (mostly no signal).
+var benchPairs = [][2]string{
+	{"Lives in Toronto", "Lives in Vancouver"},
+	{"Drinks coffee every morning", "Doesn't drink coffee anymore"},
+	{"Likes spicy food", "Dislikes spicy food"},
+	{"Uses VS Code as the main editor", "Switched to Neovim as the main editor"},
+	{"Uses Slack for team chat", "Now uses Discord for team chat"},
+	{"Works at Shopify as a backend engineer", "Works at Stripe as a backend engineer"},
+	{"Plays tennis", "Plays the piano"},
+	{"Owns a bicycle", "Owns a kayak"},
+	{"Reads mystery novels", "Recently started reading poetry"},
+	{"Wi-Fi is on in the living room", "The heating is off in the living room"},
+	{"Drinks green tea in the afternoon", "Doesn't drink black tea in the afternoon"},
+	{"Lives in Toronto", "Lives in downtown Toronto"},
+	{"Has a dog named Biscuit", "Is allergic to penicillin"},
+	{"Rent is $1,800 a month", "Timezone is PST"},
+	{"Speaks French fluently", "Prefers dark mode in the editor"},
+	{"Is married to Alex", "Reports to Priya, the VP of Engineering"},
+}
+
+func benchInputs() [][2]Input {
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	out := make([][2]Input, len(benchPairs))
+	for i, p := range benchPairs {
+		out[i] = [2]Input{{Content: p[0], CreatedAt: t0}, {Content: p[1], CreatedAt: t0.Add(72 * time.Hour)}}
+	}
+	return out
+}
+
+// BenchmarkDecide: one op is one decision from raw text (both sides
+// analysed).
+func BenchmarkDecide(b *testing.B) {
+	in := benchInputs()
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuNanos()
+	for i := 0; i < b.N; i++ {
+		p := &in[i%len(in)]
+		_ = Decide(p[0], p[1])
+	}
+	reportRates(b, cpu0)
+}
+
+// BenchmarkDecideAnalyzed: one op is one decision on prepared statements,
+// as the sweep does after analysing each attribute once.
+func BenchmarkDecideAnalyzed(b *testing.B) {
+	in := benchInputs()
+	st := make([][2]*Statement, len(in))
+	for i, p := range in {
+		st[i] = [2]*Statement{Analyze(p[0]), Analyze(p[1])}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuNanos()
+	for i := 0; i < b.N; i++ {
+		p := &st[i%len(st)]
+		_ = DecideAnalyzed(p[0], p[1])
+	}
+	reportRates(b, cpu0)
+}
+
+// BenchmarkAnalyze: one op analyses one attribute.
+func BenchmarkAnalyze(b *testing.B) {
+	in := benchInputs()
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuNanos()
+	for i := 0; i < b.N; i++ {
+		_ = Analyze(in[i%len(in)][i&1])
+	}
+	reportRates(b, cpu0)
+}
+
+// reportRates adds decisions per wall-clock second and CPU nanoseconds per
+// op (see cpuNanos).
+func reportRates(b *testing.B, cpu0 int64) {
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+	if cpu := cpuNanos() - cpu0; cpu > 0 && cpu0 > 0 {
+		b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
+	}
+}

@@ -1,0 +1,203 @@
+package heuristics
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func at(day int) time.Time { return time.Date(2026, 3, day, 10, 0, 0, 0, time.UTC) }
+
+// TestDecide is the specification of the signals, one case per behaviour.
+// The examples of Signet's mistakes come first.
+func TestDecide(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name         string
+		older, newer string
+		min, max     float64 // expected confidence range (inclusive)
+		signal       string  // strongest signal, "" for none
+		detail       string  // substring of the strongest signal's detail
+	}{
+		// Signet's false positives: must fire nothing.
+		{"antonym on another subject", "Wi-Fi is on in the living room", "The heating is off in the living room", 0, 0, "", ""},
+		{"negation of another object", "Drinks green tea in the afternoon", "Doesn't drink black tea in the afternoon", 0, 0, "", ""},
+		{"multi-valued plays", "Plays tennis", "Plays the piano", 0, 0, "", ""},
+		{"multi-valued owns", "Owns a bicycle", "Owns a kayak", 0, 0, "", ""},
+		{"temporal marker on an addition", "Reads mystery novels", "Recently started reading poetry", 0, 0, "", ""},
+		// Signet's misses.
+		{"apostrophe negation", "Drinks coffee every morning", "Doesn't drink coffee anymore", 0.75, 1, SignalNegation, "drink coffee"},
+		{"isn't", "Is vegetarian", "Isn't vegetarian anymore", 0.85, 1, SignalNegation, "vegetarian"},
+		{"won't", "Eats sushi", "Won't eat sushi", 0.85, 1, SignalNegation, "sushi"},
+		{"no longer", "Works at Shopify", "No longer works at Shopify", 0.85, 1, SignalNegation, "shopify"},
+		{"cessation", "Plays the guitar", "Stopped playing the guitar", 0.85, 1, SignalNegation, "guitar"},
+		{"gave up", "Drinks soda", "Gave up soda", 0.75, 1, SignalNegation, "soda"},
+		{"used to, then again", "Used to knit", "Knits again every evening", 0.75, 1, SignalNegation, "knit"},
+		{"switched to with a named slot", "Uses VS Code as the main editor", "Switched to Neovim as the main editor", 0.8, 1, SignalValue, "vs code → neovim"},
+		{"moved to", "Lives in Toronto", "Moved to Vancouver", 0.75, 1, SignalValue, "toronto → vancouver"},
+		{"now uses", "Uses Slack for team chat", "Now uses Discord for team chat", 0.75, 1, SignalTemporal, "slack"},
+		{"switched from", "Uses an Android phone", "Switched from Android to an iPhone", 0.85, 1, SignalTemporal, "android → iphone"},
+		{"value conflict without shared value tokens", "Lives in Toronto", "Lives in Vancouver", 0.85, 1, SignalValue, "lives in: toronto → vancouver"},
+		{"attribute noun", "Rent is $1,800 a month", "Rent is $2,100 a month", 0.8, 1, SignalValue, "rent: 1,800 month → 2,100 month"},
+		{"spelling variants", "Favourite colour is blue", "Favorite color is green", 0.85, 1, SignalValue, "blue → green"},
+		{"age", "Is 34 years old", "Is 35 years old", 0.85, 1, SignalValue, "34 → 35"},
+		{"role at the same employer", "Works at Shopify as a backend engineer", "Works at Shopify as an engineering manager", 0.75, 1, SignalValue, "works as"},
+		{"abbreviation is not a full stop", "Doctor is Dr. Nguyen", "Doctor is Dr. Alvarez", 0.8, 1, SignalValue, "dr nguyen → dr alvarez"},
+		// Antonyms on the same subject.
+		{"toggle", "Two-factor authentication is enabled on GitHub", "Two-factor authentication is disabled on GitHub", 0.8, 1, SignalAntonym, "enabled → disabled"},
+		{"preference", "Likes spicy food", "Dislikes spicy food", 0.8, 1, SignalAntonym, "likes → dislikes"},
+		{"relationship", "Is single", "Is married", 0.8, 1, SignalAntonym, "single → married"},
+		{"negated antonym agrees", "Notifications are disabled", "Notifications are not enabled", 0, 0.49, "", ""},
+		// Compatible statements.
+		{"elaboration", "Lives in Toronto", "Lives in downtown Toronto", 0, 0, "", ""},
+		{"elaboration by a change verb", "Lives in Toronto", "Moved to Toronto in 2019", 0, 0, "", ""},
+		{"past is history", "Lived in Toronto for ten years", "Lives in Vancouver", 0, 0, "", ""},
+		{"different scope", "Lives in Toronto during the week", "Lives in Muskoka in the summer", 0, 0, "", ""},
+		{"plan is not a fact", "Lives in Toronto", "Is planning to move to Vancouver next year", 0, 0, "", ""},
+		{"also is an addition", "Drinks green tea", "Now also drinks matcha lattes", 0, 0, "", ""},
+		{"negation of a different subject", "Lives in Brooklyn", "Sister doesn't live in Brooklyn", 0, 0, "", ""},
+		{"negated qualifier", "Drinks coffee in the morning", "Doesn't drink coffee after 2pm", 0, 0, "", ""},
+		{"identical", "Lives in Toronto", "Lives in Toronto", 0, 0, "", ""},
+		{"unrelated", "Has a dog", "Timezone is CET", 0, 0, "", ""},
+		{"empty", "", "", 0, 0, "", ""},
+		// Uncertain: review band, not applied.
+		{"change of an unnamed slot", "Works at Google", "Moved to Microsoft in June", 0.5, 0.69, SignalTemporal, "microsoft"},
+		{"now without context", "Watches anime", "Currently watching a documentary series about whales", 0.5, 0.69, SignalTemporal, ""},
+		{"usually one value", "Drives a Toyota Corolla", "Drives a Tesla Model 3", 0.5, 0.69, SignalValue, "corolla"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			d := Decide(Input{Content: tt.older, CreatedAt: at(1)}, Input{Content: tt.newer, CreatedAt: at(5)})
+			if d.Confidence < tt.min || d.Confidence > tt.max {
+				t.Fatalf("confidence %.2f, want [%.2f, %.2f]; decision %+v", d.Confidence, tt.min, tt.max, d)
+			}
+			if tt.signal == "" {
+				if tt.max == 0 && (len(d.Signals) != 0 || d.Method != "") {
+					t.Fatalf("signals fired: %+v", d.Signals)
+				}
+				if d.Reason == "" {
+					t.Fatal("no reason given")
+				}
+				return
+			}
+			if len(d.Signals) == 0 || d.Signals[0].Name != tt.signal {
+				t.Fatalf("strongest signal: want %s, got %+v", tt.signal, d.Signals)
+			}
+			if !strings.Contains(d.Signals[0].Detail, tt.detail) {
+				t.Fatalf("detail %q does not contain %q", d.Signals[0].Detail, tt.detail)
+			}
+			if d.Method != MethodHeuristic || d.Confidence != d.Signals[0].Confidence {
+				t.Fatalf("method %q, confidence %.2f vs strongest %.2f", d.Method, d.Confidence, d.Signals[0].Confidence)
+			}
+			for i := 1; i < len(d.Signals); i++ {
+				if d.Signals[i].Confidence > d.Signals[i-1].Confidence {
+					t.Fatalf("signals not strongest first: %+v", d.Signals)
+				}
+			}
+		})
+	}
+}
+
+func TestConstraintsAreNeverSuperseded(t *testing.T) {
+	t.Parallel()
+	for _, kinds := range [][2]string{{"constraint", ""}, {"attribute", "constraint"}, {"Constraint ", "attribute"}} {
+		d := Decide(Input{Content: "Lives in Toronto", Kind: kinds[0]}, Input{Content: "Lives in Vancouver", Kind: kinds[1]})
+		if d.Blocked != BlockedConstraint || d.Confidence != 0 || len(d.Signals) != 0 || d.Method != "" || d.Reason == "" {
+			t.Errorf("kinds %q: %+v", kinds, d)
+		}
+	}
+}
+
+func TestAllSignalsReported(t *testing.T) {
+	t.Parallel()
+	// A move both changes the residence (value) and announces a change.
+	d := Decide(Input{Content: "Commutes by train"}, Input{Content: "Now commutes by bike"})
+	names := map[string]bool{}
+	for _, s := range d.Signals {
+		names[s.Name] = true
+	}
+	if !names[SignalValue] || !names[SignalTemporal] {
+		t.Fatalf("want value and temporal signals, got %+v", d.Signals)
+	}
+}
+
+func TestTemporalNeedsNewerToBeNewer(t *testing.T) {
+	t.Parallel()
+	older, newer := "Uses Slack for team chat", "Now uses Discord for team chat"
+	d := Decide(Input{Content: older, CreatedAt: at(1)}, Input{Content: newer, CreatedAt: at(5)})
+	if d.Confidence < 0.7 {
+		t.Fatalf("in order: %+v", d)
+	}
+	d = Decide(Input{Content: older, CreatedAt: at(5)}, Input{Content: newer, CreatedAt: at(1)})
+	for _, s := range d.Signals {
+		if s.Name == SignalTemporal {
+			t.Fatalf("temporal fired although the change is older: %+v", d)
+		}
+	}
+}
+
+// TestDecideAnalyzedMatchesDecide checks the prepared form on the same
+// inputs as TestDecide and a few more.
+func TestDecideAnalyzedMatchesDecide(t *testing.T) {
+	t.Parallel()
+	pairs := [][2]string{
+		{"Lives in Toronto", "Lives in Vancouver"},
+		{"Drinks coffee every morning", "Doesn't drink coffee anymore"},
+		{"Likes spicy food", "Dislikes spicy food"},
+		{"Uses Slack for team chat", "Now uses Discord for team chat"},
+		{"Plays tennis", "Plays the piano"},
+		{"", "Lives in Vancouver"},
+		{"\xff\xfe Lives in Toronto", "Lives in\x00 Vancouver"},
+	}
+	for _, p := range pairs {
+		a, b := Input{Content: p[0], CreatedAt: at(1)}, Input{Content: p[1], CreatedAt: at(2)}
+		want := Decide(a, b)
+		got := DecideAnalyzed(Analyze(a), Analyze(b))
+		if got.Confidence != want.Confidence || got.Reason != want.Reason || len(got.Signals) != len(want.Signals) {
+			t.Errorf("%q: DecideAnalyzed %+v, Decide %+v", p, got, want)
+		}
+	}
+}
+
+func TestSharedContentTokens(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		a, b string
+		want int
+	}{
+		{"Uses PostgreSQL for the project database", "Migrated the project database to MongoDB", 2},
+		{"Lives in Toronto", "Lives in Toronto", 2},
+		{"The cats and the cat", "A cat", 1},
+		{"", "anything", 0},
+		{"Is apartment hunting with Amari in Brooklyn", "Broke up with Amari, moved out of Brooklyn apartments", 3},
+	}
+	for _, tt := range tests {
+		if got := SharedContentTokens(Analyze(Input{Content: tt.a}), Analyze(Input{Content: tt.b})); got != tt.want {
+			t.Errorf("SharedContentTokens(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+
+// TestHostileContent: empty, huge and invalid input never panics and stays
+// bounded.
+func TestHostileContent(t *testing.T) {
+	t.Parallel()
+	huge := strings.Repeat("Lives in Toronto and works at Shopify. ", 30000) // ~1.2 MB
+	inputs := []string{
+		"", " ", "\x00", "\xff\xfe\xfd", strings.Repeat("a", 1<<20), huge,
+		strings.Repeat("'", 1000), strings.Repeat("1,", 5000), strings.Repeat("ies ", 500),
+		strings.Repeat("İ", 600), "Lives in São Paulo", "住在东京", "doesn’t drink coffee",
+		strings.Repeat("x-", 400), strings.Repeat("studies", 200),
+	}
+	for _, a := range inputs {
+		for _, b := range inputs[:6] {
+			_ = Decide(Input{Content: a}, Input{Content: b})
+			_ = Decide(Input{Content: b}, Input{Content: a})
+		}
+		st := Analyze(Input{Content: a})
+		if st.ntok > maxTokens || st.nbuf > bufSize {
+			t.Fatalf("%.20q: %d tokens, %d bytes", a, st.ntok, st.nbuf)
+		}
+	}
+}

@@ -1,0 +1,479 @@
+package heuristics
+
+import (
+	"strings"
+
+	"github.com/supersessiond/supersessiond/antonyms"
+)
+
+// Word classes. A word may have several.
+const (
+	fStop      uint32 = 1 << iota // function word: never content
+	fNeg                          // not, no, never, doesn't...
+	fAux                          // auxiliary: do, does, will, can, has (before a participle)...
+	fCopula                       // is, are, was...
+	fPast                         // past form: was, were, had, lived...
+	fVerb                         // a known verb form
+	fLight                        // a verb that carries no content of its own: be, have, do, get
+	fPrep                         // preposition: ends a value
+	fConj                         // and, or: ends a value
+	fSub                          // because, although, but...: ends the main clause
+	fCease                        // quit, stopped, gave (up), left, cancelled: the newer no longer does it
+	fReplace                      // switched, migrated, replaced, moved: a change of value
+	fStrong                       // instead: an explicit replacement adverb
+	fNow                          // now, currently, nowadays: a weak change marker
+	fAddVerb                      // started, began: an addition when at the verb
+	fAddAdv                       // also, too, another, additionally: an addition anywhere
+	fIrreal                       // plans, wants, might, considering: not (yet) a fact
+	fAdv                          // adverb skipped in the verb chain: recently, still, usually
+	fScope                        // time scope: weekends, mornings, summer
+	fSingleMod                    // favourite, main, primary, default: names a one-value slot
+	fAttr                         // attribute noun holding one value: rent, timezone, manager
+	fUsed                         // "used" (as in "used to")
+	fAge                          // "old" in "N years old"
+	fDet                          // article or possessive
+)
+
+// nonContent are the classes that never count as content words.
+const nonContent = fStop | fNeg | fAux | fCopula | fLight | fPrep | fConj | fSub | fCease | fReplace |
+	fStrong | fNow | fAddVerb | fAddAdv | fIrreal | fAdv | fUsed | fDet
+
+// entry is what the lexicon knows about one surface form (or stem).
+type entry struct {
+	flags uint32
+	stem  string // canonical stem, when the algorithmic one would be wrong or a spelling variant
+	ant   uint16 // index+1 into lexicon.ants
+}
+
+// lexicon is the read-only word table. It is built once, by newLexicon, and
+// never written afterwards, so it is safe for concurrent use.
+type lexicon struct {
+	words map[string]entry // build-time form of wordTab
+	// Run-time lookups: tables keyed by the tokenizer's FNV hashes.
+	wordTab *table
+	entries []entry
+	predTab *table
+	predVal []predicate
+	ants    [][]antonyms.Ref // antonym memberships, indexed by entry.ant-1
+	pairs   []antonyms.Pair
+	preds   map[string]predicate
+}
+
+// valuedness says how many values a predicate holds at once.
+type valuedness uint8
+
+const (
+	multi    valuedness = iota // speaks, likes, has: different values coexist
+	single                     // lives in, works at: a new value replaces the old
+	usually                    // drives, attends: usually one value, not always
+	category                   // prefers: one value per kind of thing (window vs aisle seat)
+)
+
+// predicate is a verb (and particles) with what it says about its values.
+type predicate struct {
+	display string
+	slot    uint16 // predicates sharing a slot compare values (lives in / is based in)
+	val     valuedness
+}
+
+// Slots. Predicates whose slots are equal talk about the same thing.
+const (
+	slotNone uint16 = iota
+	slotResidence
+	slotEmployer
+	slotRole
+	slotSpouse
+	slotPartner
+	slotManager
+	slotSchool
+	slotMajor
+	slotWake
+	slotBedtime
+	slotWeight
+	slotIncome
+	slotCar
+	slotCommute
+	slotBank
+	slotVote
+	slotBirthplace
+	slotHometown
+	slotOrigin
+	slotName
+	slotNickname
+	slotPrefer
+	slotAge
+	slotNoun // a slot named by nouns ("main editor", "rent"): compared by tokens
+	slotFirstMulti
+)
+
+func newLexicon() *lexicon {
+	lx := &lexicon{words: make(map[string]entry, 4096), preds: make(map[string]predicate, 128)}
+	add := func(flags uint32, words string) {
+		for _, w := range strings.Fields(words) {
+			w = strings.ReplaceAll(w, "_", " ")
+			e := lx.words[w]
+			e.flags |= flags
+			lx.words[w] = e
+		}
+	}
+	canon := func(stem string, words string) {
+		for _, w := range strings.Fields(words) {
+			e := lx.words[w]
+			e.stem = stem
+			lx.words[w] = e
+		}
+	}
+
+	add(fStop, `a an the this that these those it its i me you he him she her they them we our us
+		what which who whom whose there here then than so very really quite just of some any
+		every each all both either neither one much many few lot lots bit kind sort
+		something anything nothing everything someone anyone everyone thing things
+		am pm per etc yet ever even only same own such about up down`)
+	add(fDet, `a an the my his her their our your its this that these those`)
+	add(fStop|fPrep, `in at on for with as from to by of during since until till near into onto over under
+		including excluding except plus via through within without after before around across
+		between toward towards against among throughout beside besides behind beyond upon per about`)
+	add(fStop|fConj, `and or nor & plus`)
+	add(fStop|fSub, `because although though but while whereas unless whenever since`)
+	add(fNeg, `not no never nor neither n't nobody none cannot`)
+	add(fNeg|fAux|fStop, `don't doesn't didn't isn't aren't wasn't weren't won't wouldn't can't couldn't
+		shouldn't haven't hasn't hadn't mustn't shan't ain't dont doesnt didnt isnt arent wasnt werent
+		wont cant couldnt shouldnt havent hasnt hadnt`)
+	add(fCopula|fLight|fStop, `is are am be been being 's 're 'm`)
+	add(fCopula|fLight|fStop|fPast, `was were`)
+	add(fCopula|fLight, `isn't aren't wasn't weren't isnt arent wasnt werent ain't`)
+	add(fAux|fStop, `do does did will would can could shall should may might must`)
+	add(fLight|fVerb, `has have having had get gets got getting`)
+	add(fPast, `had got`)
+	canon("have", `has have having had`)
+	canon("get", `get gets got getting`)
+	canon("do", `do does did`)
+	add(fUsed, `used`)
+	add(fAge, `old`)
+
+	add(fCease, `quit quits quitting stopped stops stop stopping ceased gave give gives giving given
+		left leaves leaving cancelled canceled cancels dropped ditched abandoned ended ends`)
+	add(fReplace, `switched switch switches switching migrated migrate migrates migrating moved move moves
+		moving changed change changes changing replaced replace replaces replacing swapped swap swaps
+		traded trade trades relocated relocate relocates relocating converted convert transitioned
+		upgraded downgraded`)
+	add(fStrong, `instead`)
+	add(fNow|fAdv, `now currently nowadays presently lately`)
+	add(fAddVerb, `started start starts starting began begin begins begun beginning`)
+	add(fAddAdv|fStop, `also too additionally another addition`)
+	add(fIrreal, `plans plan planning planned wants want wanting wanted hopes hope hoping hoped
+		might may considering consider considers thinking
+		if wish wishes wished dreams dreaming intends intend intending aims aiming going will would could
+		should`)
+	add(fIrreal|fAdv, `maybe perhaps possibly someday eventually hopefully`)
+	add(fAdv|fStop, `recently just still always usually often mostly generally typically really actually
+		already again anymore longer finally officially mainly primarily regularly normally
+		sometimes occasionally rarely seldom frequently constantly definitely probably apparently
+		almost nearly about around roughly exactly fully mostly partly totally completely
+		once twice weekly monthly yearly annually newly`)
+	add(fScope, `weekend weekends weekday weekdays monday mondays tuesday tuesdays wednesday wednesdays
+		thursday thursdays friday fridays saturday saturdays sunday sundays morning mornings afternoon
+		afternoons evening evenings night nights summer summers winter winters spring autumn fall
+		holiday holidays vacation vacations sometimes occasionally weeknights weeknight`)
+	add(fSingleMod, `favourite favorite main primary default preferred usual current go-to home native
+		daily regular everyday`)
+	add(fAttr, `rent salary pay wage income budget timezone zone birthday age address email e-mail phone
+		number name nickname surname manager boss supervisor landlord doctor dentist therapist
+		wife husband partner spouse girlfriend boyfriend fiance fiancé fiancee fiancée title role
+		position commute bedtime alarm rate weight height mortgage lead editor shell browser
+		laptop car city hometown office desk password username handle team employer school major
+		ip mentor coach trainer vet pediatrician gym airline bank carrier provider type
+		language size`)
+	canon("favorit", `favourite favorite favourites favorites`)
+	canon("color", `colour color colours colors`)
+	canon("flavor", `flavour flavor flavours flavors`)
+	canon("neighbor", `neighbour neighbor neighbours neighbors`)
+	canon("theater", `theatre theater`)
+	canon("center", `centre center`)
+	canon("gray", `grey gray`)
+	canon("mom", `mum mom mother`)
+	canon("email", `email e-mail`)
+	canon("wifi", `wifi wi-fi`)
+	canon("timezone", `timezone time-zone`)
+	canon("organization", `organisation organization`)
+	canon("program", `programme program`)
+	canon("tv", `tv television`)
+
+	lx.addVerbs()
+	lx.addPredicates()
+	lx.addAntonyms()
+	lx.compile()
+	return lx
+}
+
+// compile builds the run-time tables from the build-time maps.
+func (lx *lexicon) compile() {
+	keys := make([]string, 0, len(lx.words))
+	vals := make([]uint16, 0, len(lx.words))
+	for w, e := range lx.words {
+		keys = append(keys, w)
+		vals = append(vals, uint16(len(lx.entries)))
+		lx.entries = append(lx.entries, e)
+	}
+	lx.wordTab = newTable(keys, vals)
+	keys, vals = keys[:0], vals[:0]
+	for k, p := range lx.preds {
+		keys = append(keys, k)
+		vals = append(vals, uint16(len(lx.predVal)))
+		lx.predVal = append(lx.predVal, p)
+	}
+	lx.predTab = newTable(keys, vals)
+}
+
+// lookup returns the entry of a word whose FNV-1a hash is h.
+func (lx *lexicon) lookup(h uint32, w []byte) (entry, bool) {
+	i, ok := lx.wordTab.get(h, w)
+	if !ok {
+		return entry{}, false
+	}
+	return lx.entries[i], true
+}
+
+// pred returns the predicate of a key ("live in").
+func (lx *lexicon) pred(key []byte) (predicate, bool) {
+	i, ok := lx.predTab.get(fnv(key), key)
+	if !ok {
+		return predicate{}, false
+	}
+	return lx.predVal[i], true
+}
+
+// addAntonyms records the antonym memberships of every word of the
+// antonyms lexicon.
+func (lx *lexicon) addAntonyms() {
+	lx.pairs = antonyms.Pairs()
+	refs := map[string][]antonyms.Ref{}
+	var order []string
+	for i, p := range lx.pairs {
+		for side, words := range [2][]string{p.A, p.B} {
+			for _, w := range words {
+				if _, ok := refs[w]; !ok {
+					order = append(order, w)
+				}
+				refs[w] = append(refs[w], antonyms.Ref{Pair: i, Side: side})
+			}
+		}
+	}
+	for _, w := range order {
+		lx.ants = append(lx.ants, refs[w])
+		e := lx.words[w]
+		e.ant = uint16(len(lx.ants))
+		lx.words[w] = e
+	}
+}
+
+// verbs are common verbs of agent-memory facts, base forms. Inflections are
+// generated; irregular forms are listed below.
+const verbs = `live reside work report marry date engage study attend wake sleep go come move relocate
+	switch migrate change replace swap trade use own play speak know like love enjoy prefer hate
+	dislike visit read watch listen collect follow eat drink cook grow invest subscribe learn take
+	wear volunteer manage lead teach run drive ride bike walk commute fly travel bank vote support
+	pay earn weigh make write code build deploy host keep store need want plan hope hold join leave
+	quit stop start begin give buy sell rent lease share meet call text email send see feel think
+	believe seem look avoid allow block enable disable turn open close lock unlock install uninstall
+	smoke vape knit sew paint draw dance sing swim hike climb cycle ski surf skate jog exercise train
+	lift practice practise meditate pray celebrate adopt raise feed clean shop order stream download
+	sync track log note journal schedule book cancel mentor coach tutor help care struggle suffer
+	treat recover rest nap sip brew bake grill roast commute park charge print scan message post
+	blog publish edit review test debug ship release design develop program script automate
+	configure set favor favour tolerate handle crave miss require lack wish dream intend consider
+	expect forget remember understand lend borrow owe save spend donate receive inherit belong sit
+	stand stay remain return arrive depart land shoot film record compose produce direct act
+	perform compete win lose rank score finish complete fail pass graduate enroll enrol apply
+	interview resign retire fire hire promote transfer settle renovate decorate garden plant
+	harvest fish hunt camp sail row kayak paddle dive snorkel golf bowl box fence go do be have
+	get put bring carry check try aim consume dine snack binge fast diet lift sponsor back fund
+	prep prepare clean wash water walk run date name call base born employ marry divorce separate
+	engage split break breakfast lunch supervise own rent mortgage insure drive sleep wake`
+
+// irregular lists irregular forms as "base:form form...".
+const irregular = `go:went gone goes going come:came run:ran drive:drove driven ride:rode ridden
+	speak:spoke spoken know:knew known eat:ate eaten drink:drank drunk grow:grew grown take:took
+	taken wear:wore worn lead:led teach:taught fly:flew flown pay:paid make:made write:wrote written
+	build:built keep:kept hold:held leave:left give:gave given buy:bought sell:sold meet:met
+	see:saw seen feel:felt think:thought begin:began begun swim:swam swum sing:sang sung draw:drew
+	drawn sit:sat stand:stood win:won lose:lost shoot:shot send:sent spend:spent lend:lent
+	understand:understood forget:forgot forgotten bring:brought put:put set:set quit:quit read:read
+	be:is are am was were been being have:has had having do:does did done doing get:got gotten
+	sleep:slept wake:woke woken break:broke broken split:split born:born bear:bore
+	fight:fought catch:caught hear:heard say:said tell:told find:found`
+
+// addVerbs adds every form of the known verbs, each with its base form as
+// the canonical stem so that "uses", "using" and "used" compare equal.
+func (lx *lexicon) addVerbs() {
+	addForm := func(base, form string) {
+		e := lx.words[form]
+		e.flags |= fVerb
+		if e.stem == "" {
+			e.stem = base
+		}
+		lx.words[form] = e
+	}
+	for _, base := range strings.Fields(verbs) {
+		for _, f := range inflect(base) {
+			addForm(base, f)
+		}
+		// A regular past form is a past tense unless an auxiliary or copula
+		// precedes it; the analysis decides that.
+		for _, f := range pastForms(base) {
+			e := lx.words[f]
+			e.flags |= fPast
+			lx.words[f] = e
+		}
+	}
+	// "go:went gone goes": forms after the first belong to the last base.
+	var base string
+	for _, f := range strings.Fields(irregular) {
+		if b, form, ok := strings.Cut(f, ":"); ok {
+			base = b
+			f = form
+		}
+		addForm(base, f)
+		switch f {
+		case "went", "came", "ran", "drove", "rode", "spoke", "knew", "ate", "drank", "grew", "took",
+			"wore", "led", "taught", "flew", "paid", "made", "wrote", "built", "kept", "held", "left",
+			"gave", "bought", "sold", "met", "saw", "felt", "thought", "began", "swam", "sang", "drew",
+			"sat", "stood", "won", "lost", "shot", "sent", "spent", "lent", "understood", "forgot",
+			"brought", "slept", "woke", "broke", "fought", "caught", "heard", "said", "told", "found":
+			e := lx.words[f]
+			e.flags |= fPast
+			lx.words[f] = e
+		}
+	}
+}
+
+// inflect returns the base, third-person, past and -ing forms of a regular
+// verb. Doubtful forms (doubled consonants) are included both ways: a form
+// that is not a word never matches anything.
+func inflect(base string) []string {
+	out := []string{base}
+	n := len(base)
+	last := base[n-1]
+	switch {
+	case strings.HasSuffix(base, "s") || strings.HasSuffix(base, "sh") || strings.HasSuffix(base, "ch") ||
+		strings.HasSuffix(base, "x") || strings.HasSuffix(base, "z") || strings.HasSuffix(base, "o"):
+		out = append(out, base+"es")
+	case last == 'y' && n > 1 && !isVowel(base[n-2]):
+		out = append(out, base[:n-1]+"ies")
+	default:
+		out = append(out, base+"s")
+	}
+	out = append(out, pastForms(base)...)
+	switch {
+	case strings.HasSuffix(base, "ie"):
+		out = append(out, base[:n-2]+"ying")
+	case last == 'e' && !strings.HasSuffix(base, "ee"):
+		out = append(out, base[:n-1]+"ing")
+	default:
+		out = append(out, base+"ing")
+		if doubles(base) {
+			out = append(out, base+string(last)+"ing")
+		}
+	}
+	return out
+}
+
+func pastForms(base string) []string {
+	n := len(base)
+	last := base[n-1]
+	switch {
+	case last == 'e':
+		return []string{base + "d"}
+	case last == 'y' && n > 1 && !isVowel(base[n-2]):
+		return []string{base[:n-1] + "ied"}
+	case doubles(base):
+		return []string{base + "ed", base + string(last) + "ed"}
+	}
+	return []string{base + "ed"}
+}
+
+func isVowel(c byte) bool { return c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u' }
+
+// doubles reports a consonant-vowel-consonant ending whose consonant may
+// double before -ed/-ing (stop → stopped).
+func doubles(base string) bool {
+	n := len(base)
+	if n < 3 {
+		return false
+	}
+	c, v, p := base[n-1], base[n-2], base[n-3]
+	return !isVowel(c) && c != 'w' && c != 'x' && c != 'y' && isVowel(v) && !isVowel(p)
+}
+
+// addPredicates fills the predicate table. Keys are the verb's canonical
+// stem followed by its particles, space-separated.
+func (lx *lexicon) addPredicates() {
+	p := func(key, display string, slot uint16, val valuedness) {
+		lx.preds[key] = predicate{display: display, slot: slot, val: val}
+	}
+	// One value at a time.
+	for _, k := range []string{"live in", "live at", "live on", "reside in", "reside at", "base in", "base out of", "settle in"} {
+		p(k, "lives in", slotResidence, single)
+	}
+	p("move to", "moved to", slotResidence, single)
+	p("relocate to", "relocated to", slotResidence, single)
+	for _, k := range []string{"work at", "work for", "employ at", "employ by", "work full-time at", "work part-time at"} {
+		p(k, "works at", slotEmployer, single)
+	}
+	p("work as", "works as", slotRole, single)
+	p("marry to", "is married to", slotSpouse, single)
+	p("marry", "is married to", slotSpouse, single)
+	p("engage to", "is engaged to", slotSpouse, single)
+	p("date", "is dating", slotPartner, single)
+	p("report to", "reports to", slotManager, single)
+	p("report directly to", "reports to", slotManager, single)
+	p("study at", "studies at", slotSchool, single)
+	p("go to school at", "studies at", slotSchool, single)
+	p("study", "studies", slotMajor, usually)
+	p("major in", "majors in", slotMajor, single)
+	p("wake up at", "wakes up at", slotWake, single)
+	p("wake up", "wakes up at", slotWake, single)
+	p("wake at", "wakes up at", slotWake, single)
+	p("get up at", "wakes up at", slotWake, single)
+	p("go to bed at", "goes to bed at", slotBedtime, single)
+	p("go to bed", "goes to bed at", slotBedtime, single)
+	p("go to sleep at", "goes to bed at", slotBedtime, single)
+	p("weigh", "weighs", slotWeight, single)
+	p("earn", "earns", slotIncome, single)
+	p("drive", "drives", slotCar, usually)
+	p("commute by", "commutes by", slotCommute, single)
+	p("bank with", "banks with", slotBank, usually)
+	p("bank at", "banks with", slotBank, usually)
+	p("vote for", "votes for", slotVote, usually)
+	p("born in", "was born in", slotBirthplace, single)
+	p("born on", "was born on", slotBirthplace+100, single)
+	p("grow up in", "grew up in", slotHometown, single)
+	p("come from", "comes from", slotOrigin, single)
+	p("be from", "is from", slotOrigin, single)
+	p("name", "is named", slotName, single)
+	p("go by", "goes by", slotNickname, single)
+	p("prefer", "prefers", slotPrefer, category)
+
+	// Many values at once: listed so that explanations can say so.
+	multis := []string{"speak", "like", "love", "enjoy", "have", "play", "know", "visit", "use", "own",
+		"read", "watch", "listen to", "collect", "follow", "eat", "drink", "cook", "grow", "invest in",
+		"subscribe to", "learn", "wear", "take", "volunteer at", "manage", "work with", "work on",
+		"go to", "write", "support", "attend", "travel to", "fly", "ride", "teach", "build", "make",
+		"practice", "practise", "want", "need", "miss", "keep", "host", "deploy"}
+	for i, k := range multis {
+		base, _, _ := strings.Cut(k, " ")
+		display := k
+		if e, ok := lx.words[base]; ok && e.flags&fVerb != 0 {
+			display = thirdPerson(base) + strings.TrimPrefix(k, base)
+		}
+		p(k, display, slotFirstMulti+uint16(i), multi)
+	}
+}
+
+func thirdPerson(base string) string {
+	forms := inflect(base)
+	if len(forms) > 1 {
+		return forms[1]
+	}
+	return base
+}
