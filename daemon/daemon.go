@@ -167,15 +167,16 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.leases = lease.New(db, holderID(), d.opts.LeaseTTL)
 
 	deps := &Deps{DB: db, Metrics: d.metrics, Logger: d.log, LLM: llm.NewProvider(func(k string) string { return getenv(d.opts.Environ, k) }, nil)}
+	std := newStandard(deps)
 	jobs := d.opts.Jobs
 	if jobs == nil {
-		jobs = standardJobs(deps)
+		jobs = std.jobs(deps)
 	}
 	var svcList []Service
 	if d.opts.Services != nil {
 		svcList = d.opts.Services(deps)
 	} else {
-		svcList = standardServices(deps)
+		svcList = std.services(deps)
 	}
 
 	// Jobs run under jobsCtx: it outlives the stop signal by the grace period.

@@ -1,11 +1,32 @@
 package daemon
 
-// standardJobs are the scheduled jobs `supersessiond run` runs.
-func standardJobs(deps *Deps) []Job {
-	return nil
+import (
+	"github.com/supersessiond/supersessiond/inline"
+	"github.com/supersessiond/supersessiond/supersession"
+	"github.com/supersessiond/supersessiond/sweep"
+)
+
+// standard holds the jobs and services `supersessiond run` runs. The sweep
+// and the inline hook share one supersession engine (and its metrics).
+type standard struct {
+	engine *supersession.Engine
 }
 
-// standardServices are the long-running services `supersessiond run` runs.
-func standardServices(deps *Deps) []Service {
-	return nil
+func newStandard(deps *Deps) *standard {
+	m := supersession.NewMetrics(deps.Metrics.Registry)
+	return &standard{engine: supersession.New(deps.DB, deps.Logger, m, deps.LLM)}
+}
+
+// jobs are the scheduled jobs.
+func (s *standard) jobs(deps *Deps) []Job {
+	return []Job{
+		sweep.New(deps.DB, deps.Logger, s.engine),
+	}
+}
+
+// services are the long-running services.
+func (s *standard) services(deps *Deps) []Service {
+	return []Service{
+		inline.New(deps.DB, deps.Logger, s.engine, inline.NewMetrics(deps.Metrics.Registry)),
+	}
 }

@@ -125,6 +125,13 @@ func IsConnectionError(err error) bool {
 	return strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "no such file or directory")
 }
 
+// IsRetryable reports a deadlock (40P01) or serialization failure (40001):
+// the statement did nothing and may simply be run again.
+func IsRetryable(err error) bool {
+	var pe *pq.Error
+	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
+}
+
 // IsUniqueViolation reports a unique_violation (23505), optionally on a named
 // constraint or index.
 func IsUniqueViolation(err error, constraint string) bool {

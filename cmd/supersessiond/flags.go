@@ -12,6 +12,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/schema"
 	"github.com/supersessiond/supersessiond/store"
 )
 
@@ -74,4 +75,42 @@ func (m *Main) cliLogger(cfg *config.Config) *slog.Logger {
 // openDB connects to the configured database, failing with exit code 3.
 func openDB(ctx context.Context, cfg *config.Config) (*sqlx.DB, error) {
 	return store.Open(ctx, cfg.Maintenance.Database.URL, 10*time.Second)
+}
+
+// cmdEnv is what a command that works on the database needs.
+type cmdEnv struct {
+	cfg *config.Config
+	db  *sqlx.DB
+	log *slog.Logger
+}
+
+// open loads the configuration, connects and checks the schema: exit 2 for
+// configuration problems, 3 for the database or its schema.
+func (m *Main) open(ctx context.Context, cfgPath string) (*cmdEnv, error) {
+	loaded, err := m.loadConfig(cfgPath)
+	if err != nil {
+		return nil, err
+	}
+	cfg := loaded.Config
+	log := m.cliLogger(cfg)
+	for _, n := range loaded.Notes {
+		log.Debug(n)
+	}
+	db, err := openDB(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := schema.Check(ctx, db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &cmdEnv{cfg: cfg, db: db, log: log}, nil
+}
+
+// requirePositional checks the count of positional arguments.
+func requirePositional(name string, got []string, min int, what string) error {
+	if len(got) < min {
+		return usagef("%s: missing %s (see 'supersessiond %s -h')", name, what, name)
+	}
+	return nil
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/supersessiond/supersessiond/daemon"
 	"github.com/supersessiond/supersessiond/llm"
 	"github.com/supersessiond/supersessiond/metrics"
-	"github.com/supersessiond/supersessiond/schema"
 )
 
 // texter is implemented by job reports that have a human-readable form.
@@ -46,24 +45,13 @@ func (m *Main) runOnce(ctx context.Context, spec onceSpec, args []string) error 
 	if len(positional) > 0 {
 		return usagef("%s: unexpected argument %q", spec.name, positional[0])
 	}
-	loaded, err := m.loadConfig(*cfgPath)
+	env, err := m.open(ctx, *cfgPath)
 	if err != nil {
 		return err
 	}
-	cfg := loaded.Config
-	log := m.cliLogger(cfg)
-	for _, n := range loaded.Notes {
-		log.Debug(n)
-	}
-	db, err := openDB(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	if err := schema.Check(ctx, db); err != nil {
-		return err
-	}
-	deps := &daemon.Deps{DB: db, Metrics: metrics.New(nil), Logger: log, LLM: llm.NewProvider(m.getenv, nil)}
+	defer env.db.Close()
+	cfg := env.cfg
+	deps := &daemon.Deps{DB: env.db, Metrics: metrics.New(nil), Logger: env.log, LLM: llm.NewProvider(m.getenv, nil)}
 	job, err := spec.build(deps, cfg)
 	if err != nil {
 		return err

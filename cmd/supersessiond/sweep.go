@@ -1,0 +1,38 @@
+package main
+
+import (
+	"context"
+	"flag"
+
+	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/daemon"
+	"github.com/supersessiond/supersessiond/supersession"
+	"github.com/supersessiond/supersessiond/sweep"
+)
+
+// SweepCommand is `sweep --once [--agent ID] [--json]`: one full supersession
+// sweep now, of all agents or one.
+type SweepCommand struct{ m *Main }
+
+func (c *SweepCommand) Run(ctx context.Context, args []string) error {
+	var agent *string
+	return c.m.runOnce(ctx, onceSpec{
+		name:  "sweep",
+		usage: "--once [--agent ID] [--json]",
+		flags: func(fs *flag.FlagSet) { agent = fs.String("agent", "", "sweep only this agent's attributes") },
+		build: func(deps *daemon.Deps, cfg *config.Config) (daemon.Job, error) {
+			engine := supersession.New(deps.DB, deps.Logger, supersession.NewMetrics(deps.Metrics.Registry), deps.LLM)
+			return onceJob{sweep.New(deps.DB, deps.Logger, engine), *agent}, nil
+		},
+	}, args)
+}
+
+// onceJob makes the scheduled job's Run a full pass for the CLI.
+type onceJob struct {
+	*sweep.Job
+	agent string
+}
+
+func (o onceJob) Run(ctx context.Context, cfg *config.Config) (any, error) {
+	return o.Once(ctx, cfg, o.agent)
+}

@@ -1,0 +1,343 @@
+package inline
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/supersession"
+)
+
+// Name is the service's name.
+const Name = "inline"
+
+// Channel is the NOTIFY channel the classification trigger signals.
+const Channel = "supersessiond_classified"
+
+const (
+	batchSize   = 200
+	claimFor    = 60 * time.Second // a dead holder's claims expire after this
+	maxAttempts = 5
+)
+
+// Hook is the inline post-classify hook service.
+type Hook struct {
+	db      *sqlx.DB
+	log     *slog.Logger
+	engine  *supersession.Engine
+	metrics *Metrics
+	holder  string
+
+	connected atomic.Bool
+	lastErr   atomic.Pointer[string]
+}
+
+// Metrics are the hook's own.
+type Metrics struct {
+	Lag       prometheus.Histogram
+	Processed *prometheus.CounterVec // result: decided | gone | given_up
+	Backlog   prometheus.Gauge
+	Reconnect prometheus.Counter
+}
+
+// NewMetrics registers the hook's metrics.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		Lag: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: "supersessiond", Name: "inline_lag_seconds",
+			Help:    "Time from an attribute's classification to the commit of its supersession decision.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},
+		}),
+		Processed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "supersessiond", Name: "inline_classifications_total",
+			Help: "Classified attributes handled by the inline hook, by result.",
+		}, []string{"result"}),
+		Backlog: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "supersessiond", Name: "inline_backlog",
+			Help: "Classifications waiting in the outbox after the last drain.",
+		}),
+		Reconnect: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "supersessiond", Name: "inline_listener_reconnects_total",
+			Help: "Times the LISTEN connection was re-established.",
+		}),
+	}
+	reg.MustRegister(m.Lag, m.Processed, m.Backlog, m.Reconnect)
+	return m
+}
+
+// New returns the hook.
+func New(db *sqlx.DB, log *slog.Logger, engine *supersession.Engine, m *Metrics) *Hook {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	host, _ := os.Hostname()
+	h := &Hook{db: db, log: log.With("service", Name), engine: engine, metrics: m,
+		holder: fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(b[:]))}
+	empty := "not started"
+	h.lastErr.Store(&empty)
+	return h
+}
+
+func (h *Hook) Name() string { return Name }
+
+// Enabled: supersessionEnabled and inlineHook.enabled.
+func (h *Hook) Enabled(cfg *config.Config) bool { return cfg.InlineHookEnabled() }
+
+// Ready is nil while the LISTEN connection is up.
+func (h *Hook) Ready() error {
+	if h.connected.Load() {
+		return nil
+	}
+	return fmt.Errorf("listener not connected: %s", *h.lastErr.Load())
+}
+
+// Run listens and drains until ctx ends.
+func (h *Hook) Run(ctx context.Context, current func() *config.Config) error {
+	cfg := current()
+	listener := pq.NewListener(cfg.ListenDSN(), 250*time.Millisecond, 10*time.Second, func(ev pq.ListenerEventType, err error) {
+		switch ev {
+		case pq.ListenerEventConnected:
+			h.connected.Store(true)
+			h.log.Info("listening for classifications", "channel", Channel)
+		case pq.ListenerEventReconnected:
+			h.connected.Store(true)
+			h.metrics.Reconnect.Inc()
+			h.log.Info("listener reconnected; rescanning the outbox")
+		case pq.ListenerEventDisconnected:
+			h.connected.Store(false)
+			msg := "disconnected"
+			if err != nil {
+				msg = "disconnected: " + err.Error()
+			}
+			h.lastErr.Store(&msg)
+			h.log.Warn("listener disconnected; falling back to polling until it reconnects", "err", err)
+		case pq.ListenerEventConnectionAttemptFailed:
+			msg := "connection attempt failed"
+			if err != nil {
+				msg += ": " + err.Error()
+			}
+			h.lastErr.Store(&msg)
+		}
+	})
+	defer func() {
+		h.connected.Store(false)
+		_ = listener.Close()
+	}()
+	if err := listener.Listen(Channel); err != nil && !errors.Is(err, pq.ErrChannelAlreadyOpen) {
+		// The listener keeps retrying in the background; polling covers us.
+		h.log.Warn("LISTEN failed; polling until the listener connects", "err", err)
+	}
+
+	poll := time.NewTimer(0) // drain at start: anything classified while we were down
+	defer poll.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case n := <-listener.Notify:
+			_ = n // a nil notification (reconnect) and a real one both mean: drain
+		case <-poll.C:
+		}
+		cfg = current()
+		if err := h.Drain(ctx, cfg); err != nil && ctx.Err() == nil {
+			h.log.Error("inline hook: drain failed; retrying at the next wake-up", "err", err)
+		}
+		poll.Reset(cfg.Maintenance.InlineHook.PollInterval)
+	}
+}
+
+// claimSQL leases a batch of outbox rows, oldest first. The CTE's SKIP
+// LOCKED keeps concurrent daemons off each other's rows; claimed_until makes
+// a dead holder's claims expire.
+const claimSQL = `
+UPDATE supersessiond_classified c
+SET claimed_by = $1, claimed_until = now() + make_interval(secs => $2), attempts = c.attempts + 1
+WHERE c.seq IN (
+  SELECT seq FROM supersessiond_classified
+  WHERE claimed_until IS NULL OR claimed_until < now()
+  ORDER BY seq
+  FOR UPDATE SKIP LOCKED
+  LIMIT $3)
+RETURNING c.seq, c.attribute_id, c.agent_id, c.aspect_id, c.attempts`
+
+type claimed struct {
+	Seq         int64  `db:"seq"`
+	AttributeID string `db:"attribute_id"`
+	AgentID     string `db:"agent_id"`
+	AspectID    string `db:"aspect_id"`
+	Attempts    int    `db:"attempts"`
+}
+
+// siblingsSQL loads the active attributes of the claimed (agent, aspect)
+// pairs in one query. The pairs come as parallel arrays.
+const siblingsSQL = `
+SELECT ` + supersession.AttributeColumns + `,
+       coalesce(asp.name, '') AS aspect_name, asp.id IS NULL AS dangling
+FROM unnest($1::text[], $2::text[]) AS k(agent_id, aspect_id)
+JOIN entity_attributes a ON a.agent_id = k.agent_id AND a.aspect_id = k.aspect_id
+LEFT JOIN entity_aspects asp ON asp.id = a.aspect_id
+WHERE a.status = 'active' AND a.kind <> 'constraint'
+ORDER BY a.agent_id, a.aspect_id, a.created_at, a.id`
+
+// doneSQL deletes handled rows (only while still ours) and returns each
+// one's lag: the decisions are committed by now.
+const doneSQL = `
+DELETE FROM supersessiond_classified
+WHERE seq = ANY($1) AND claimed_by = $2
+RETURNING extract(epoch FROM clock_timestamp() - classified_at)`
+
+// DrainReport counts one drain.
+type DrainReport struct {
+	Claimed int
+	GivenUp int
+	Tally   supersession.Tally
+}
+
+// Drain handles the outbox until it is empty (or ctx ends).
+func (h *Hook) Drain(ctx context.Context, cfg *config.Config) error {
+	for ctx.Err() == nil {
+		n, err := h.drainBatch(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		if n < batchSize {
+			break
+		}
+	}
+	var backlog float64
+	if err := h.db.GetContext(ctx, &backlog, `SELECT count(*) FROM supersessiond_classified`); err == nil {
+		h.metrics.Backlog.Set(backlog)
+	}
+	return nil
+}
+
+func (h *Hook) drainBatch(ctx context.Context, cfg *config.Config) (int, error) {
+	var rows []claimed
+	if err := h.db.SelectContext(ctx, &rows, claimSQL, h.holder, claimFor.Seconds(), batchSize); err != nil {
+		return 0, fmt.Errorf("inline: claim classifications: %w", err)
+	}
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	var done, givenUp []int64
+	focus := map[string]bool{}
+	type key struct{ agent, aspect string }
+	seen := map[key]bool{}
+	var agents, aspects []string
+	for _, r := range rows {
+		if r.Attempts > maxAttempts {
+			givenUp = append(givenUp, r.Seq)
+			h.log.Error("inline: giving up on a classification after repeated failures; the sweep will still see it",
+				"attribute_id", r.AttributeID, "agent_id", r.AgentID, "attempts", r.Attempts-1)
+			continue
+		}
+		done = append(done, r.Seq)
+		focus[r.AttributeID] = true
+		if k := (key{r.AgentID, r.AspectID}); !seen[k] {
+			seen[k] = true
+			agents = append(agents, r.AgentID)
+			aspects = append(aspects, r.AspectID)
+		}
+	}
+	if len(givenUp) > 0 {
+		if err := h.finish(ctx, givenUp, false); err != nil {
+			return 0, err
+		}
+		h.metrics.Processed.WithLabelValues("given_up").Add(float64(len(givenUp)))
+	}
+	if len(done) == 0 {
+		return len(rows), nil
+	}
+	groups, err := h.loadGroups(ctx, agents, aspects, focus)
+	if err != nil {
+		return 0, err
+	}
+	if cfg.InlineHookEnabled() {
+		budget := 32
+		_, err = h.engine.Process(ctx, cfg, groups, supersession.Pass{
+			Actor:          supersession.Actor{ChangedBy: "supersessiond:inline", Type: "system", RequestID: "inline-" + newID()},
+			Source:         Name,
+			Focus:          focus,
+			SemanticBudget: &budget,
+		})
+		if err != nil {
+			return 0, err // claims expire; the batch is retried
+		}
+	}
+	if err := h.finish(ctx, done, true); err != nil {
+		return 0, err
+	}
+	return len(rows), nil
+}
+
+// loadGroups loads the siblings of the claimed aspects. An attribute that is
+// no longer active or was reclassified elsewhere is simply absent: nothing
+// to decide for it here.
+func (h *Hook) loadGroups(ctx context.Context, agents, aspects []string, focus map[string]bool) ([]*supersession.Group, error) {
+	rs, err := h.db.QueryxContext(ctx, siblingsSQL, pq.Array(agents), pq.Array(aspects))
+	if err != nil {
+		return nil, fmt.Errorf("inline: load siblings: %w", err)
+	}
+	defer rs.Close()
+	var groups []*supersession.Group
+	var g *supersession.Group
+	present := map[string]bool{}
+	for rs.Next() {
+		var br struct {
+			supersession.Attribute
+			AspectName string `db:"aspect_name"`
+			Dangling   bool   `db:"dangling"`
+		}
+		if err := rs.StructScan(&br); err != nil {
+			return nil, fmt.Errorf("inline: read sibling: %w", err)
+		}
+		if g == nil || g.AgentID != br.AgentID || g.AspectID != br.AspectID {
+			g = &supersession.Group{AgentID: br.AgentID, AspectID: br.AspectID, AspectName: br.AspectName, Dangling: br.Dangling}
+			groups = append(groups, g)
+		}
+		a := br.Attribute
+		present[a.ID] = true
+		g.Attrs = append(g.Attrs, &a)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("inline: load siblings: %w", err)
+	}
+	gone := 0
+	for id := range focus {
+		if !present[id] {
+			gone++
+		}
+	}
+	h.metrics.Processed.WithLabelValues("gone").Add(float64(gone))
+	h.metrics.Processed.WithLabelValues("decided").Add(float64(len(focus) - gone))
+	return groups, nil
+}
+
+func (h *Hook) finish(ctx context.Context, seqs []int64, observe bool) error {
+	var lags []float64
+	if err := h.db.SelectContext(ctx, &lags, doneSQL, pq.Array(seqs), h.holder); err != nil {
+		return fmt.Errorf("inline: mark classifications handled: %w", err)
+	}
+	if observe {
+		for _, l := range lags {
+			h.metrics.Lag.Observe(l)
+		}
+	}
+	return nil
+}
+
+func newID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

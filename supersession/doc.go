@@ -1,0 +1,36 @@
+// Package supersession is the decision-and-write engine shared by the
+// periodic sweep (package sweep), the inline post-classify hook (package
+// inline) and the operator commands (package audit).
+//
+// Deciding. Siblings are the active attributes with the same agent_id and
+// aspect_id. For every eligible old attribute the engine looks at its newer
+// siblings newest first and takes the first whose contradiction confidence
+// reaches supersessionMinConfidence: each old attribute is superseded at most
+// once, by the newest active attribute that contradicts it, and since "newer"
+// is a strict order on (created_at, id) there can be no cycle. When none
+// reaches the threshold, the newest pair in the review band
+// [supersessionReviewConfidence, supersessionMinConfidence) becomes a
+// proposal for a human. Constraints are never on either side; protected
+// attributes are never superseded (they may supersede others); a pair a
+// reviewer rejected, or a supersession an operator undid, is never applied
+// again automatically.
+//
+// The heuristics decide first (package heuristics, on statements analysed
+// once per attribute, not once per pair). Only when no heuristic fired, the
+// semantic fallback is enabled and configured, and the pair shares at least
+// three content tokens is the LLM asked, and its verdict is cached in
+// supersessiond_llm_verdicts per (old content, new content, model), so no
+// pair is asked twice. LLM calls happen between database statements, never
+// inside a transaction; a failed, slow or unreadable answer counts as "no
+// contradiction" for this run, is counted, and is asked again later.
+//
+// Writing. A supersession is one SQL statement (so one transaction) that
+// locks the old row, re-checks everything the decision assumed (old still
+// active, attribute kind, not protected, same content; new still active,
+// same aspect, same content), updates it and inserts its
+// attribute_superseded history row with the undo snapshot. A row whose
+// guard fails is simply not changed: repeats and races are no-ops. Proposals
+// are inserted with ON CONFLICT against a unique index, never
+// read-then-write, so each (old, new) pair has at most one proposal ever,
+// whatever runs concurrently.
+package supersession

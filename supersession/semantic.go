@@ -1,0 +1,141 @@
+package supersession
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/lib/pq"
+
+	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/llm"
+)
+
+const cachedVerdictsSQL = `
+SELECT v.old_hash, v.new_hash, v.contradicts, v.confidence, coalesce(v.reasoning, '') AS reasoning
+FROM supersessiond_llm_verdicts v
+JOIN unnest($2::bytea[], $3::bytea[]) AS k(old_hash, new_hash)
+  ON v.old_hash = k.old_hash AND v.new_hash = k.new_hash
+WHERE v.model = $1`
+
+const storeVerdictsSQL = `
+INSERT INTO supersessiond_llm_verdicts (old_hash, new_hash, model, contradicts, confidence, reasoning)
+SELECT k.old_hash, k.new_hash, $1, k.contradicts, k.confidence, k.reasoning
+FROM unnest($2::bytea[], $3::bytea[], $4::boolean[], $5::real[], $6::text[])
+  AS k(old_hash, new_hash, contradicts, confidence, reasoning)
+ON CONFLICT (old_hash, new_hash, model) DO NOTHING`
+
+// resolve finds a verdict for every pending pair: from the cache (one query),
+// else from the LLM while the run's budget lasts. Every pair gets an entry;
+// one the LLM could not answer (or that is over budget) is marked failed so
+// the plan treats it as "no contradiction" this run and asks again next run.
+// No transaction is open while the LLM is asked.
+func (e *Engine) resolve(ctx context.Context, cfg *config.Config, client *llm.Client, pending map[pairKey]pendingPair,
+	groupOf map[*Attribute]*Group, budget *int, t *Tally) (verdicts, error) {
+	out := verdicts{}
+	if len(pending) == 0 {
+		return out, nil
+	}
+	olds := make(pq.ByteaArray, 0, len(pending))
+	news := make(pq.ByteaArray, 0, len(pending))
+	for k := range pending {
+		olds = append(olds, k.old[:])
+		news = append(news, k.new[:])
+	}
+	rows, err := e.db.QueryContext(ctx, cachedVerdictsSQL, client.Model(), olds, news)
+	if err != nil {
+		return nil, fmt.Errorf("supersession: read cached verdicts: %w", err)
+	}
+	for rows.Next() {
+		var o, n []byte
+		var v semanticVerdict
+		if err := rows.Scan(&o, &n, &v.contradicts, &v.confidence, &v.reasoning); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("supersession: read cached verdicts: %w", err)
+		}
+		var k pairKey
+		copy(k.old[:], o)
+		copy(k.new[:], n)
+		out[k] = v
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("supersession: read cached verdicts: %w", err)
+	}
+	t.SemanticCacheHits += len(out)
+	e.metrics.LLMCacheHits.Add(float64(len(out)))
+
+	timeout := time.Duration(cfg.Memory.PipelineV2.SemanticContradictionTimeoutMs) * time.Millisecond
+	type asked struct {
+		key pairKey
+		v   semanticVerdict
+		err error
+	}
+	var (
+		mu      sync.Mutex
+		answers []asked
+		wg      sync.WaitGroup
+		slots   = make(chan struct{}, max(1, cfg.Maintenance.LLM.MaxConcurrency))
+	)
+	for k, p := range pending {
+		if _, ok := out[k]; ok {
+			continue
+		}
+		if *budget <= 0 {
+			out[k] = semanticVerdict{failed: true}
+			t.skip(SkipSemanticPending, 1)
+			continue
+		}
+		*budget--
+		g := groupOf[p.old]
+		pair := llm.Pair{Older: p.old.Content.String, OlderAt: p.old.CreatedAt, Newer: p.new.Content.String, NewerAt: p.new.CreatedAt}
+		if g != nil {
+			pair.Aspect = g.AspectName
+		}
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			v, err := client.Contradiction(ctx, pair, timeout)
+			mu.Lock()
+			answers = append(answers, asked{key: k, v: semanticVerdict{contradicts: v.Contradicts, confidence: v.Confidence, reasoning: v.Reasoning}, err: err})
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+
+	var store struct {
+		olds, news pq.ByteaArray
+		contra     pq.BoolArray
+		conf       pq.Float64Array
+		reason     pq.StringArray
+	}
+	for _, a := range answers {
+		t.SemanticAsked++
+		if a.err != nil {
+			kind := llm.KindOf(a.err)
+			if kind == "" {
+				kind = "error"
+			}
+			e.metrics.LLMCalls.WithLabelValues(kind).Inc()
+			t.SemanticFailures++
+			t.skip(SkipSemanticFailed, 1)
+			e.log.Warn("semantic contradiction check failed; treating as no contradiction for now", "kind", kind, "err", a.err)
+			out[a.key] = semanticVerdict{failed: true}
+			continue
+		}
+		e.metrics.LLMCalls.WithLabelValues("ok").Inc()
+		out[a.key] = a.v
+		store.olds = append(store.olds, a.key.old[:])
+		store.news = append(store.news, a.key.new[:])
+		store.contra = append(store.contra, a.v.contradicts)
+		store.conf = append(store.conf, a.v.confidence)
+		store.reason = append(store.reason, a.v.reasoning)
+	}
+	if len(store.olds) > 0 {
+		if _, err := e.db.ExecContext(ctx, storeVerdictsSQL, client.Model(), store.olds, store.news, store.contra, store.conf, store.reason); err != nil {
+			return nil, fmt.Errorf("supersession: cache verdicts: %w", err)
+		}
+	}
+	return out, nil
+}
