@@ -241,3 +241,17 @@ func (c *Cluster) Stop() error {
 	}
 	return stopErr
 }
+
+// StopDir stops a cluster started by Start in another process (the demo's
+// --keep) given its Dir, and removes the directory.
+func StopDir(dir string) error {
+	binDir, err := FindBinDir()
+	if err != nil {
+		return err
+	}
+	c := &Cluster{dir: dir, dataDir: filepath.Join(dir, "data"), binDir: binDir}
+	if os.Geteuid() == 0 {
+		c.runAs = "postgres"
+	}
+	return c.Stop()
+}

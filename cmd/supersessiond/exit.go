@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/supersessiond/supersessiond/audit"
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/schema"
 	"github.com/supersessiond/supersessiond/store"
@@ -52,6 +53,8 @@ func ExitCode(err error) int {
 		return exitUsage
 	case errors.As(err, &un), errors.As(err, &se):
 		return exitUnavailable
+	case errors.Is(err, audit.ErrRefused):
+		return exitRefused
 	}
 	return exitFailure
 }

@@ -56,12 +56,19 @@ type commandInfo struct {
 
 func (m *Main) commands() map[string]commandInfo {
 	return map[string]commandInfo{
-		"run":     {"the daemon: scheduler, inline hook, HTTP health/metrics", func(m *Main) command { return &RunCommand{m} }},
-		"migrate": {"create/update the daemon's objects in the agent database", func(m *Main) command { return &MigrateCommand{m} }},
-		"check":   {"validate config, connectivity and schema", func(m *Main) command { return &CheckCommand{m} }},
-		"version": {"print version, commit and Go version", func(m *Main) command { return &VersionCommand{m} }},
-		"detect":  {"decide attribute pairs read as JSON lines on stdin (no database)", func(m *Main) command { return &DetectCommand{m} }},
-		"eval":    {"score the heuristics on labelled pairs: precision, recall, F1", func(m *Main) command { return &EvalCommand{m} }},
+		"apply":     {"apply proposals as real supersessions", func(m *Main) command { return &ApplyCommand{m} }},
+		"check":     {"validate config, connectivity and schema", func(m *Main) command { return &CheckCommand{m} }},
+		"detect":    {"decide attribute pairs read as JSON lines on stdin (no database)", func(m *Main) command { return &DetectCommand{m} }},
+		"eval":      {"score the heuristics on labelled pairs: precision, recall, F1", func(m *Main) command { return &EvalCommand{m} }},
+		"history":   {"the audit trail from memory_history, newest first", func(m *Main) command { return &HistoryCommand{m} }},
+		"migrate":   {"create/update the daemon's objects in the agent database", func(m *Main) command { return &MigrateCommand{m} }},
+		"protect":   {"pin an attribute so nothing automatic supersedes it", func(m *Main) command { return &ProtectCommand{m} }},
+		"review":    {"accept or reject a supersession_proposal", func(m *Main) command { return &ReviewCommand{m} }},
+		"run":       {"the daemon: scheduler, inline hook, HTTP health/metrics", func(m *Main) command { return &RunCommand{m} }},
+		"supersede": {"supersede attributes by hand, atomically", func(m *Main) command { return &SupersedeCommand{m} }},
+		"sweep":     {"one supersession sweep now (--once)", func(m *Main) command { return &SweepCommand{m} }},
+		"undo":      {"revert one attribute_superseded event", func(m *Main) command { return &UndoCommand{m} }},
+		"version":   {"print version, commit and Go version", func(m *Main) command { return &VersionCommand{m} }},
 	}
 }
 

@@ -1,0 +1,214 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/supersessiond/supersessiond/audit"
+)
+
+// HistoryCommand prints the audit trail from memory_history, newest first.
+type HistoryCommand struct{ m *Main }
+
+func (c *HistoryCommand) Run(ctx context.Context, args []string) error {
+	fs, cfgPath := c.m.newFlagSet("history", "[--agent ID] [--event NAME] [--since DUR|RFC3339] [--limit N] [--format table|json]")
+	agent := fs.String("agent", "", "only this agent's rows (metadata agent_id)")
+	event := fs.String("event", "", "only this event (e.g. supersession_proposal, attribute_superseded)")
+	since := fs.String("since", "", "only rows newer than a duration ago (24h, 7d) or an RFC 3339 time")
+	limit := fs.Int("limit", 50, "at most this many rows")
+	format := fs.String("format", "table", "table or json (one object per line, every column)")
+	positional, err := c.m.parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(positional) > 0 {
+		return usagef("history: unexpected argument %q", positional[0])
+	}
+	f := audit.Filter{Agent: *agent, Event: *event, Limit: *limit}
+	if *limit < 1 {
+		return usagef("history: --limit must be at least 1")
+	}
+	if *format != "table" && *format != "json" {
+		return usagef("history: --format must be table or json, not %q", *format)
+	}
+	if *since != "" {
+		if f.Since, err = audit.ParseSince(*since, time.Now()); err != nil {
+			return usagef("history: %v", err)
+		}
+	}
+	env, err := c.m.open(ctx, *cfgPath)
+	if err != nil {
+		return err
+	}
+	defer env.db.Close()
+	entries, err := audit.History(ctx, env.db, f)
+	if err != nil {
+		return err
+	}
+	if *format == "json" {
+		return audit.WriteJSON(c.m.Stdout, entries)
+	}
+	return audit.WriteTable(c.m.Stdout, entries)
+}
+
+// ReviewCommand records an accept/reject decision on a proposal.
+type ReviewCommand struct{ m *Main }
+
+func (c *ReviewCommand) Run(ctx context.Context, args []string) error {
+	fs, cfgPath := c.m.newFlagSet("review", "HISTORY_ID (--accept|--reject) [--note TEXT]")
+	accept := fs.Bool("accept", false, "accept the proposal")
+	reject := fs.Bool("reject", false, "reject the proposal (automatic jobs will never apply this pair)")
+	note := fs.String("note", "", "why, for the audit trail")
+	positional, err := c.m.parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(positional) != 1 {
+		return usagef("review: give exactly one HISTORY_ID (see `supersessiond history --event supersession_proposal`)")
+	}
+	if *accept == *reject {
+		return usagef("review: give exactly one of --accept or --reject")
+	}
+	env, err := c.m.open(ctx, *cfgPath)
+	if err != nil {
+		return err
+	}
+	defer env.db.Close()
+	id, err := audit.Review(ctx, env.db, positional[0], *accept, *note)
+	if err != nil {
+		return err
+	}
+	verb := "rejected"
+	if *accept {
+		verb = "accepted"
+	}
+	fmt.Fprintf(c.m.Stdout, "proposal %s %s (history row %s)\n", positional[0], verb, id)
+	return nil
+}
+
+// ApplyCommand applies proposals as real supersessions.
+type ApplyCommand struct{ m *Main }
+
+func (c *ApplyCommand) Run(ctx context.Context, args []string) error {
+	fs, cfgPath := c.m.newFlagSet("apply", "HISTORY_ID...")
+	positional, err := c.m.parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(positional) == 0 {
+		return usagef("apply: give one or more proposal HISTORY_IDs (see `supersessiond history --event supersession_proposal`)")
+	}
+	env, err := c.m.open(ctx, *cfgPath)
+	if err != nil {
+		return err
+	}
+	defer env.db.Close()
+	var failures []error
+	for _, r := range audit.Apply(ctx, env.db, env.cfg, positional) {
+		if r.Err != nil {
+			fmt.Fprintf(c.m.Stdout, "proposal %s: not applied: %v\n", r.ProposalID, r.Err)
+			failures = append(failures, r.Err)
+			continue
+		}
+		fmt.Fprintf(c.m.Stdout, "proposal %s: applied (attribute_superseded %s)\n", r.ProposalID, r.HistoryID)
+	}
+	if len(failures) > 0 {
+		return fmt.Errorf("%d of %d proposals not applied: %w", len(failures), len(positional), errors.Join(failures...))
+	}
+	return nil
+}
+
+// UndoCommand reverts one attribute_superseded event.
+type UndoCommand struct{ m *Main }
+
+func (c *UndoCommand) Run(ctx context.Context, args []string) error {
+	fs, cfgPath := c.m.newFlagSet("undo", "HISTORY_ID")
+	positional, err := c.m.parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(positional) != 1 {
+		return usagef("undo: give exactly one attribute_superseded HISTORY_ID (see `supersessiond history --event attribute_superseded`)")
+	}
+	env, err := c.m.open(ctx, *cfgPath)
+	if err != nil {
+		return err
+	}
+	defer env.db.Close()
+	id, err := audit.Undo(ctx, env.db, env.cfg, positional[0])
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.m.Stdout, "supersession %s undone (supersession_reverted %s)\n", positional[0], id)
+	return nil
+}
+
+// SupersedeCommand supersedes attributes by hand, atomically.
+type SupersedeCommand struct{ m *Main }
+
+func (c *SupersedeCommand) Run(ctx context.Context, args []string) error {
+	fs, cfgPath := c.m.newFlagSet("supersede", "--agent ID --by NEW_ID OLD_ID... [--force-chain] [--reason TEXT]")
+	agent := fs.String("agent", "", "the agent the attributes belong to (required)")
+	by := fs.String("by", "", "the attribute that supersedes the others (required)")
+	force := fs.Bool("force-chain", false, "re-point OLD attributes that are already superseded to NEW")
+	reason := fs.String("reason", "", "why, for the audit trail")
+	olds, err := c.m.parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if *agent == "" || *by == "" || len(olds) == 0 {
+		return usagef("supersede: --agent, --by and at least one OLD_ID are required")
+	}
+	env, err := c.m.open(ctx, *cfgPath)
+	if err != nil {
+		return err
+	}
+	defer env.db.Close()
+	applied, err := audit.Supersede(ctx, env.db, env.cfg, audit.SupersedeRequest{Agent: *agent, New: *by, Olds: olds, ForceChain: *force, Reason: *reason})
+	if err != nil {
+		return err
+	}
+	ids := make([]string, len(applied))
+	for i, a := range applied {
+		ids[i] = a.OldAttributeID + " (" + a.HistoryID + ")"
+	}
+	fmt.Fprintf(c.m.Stdout, "superseded by %s: %s\n", *by, strings.Join(ids, ", "))
+	return nil
+}
+
+// ProtectCommand pins or unpins an attribute.
+type ProtectCommand struct{ m *Main }
+
+func (c *ProtectCommand) Run(ctx context.Context, args []string) error {
+	fs, cfgPath := c.m.newFlagSet("protect", "ATTR_ID [--off]")
+	off := fs.Bool("off", false, "remove the protection")
+	positional, err := c.m.parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(positional) != 1 {
+		return usagef("protect: give exactly one ATTR_ID")
+	}
+	env, err := c.m.open(ctx, *cfgPath)
+	if err != nil {
+		return err
+	}
+	defer env.db.Close()
+	changed, err := audit.Protect(ctx, env.db, env.cfg, positional[0], !*off)
+	if err != nil {
+		return err
+	}
+	state := "protected"
+	if *off {
+		state = "not protected"
+	}
+	if !changed {
+		fmt.Fprintf(c.m.Stdout, "attribute %s was already %s\n", positional[0], state)
+		return nil
+	}
+	fmt.Fprintf(c.m.Stdout, "attribute %s is now %s\n", positional[0], state)
+	return nil
+}
