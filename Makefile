@@ -5,7 +5,7 @@ COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: all build test demo prereqs lint fmt clean
+.PHONY: all build test demo demo-db demo-stop prereqs lint fmt clean
 
 all: build
 
@@ -23,6 +23,13 @@ test: prereqs
 # The main job end to end on a throwaway PostgreSQL with a demo agent database.
 demo: prereqs build
 	$(GO) run ./cmd/supersessiond-demo --binary bin/supersessiond $(DEMO_FLAGS)
+
+# The demo database left running, for the README's Auditing walk-through.
+demo-db: prereqs build
+	$(GO) run ./cmd/supersessiond-demo --binary bin/supersessiond --keep
+
+demo-stop:
+	$(GO) run ./cmd/supersessiond-demo --stop
 
 lint:
 	$(GO) vet ./...

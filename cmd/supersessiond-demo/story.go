@@ -1,0 +1,226 @@
+package main
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+//go:embed seed.sql
+var seedSQL string
+
+func (d *demo) seed(ctx context.Context) error {
+	if _, err := d.db.ExecContext(ctx, seedSQL); err != nil {
+		return fmt.Errorf("seed the demo database: %w", err)
+	}
+	return d.showCounts(ctx, "seeded")
+}
+
+// showCounts prints what the database holds, per agent.
+func (d *demo) showCounts(ctx context.Context, label string) error {
+	type row struct {
+		Agent      string `db:"agent_id"`
+		Active     int    `db:"active"`
+		Superseded int    `db:"superseded"`
+		Constraint int    `db:"constraints"`
+		Protected  int    `db:"protected"`
+	}
+	var rows []row
+	err := d.db.SelectContext(ctx, &rows, `
+		SELECT agent_id,
+		       count(*) FILTER (WHERE status = 'active' AND kind = 'attribute') AS active,
+		       count(*) FILTER (WHERE status = 'superseded') AS superseded,
+		       count(*) FILTER (WHERE kind = 'constraint') AS constraints,
+		       count(*) FILTER (WHERE protected) AS protected
+		FROM entity_attributes GROUP BY agent_id ORDER BY agent_id`)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(d.out, "\nattributes (%s):\n", label)
+	tw := tabwriter.NewWriter(d.out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  AGENT\tACTIVE\tSUPERSEDED\tCONSTRAINTS\tPROTECTED")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\n", r.Agent, r.Active, r.Superseded, r.Constraint, r.Protected)
+	}
+	return tw.Flush()
+}
+
+func (d *demo) chapters() []func(context.Context) error {
+	return []func(context.Context) error{
+		d.shadowSweep,
+		d.review,
+		d.goLive,
+		d.inline,
+		d.finale,
+	}
+}
+
+func (d *demo) shadowSweep(ctx context.Context) error {
+	d.title("3. Shadow mode first: the sweep only proposes (memory.pipelineV2.shadowMode: true)")
+	if err := d.sh("sweep", "--once"); err != nil {
+		return err
+	}
+	if err := d.sh("history", "--event", "supersession_proposal"); err != nil {
+		return err
+	}
+	return d.showCounts(ctx, "after the shadow sweep: nothing changed")
+}
+
+// proposalFor finds the proposal about an old attribute.
+func (d *demo) proposalFor(ctx context.Context, oldID string) (string, error) {
+	var id string
+	err := d.db.GetContext(ctx, &id, `SELECT id FROM memory_history WHERE event = 'supersession_proposal'
+		AND metadata ->> 'old_attribute_id' = $1`, oldID)
+	if err != nil {
+		return "", fmt.Errorf("no proposal for %s: %w", oldID, err)
+	}
+	return id, nil
+}
+
+func (d *demo) review(ctx context.Context) error {
+	d.title("4. Review: accept, reject, apply, and undo a mistake")
+	accept, err := d.proposalFor(ctx, "attr-prefs-1")
+	if err != nil {
+		return err
+	}
+	reject, err := d.proposalFor(ctx, "attr-hob-2")
+	if err != nil {
+		return err
+	}
+	if err := d.sh("review", accept, "--accept", "--note", "Sam switched to light mode in August"); err != nil {
+		return err
+	}
+	if err := d.sh("review", reject, "--reject", "--note", "Sam trains for both distances"); err != nil {
+		return err
+	}
+	d.say("\nReviewing twice is refused (exit 4):")
+	if err := d.shExpect(4, "review", reject, "--accept"); err != nil {
+		return err
+	}
+	if err := d.sh("apply", accept); err != nil {
+		return err
+	}
+	var superseded string
+	if err := d.db.GetContext(ctx, &superseded, `SELECT id FROM memory_history WHERE event = 'attribute_superseded'
+		AND metadata ->> 'proposal_id' = $1`, accept); err != nil {
+		return err
+	}
+	d.say("\nThat was premature; take it back (the row is restored from the undo snapshot):")
+	if err := d.sh("undo", superseded); err != nil {
+		return err
+	}
+	d.say("\nA second undo is refused, and so is anything automatic that would redo it:")
+	if err := d.shExpect(4, "undo", superseded); err != nil {
+		return err
+	}
+	d.say("\nThe emergency brake refuses every change (mutationsFrozen):")
+	d.env = append(d.env, "SUPERSESSIOND_MEMORY__PIPELINEV2__MUTATIONSFROZEN=true")
+	err = d.shExpect(4, "supersede", "--agent", "assistant-sam", "--by", "attr-home-3", "attr-home-1", "--reason", "moved")
+	d.env = d.env[:len(d.env)-1]
+	return err
+}
+
+func (d *demo) goLive(ctx context.Context) error {
+	d.title("5. Go live: shadowMode: false in agent.yaml, and the sweep applies")
+	if err := d.writeConfig(false, 0); err != nil {
+		return err
+	}
+	if err := d.sh("sweep", "--once"); err != nil {
+		return err
+	}
+	if err := d.sh("history", "--event", "attribute_superseded", "--limit", "10"); err != nil {
+		return err
+	}
+	d.say("\nA second live sweep finds nothing left to do:")
+	if err := d.sh("sweep", "--once"); err != nil {
+		return err
+	}
+	return d.showCounts(ctx, "after the live sweep")
+}
+
+func (d *demo) inline(ctx context.Context) error {
+	d.title("6. The daemon: the inline hook decides an attribute the moment it is classified")
+	dm, err := d.startDaemon()
+	if err != nil {
+		return err
+	}
+	d.say("\nThe agent's classifier gives 'Lives in Lisbon' its aspect:")
+	fmt.Fprintf(d.out, "\n\033[36m$ psql -c \"UPDATE entity_attributes SET aspect_id = 'sam-home' WHERE id = 'attr-home-4'\"\033[0m\n")
+	start := time.Now()
+	if _, err := d.db.ExecContext(ctx, `UPDATE entity_attributes SET aspect_id = 'sam-home' WHERE id = 'attr-home-4'`); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		var n int
+		if err := d.db.GetContext(ctx, &n, `SELECT count(*) FROM memory_history WHERE event = 'attribute_superseded'
+			AND changed_by = 'supersessiond:inline'`); err != nil {
+			return err
+		}
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the inline hook did not decide within 15s:\n%s", dm.logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	fmt.Fprint(d.out, indent(fmt.Sprintf("decided %s after the classification", time.Since(start).Round(time.Millisecond))))
+	if err := d.sh("history", "--limit", "1"); err != nil {
+		return err
+	}
+	body, _ := httpGet(fmt.Sprintf("http://127.0.0.1:%d/metrics", dm.port))
+	d.say("\nFrom /metrics:")
+	for _, l := range strings.Split(body, "\n") {
+		if strings.HasPrefix(l, "supersessiond_inline_lag_seconds_count") || strings.HasPrefix(l, "supersessiond_inline_lag_seconds_sum") ||
+			strings.HasPrefix(l, "supersessiond_supersessions_total") || strings.HasPrefix(l, "supersessiond_ready ") {
+			fmt.Fprint(d.out, indent(l))
+		}
+	}
+	if err := dm.stop(d); err != nil {
+		return err
+	}
+	d.say("\nThe daemon's log (text format here; json by default):")
+	fmt.Fprint(d.out, indent(lastLines(dm.logs.String(), 8)))
+	return nil
+}
+
+func (d *demo) finale(ctx context.Context) error {
+	d.title("What the daemon found and did")
+	if err := d.showCounts(ctx, "at the end"); err != nil {
+		return err
+	}
+	type ev struct {
+		Event string `db:"event"`
+		N     int    `db:"n"`
+	}
+	var evs []ev
+	if err := d.db.SelectContext(ctx, &evs, `SELECT event, count(*) AS n FROM memory_history GROUP BY event ORDER BY event`); err != nil {
+		return err
+	}
+	fmt.Fprintln(d.out, "\nmemory_history events:")
+	tw := tabwriter.NewWriter(d.out, 0, 0, 2, ' ', 0)
+	for _, e := range evs {
+		fmt.Fprintf(tw, "  %s\t%d\n", e.Event, e.N)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	d.say("\nUntouched, as they must be: constraints (never superseded), the protected peanut allergy,")
+	d.say("Kim's row pointing at Sam's aspect (another agent), Speaks French / Speaks Japanese (many values),")
+	d.say("and the vetoed pairs (the rejected marathon proposal, the undone dark→light mode).")
+	d.say("Married → divorced stayed a review-band proposal (confidence 0.6): a human decides.")
+	d.say("'Apartment hunting with Sam' → 'Broke up with Sam' needs the LLM fallback (supersessionSemanticFallback with a real model).")
+	return nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
