@@ -24,18 +24,18 @@ type Filter struct {
 
 // Entry is one memory_history row.
 type Entry struct {
-	ID         string          `db:"id" json:"id"`
-	MemoryID   string          `db:"memory_id" json:"memory_id"`
-	Event      string          `db:"event" json:"event"`
-	OldContent *string         `db:"old_content" json:"old_content"`
-	NewContent *string         `db:"new_content" json:"new_content"`
-	ChangedBy  string          `db:"changed_by" json:"changed_by"`
-	Reason     *string         `db:"reason" json:"reason"`
-	Metadata   JSONB           `db:"metadata" json:"metadata"`
-	CreatedAt  time.Time       `db:"created_at" json:"created_at"`
-	ActorType  *string         `db:"actor_type" json:"actor_type"`
-	SessionID  *string         `db:"session_id" json:"session_id"`
-	RequestID  *string         `db:"request_id" json:"request_id"`
+	ID         string    `db:"id" json:"id"`
+	MemoryID   string    `db:"memory_id" json:"memory_id"`
+	Event      string    `db:"event" json:"event"`
+	OldContent *string   `db:"old_content" json:"old_content"`
+	NewContent *string   `db:"new_content" json:"new_content"`
+	ChangedBy  string    `db:"changed_by" json:"changed_by"`
+	Reason     *string   `db:"reason" json:"reason"`
+	Metadata   JSONB     `db:"metadata" json:"metadata"`
+	CreatedAt  time.Time `db:"created_at" json:"created_at"`
+	ActorType  *string   `db:"actor_type" json:"actor_type"`
+	SessionID  *string   `db:"session_id" json:"session_id"`
+	RequestID  *string   `db:"request_id" json:"request_id"`
 }
 
 // JSONB is a nullable jsonb column that marshals as the JSON it holds
