@@ -55,7 +55,10 @@ type Statement struct {
 	now     bool // now, currently
 	strong  bool // instead
 
-	subjMask, predMask, allMask uint64 // content stems, one bit per stem hash
+	// Content stems, one bit per stem hash, of the selections the signals
+	// compare (see sets.go): most comparisons end on these masks.
+	subjMask, predMask, objMask, coreMask, allMask uint64
+	hasAnt                                         bool // an antonym word in the main clause
 
 	buf  [bufSize]byte
 	toks [maxTokens]token
@@ -86,7 +89,8 @@ func (st *Statement) analyze(in Input, lx *lexicon) {
 	st.pred, st.hasPred = predicate{}, false
 	st.negated, st.cease, st.past, st.irreal = false, false, false, false
 	st.addAdv, st.addVerb, st.now, st.strong = false, false, false, false
-	st.subjMask, st.predMask, st.allMask = 0, 0, 0
+	st.subjMask, st.predMask, st.objMask, st.coreMask, st.allMask = 0, 0, 0, 0, 0
+	st.hasAnt = false
 	if st.ntok == 0 {
 		return
 	}
@@ -97,16 +101,26 @@ func (st *Statement) analyze(in Input, lx *lexicon) {
 	st.markers()
 	for k := 0; k < st.ntok; k++ {
 		t := &st.toks[k]
+		if t.ant != 0 && k < st.coreEnd {
+			st.hasAnt = true
+		}
 		if !t.content() {
 			continue
 		}
 		bit := uint64(1) << (t.hash & 63)
 		st.allMask |= bit
-		switch {
-		case t.role&rSubj != 0:
+		if t.role&rTail != 0 {
+			continue
+		}
+		st.coreMask |= bit
+		if t.role&rSubj != 0 {
 			st.subjMask |= bit
-		case t.role&rTail == 0:
+		}
+		if t.role&(rChain|rVerb|rVal|rQual) != 0 {
 			st.predMask |= bit
+		}
+		if t.role&(rVal|rQual) != 0 {
+			st.objMask |= bit
 		}
 	}
 }

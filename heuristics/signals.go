@@ -122,6 +122,9 @@ func negation(a, b *Statement, e *explain) (fired, bool) {
 // words about different things ("Wi-Fi is on" / "the heating is off") are
 // not a contradiction.
 func antonym(a, b *Statement, e *explain) (fired, bool) {
+	if !a.hasAnt || !b.hasAnt {
+		return fired{}, false
+	}
 	if a.negated != b.negated || a.irreal != b.irreal {
 		return fired{}, false // "is not enabled" and "is disabled" agree
 	}

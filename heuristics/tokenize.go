@@ -82,18 +82,34 @@ func (st *Statement) tokenize(s string, lx *lexicon) {
 				inWord = true
 				start = st.nbuf
 			}
-			if c >= 'A' && c <= 'Z' {
-				c += 'a' - 'A'
+			// Copy the whole ASCII run at once: most text is this loop.
+			limit := len(st.buf) - maxStemGrowth
+			n := st.nbuf
+			j := i
+			for ; j < len(s) && n < limit; j++ {
+				c = s[j]
+				switch {
+				case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+				case c >= 'A' && c <= 'Z':
+					c += 'a' - 'A'
+				default:
+					goto done
+				}
+				st.buf[n] = c
+				n++
 			}
-			if !st.put(c) {
+		done:
+			st.nbuf = n
+			lastClass = 'a'
+			if l := st.buf[n-1]; l >= '0' && l <= '9' {
+				lastClass = 'd'
+			}
+			if n >= limit {
 				st.endWord(start, lx, pendingBreak)
 				return
 			}
-			if c >= '0' && c <= '9' {
-				lastClass = 'd'
-			} else {
-				lastClass = 'a'
-			}
+			i = j
+			continue
 		case c >= utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r) || (inWord && unicode.IsMark(r))):
 			if !inWord {
 				if st.ntok >= maxTokens {
@@ -318,20 +334,18 @@ func stem(w []byte) (s0, s1 int, y bool) {
 			return 0, n, false
 		}
 	}
-	has := func(suf string) bool {
-		return n >= len(suf) && string(w[n-len(suf):n]) == suf
-	}
+	has := func(suf string) bool { return hasSuffix(w[:n], suf) }
 	switch {
 	case n >= 5 && (has("ies") || has("ied")):
 		return 0, n - 3, true
 	case n >= 5 && (has("sses") || has("shes") || has("ches") || has("xes") || has("zes")):
 		n -= 2
-	case n >= 4 && w[n-1] == 's' && !has("ss") && !has("us") && !has("is"):
+	case n >= 4 && w[n-1] == 's' && w[n-2] != 's' && w[n-2] != 'u' && w[n-2] != 'i':
 		n--
 	case n >= 6 && has("ing"):
 		n -= 3
 		n = undouble(w, n)
-	case n >= 5 && has("ed") && !has("eed"):
+	case n >= 5 && w[n-1] == 'd' && w[n-2] == 'e' && w[n-3] != 'e':
 		n -= 2
 		n = undouble(w, n)
 	}
@@ -339,6 +353,10 @@ func stem(w []byte) (s0, s1 int, y bool) {
 		n--
 	}
 	return 0, n, false
+}
+
+func hasSuffix(w []byte, suf string) bool {
+	return len(w) >= len(suf) && string(w[len(w)-len(suf):]) == suf
 }
 
 // undouble drops the second of a doubled final consonant ("stopp" → "stop").
