@@ -429,29 +429,34 @@ func (st *Statement) frame(j int, copula, aux bool, lx *lexicon) {
 }
 
 // lookupPred finds the longest predicate key at verb v: its canonical stem
-// followed by up to three raw tokens. It returns the number of tokens used.
+// followed by up to three raw tokens. The table also holds every proper
+// prefix of a key, so the search stops at the first word that no key
+// continues with. It returns the number of tokens used.
 func (st *Statement) lookupPred(lx *lexicon, v int) (predicate, int, bool) {
 	var key [96]byte
-	base := st.stem(&st.toks[v])
-	n := copy(key[:], base)
-	ends := [4]int{n}
-	m := 1
-	for ; m <= 3 && v+m < st.coreEnd; m++ {
-		w := st.raw(&st.toks[v+m])
+	n := copy(key[:], st.stem(&st.toks[v]))
+	var best predicate
+	bestN := 0
+	for m := 0; ; m++ {
+		p, ok := lx.pred(key[:n])
+		if !ok {
+			break
+		}
+		if !p.prefix {
+			best, bestN = p, m+1
+		}
+		if m == 3 || v+m+1 >= st.coreEnd {
+			break
+		}
+		w := st.raw(&st.toks[v+m+1])
 		if n+1+len(w) > len(key) {
 			break
 		}
 		key[n] = ' '
 		n++
 		n += copy(key[n:], w)
-		ends[m] = n
 	}
-	for m--; m >= 0; m-- {
-		if p, ok := lx.pred(key[:ends[m]]); ok {
-			return p, m + 1, true
-		}
-	}
-	return predicate{}, 0, false
+	return best, bestN, bestN > 0
 }
 
 // findSlot decides what the value is a value of: a named predicate, an

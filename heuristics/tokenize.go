@@ -244,9 +244,13 @@ func (st *Statement) endWord(start int, lx *lexicon, brk bool) {
 	raw := st.buf[start:end]
 	rh := fnv(raw)
 	e, ok := lx.lookup(rh, raw)
-	if ok && e.stem != "" {
+	switch {
+	case ok && e.stem != "":
 		st.setStem(t, e.stem)
-	} else {
+	case ok && e.flags&nonContent != 0 && e.ant == 0:
+		// A function word: never compared by stem.
+		t.st0, t.st1 = t.raw0, t.raw1
+	default:
 		s0, s1, ydone := stem(raw)
 		if ydone && st.nbuf+(s1-s0)+1 <= len(st.buf) {
 			// ies/ied → y: write the stem after the text.
