@@ -433,7 +433,7 @@ func (st *Statement) frame(j int, copula, aux bool, lx *lexicon) {
 // prefix of a key, so the search stops at the first word that no key
 // continues with. It returns the number of tokens used.
 func (st *Statement) lookupPred(lx *lexicon, v int) (predicate, int, bool) {
-	var key [96]byte
+	var key [64]byte
 	n := copy(key[:], st.stem(&st.toks[v]))
 	var best predicate
 	bestN := 0

@@ -242,7 +242,7 @@ func (st *Statement) endWord(start int, lx *lexicon, brk bool) {
 		t.flags |= tNumber
 	}
 	raw := st.buf[start:end]
-	rh := fnv(raw)
+	rh := st.hashSpan(start, end)
 	e, ok := lx.lookup(rh, raw)
 	switch {
 	case ok && e.stem != "":
@@ -313,8 +313,14 @@ func fnv(b []byte) uint32 {
 		b = b[8:]
 	}
 	var tail uint64
-	for i := 0; i < len(b); i++ {
-		tail |= uint64(b[i]) << (8 * i)
+	if n := len(b); n > 0 && cap(b) >= 8 {
+		// Load eight bytes and mask: the bytes past len are within cap,
+		// so this reads the word's own storage only.
+		tail = binary.LittleEndian.Uint64(b[:8]) & (1<<(8*uint(n)) - 1)
+	} else {
+		for i := 0; i < len(b); i++ {
+			tail |= uint64(b[i]) << (8 * i)
+		}
 	}
 	h = (h ^ tail) * 0xc4ceb9fe1a85ec53
 	h ^= h >> 29
@@ -358,6 +364,10 @@ func stem(w []byte) (s0, s1 int, y bool) {
 	}
 	return 0, n, false
 }
+
+// hashSpan is fnv(st.buf[i:j]); the capacity left after the word lets fnv
+// load its last bytes in one go.
+func (st *Statement) hashSpan(i, j int) uint32 { return fnv(st.buf[i:j]) }
 
 func hasSuffix(w []byte, suf string) bool {
 	return len(w) >= len(suf) && string(w[len(w)-len(suf):]) == suf
