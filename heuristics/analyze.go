@@ -55,7 +55,10 @@ type Statement struct {
 	now     bool // now, currently
 	strong  bool // instead
 
-	subjMask, predMask, allMask uint64 // content stems, one bit per stem hash
+	// Content stems, one bit per stem hash, of the selections the signals
+	// compare (see sets.go): most comparisons end on these masks.
+	subjMask, predMask, objMask, coreMask, allMask uint64
+	hasAnt                                         bool // an antonym word in the main clause
 
 	buf  [bufSize]byte
 	toks [maxTokens]token
@@ -86,7 +89,8 @@ func (st *Statement) analyze(in Input, lx *lexicon) {
 	st.pred, st.hasPred = predicate{}, false
 	st.negated, st.cease, st.past, st.irreal = false, false, false, false
 	st.addAdv, st.addVerb, st.now, st.strong = false, false, false, false
-	st.subjMask, st.predMask, st.allMask = 0, 0, 0
+	st.subjMask, st.predMask, st.objMask, st.coreMask, st.allMask = 0, 0, 0, 0, 0
+	st.hasAnt = false
 	if st.ntok == 0 {
 		return
 	}
@@ -97,16 +101,26 @@ func (st *Statement) analyze(in Input, lx *lexicon) {
 	st.markers()
 	for k := 0; k < st.ntok; k++ {
 		t := &st.toks[k]
+		if t.ant != 0 && k < st.coreEnd {
+			st.hasAnt = true
+		}
 		if !t.content() {
 			continue
 		}
 		bit := uint64(1) << (t.hash & 63)
 		st.allMask |= bit
-		switch {
-		case t.role&rSubj != 0:
+		if t.role&rTail != 0 {
+			continue
+		}
+		st.coreMask |= bit
+		if t.role&rSubj != 0 {
 			st.subjMask |= bit
-		case t.role&rTail == 0:
+		}
+		if t.role&(rChain|rVerb|rVal|rQual) != 0 {
 			st.predMask |= bit
+		}
+		if t.role&(rVal|rQual) != 0 {
+			st.objMask |= bit
 		}
 	}
 }
@@ -415,29 +429,34 @@ func (st *Statement) frame(j int, copula, aux bool, lx *lexicon) {
 }
 
 // lookupPred finds the longest predicate key at verb v: its canonical stem
-// followed by up to three raw tokens. It returns the number of tokens used.
+// followed by up to three raw tokens. The table also holds every proper
+// prefix of a key, so the search stops at the first word that no key
+// continues with. It returns the number of tokens used.
 func (st *Statement) lookupPred(lx *lexicon, v int) (predicate, int, bool) {
-	var key [96]byte
-	base := st.stem(&st.toks[v])
-	n := copy(key[:], base)
-	ends := [4]int{n}
-	m := 1
-	for ; m <= 3 && v+m < st.coreEnd; m++ {
-		w := st.raw(&st.toks[v+m])
+	var key [64]byte
+	n := copy(key[:], st.stem(&st.toks[v]))
+	var best predicate
+	bestN := 0
+	for m := 0; ; m++ {
+		p, ok := lx.pred(key[:n])
+		if !ok {
+			break
+		}
+		if !p.prefix {
+			best, bestN = p, m+1
+		}
+		if m == 3 || v+m+1 >= st.coreEnd {
+			break
+		}
+		w := st.raw(&st.toks[v+m+1])
 		if n+1+len(w) > len(key) {
 			break
 		}
 		key[n] = ' '
 		n++
 		n += copy(key[n:], w)
-		ends[m] = n
 	}
-	for m--; m >= 0; m-- {
-		if p, ok := lx.pred(key[:ends[m]]); ok {
-			return p, m + 1, true
-		}
-	}
-	return predicate{}, 0, false
+	return best, bestN, bestN > 0
 }
 
 // findSlot decides what the value is a value of: a named predicate, an

@@ -83,7 +83,7 @@ func BenchmarkAnalyze(b *testing.B) {
 // reportRates adds decisions per wall-clock second and CPU nanoseconds per
 // op (see cpuNanos).
 func reportRates(b *testing.B, cpu0 int64) {
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s") // decisions/s for the Decide benchmarks
 	if cpu := cpuNanos() - cpu0; cpu > 0 && cpu0 > 0 {
 		b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
 	}

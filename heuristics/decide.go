@@ -183,7 +183,7 @@ func SharedContentTokens(a, b *Statement) int {
 	as, bs := a.all(), b.all()
 	for i := 0; i < a.ntok; i++ {
 		t := &a.toks[i]
-		if !t.content() || t.hash&63 >= 64 || b.allMask&(1<<(t.hash&63)) == 0 {
+		if !t.content() || b.allMask&(1<<(t.hash&63)) == 0 {
 			continue
 		}
 		// Count each stem once.

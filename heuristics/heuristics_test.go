@@ -1,6 +1,9 @@
 package heuristics
 
 import (
+	"encoding/json"
+	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -198,6 +201,37 @@ func TestHostileContent(t *testing.T) {
 		st := Analyze(Input{Content: a})
 		if st.ntok > maxTokens || st.nbuf > bufSize {
 			t.Fatalf("%.20q: %d tokens, %d bytes", a, st.ntok, st.nbuf)
+		}
+	}
+}
+
+// TestPreparedFormOnCorpus: DecideAnalyzed and Decide agree on every pair
+// of both corpora.
+func TestPreparedFormOnCorpus(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"../testdata/pairs.jsonl", "../testdata/pairs_holdout.jsonl"} {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			var p struct {
+				Older, Newer         string
+				OlderAt, NewerAt     time.Time
+				OlderKind, NewerKind string
+			}
+			if strings.TrimSpace(line) == "" {
+				continue
+			}
+			if err := json.Unmarshal([]byte(line), &p); err != nil {
+				t.Fatal(err)
+			}
+			a := Input{Content: p.Older, CreatedAt: p.OlderAt, Kind: p.OlderKind}
+			b := Input{Content: p.Newer, CreatedAt: p.NewerAt, Kind: p.NewerKind}
+			want, got := Decide(a, b), DecideAnalyzed(Analyze(a), Analyze(b))
+			if !reflect.DeepEqual(want, got) {
+				t.Errorf("%s / %s: Decide %+v, DecideAnalyzed %+v", p.Older, p.Newer, want, got)
+			}
 		}
 	}
 }

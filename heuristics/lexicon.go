@@ -71,9 +71,13 @@ const (
 
 // predicate is a verb (and particles) with what it says about its values.
 type predicate struct {
+	prefix  bool // only a prefix of longer keys, not a predicate itself
 	display string
-	slot    uint16 // predicates sharing a slot compare values (lives in / is based in)
-	val     valuedness
+	// multiReason explains a multi-valued predicate's non-conflict; built
+	// with the table so that deciding never concatenates it.
+	multiReason string
+	slot        uint16 // predicates sharing a slot compare values (lives in / is based in)
+	val         valuedness
 }
 
 // Slots. Predicates whose slots are equal talk about the same thing.
@@ -217,6 +221,15 @@ func (lx *lexicon) compile() {
 	}
 	lx.wordTab = newTable(keys, vals)
 	keys, vals = keys[:0], vals[:0]
+	for k := range lx.preds {
+		for i := 0; i < len(k); i++ {
+			if k[i] == ' ' {
+				if _, ok := lx.preds[k[:i]]; !ok {
+					lx.preds[k[:i]] = predicate{prefix: true}
+				}
+			}
+		}
+	}
 	for k, p := range lx.preds {
 		keys = append(keys, k)
 		vals = append(vals, uint16(len(lx.predVal)))
@@ -409,7 +422,8 @@ func doubles(base string) bool {
 // stem followed by its particles, space-separated.
 func (lx *lexicon) addPredicates() {
 	p := func(key, display string, slot uint16, val valuedness) {
-		lx.preds[key] = predicate{display: display, slot: slot, val: val}
+		lx.preds[key] = predicate{display: display, slot: slot, val: val,
+			multiReason: "No contradiction: different values for '" + display + "', which holds many values at once."}
 	}
 	// One value at a time.
 	for _, k := range []string{"live in", "live at", "live on", "reside in", "reside at", "base in", "base out of", "settle in"} {

@@ -13,6 +13,8 @@ type sel struct {
 	roles  uint8
 	skip   int
 	flag   uint32
+	pre    uint64 // the mask, when precomputed by Analyze (hasPre)
+	hasPre bool
 }
 
 func (s sel) ok(i int) bool {
@@ -68,6 +70,9 @@ func (s sel) count() int {
 // mask is the set's stems as one bit each: a superset of a set has every
 // bit of its mask, so most comparisons end here.
 func (s sel) mask() uint64 {
+	if s.hasPre && s.skip == 0 {
+		return s.pre
+	}
 	var m uint64
 	for i := s.lo; i < s.hi; i++ {
 		if s.ok(i) {
@@ -145,11 +150,13 @@ func (s sel) appendRaw(b []byte) []byte {
 }
 
 // Selections used by the signals.
-func (st *Statement) subject() sel { return sel{st: st, lo: 0, hi: st.coreEnd, roles: rSubj} }
+func (st *Statement) subject() sel {
+	return sel{st: st, lo: 0, hi: st.coreEnd, roles: rSubj, pre: st.subjMask, hasPre: true}
+}
 
 // predicate is everything of the main clause but the subject.
 func (st *Statement) predicate() sel {
-	return sel{st: st, lo: 0, hi: st.coreEnd, roles: rChain | rVerb | rVal | rQual}
+	return sel{st: st, lo: 0, hi: st.coreEnd, roles: rChain | rVerb | rVal | rQual, pre: st.predMask, hasPre: true}
 }
 func (st *Statement) core() sel    { return sel{st: st, lo: 0, hi: st.coreEnd} }
 func (st *Statement) all() sel     { return sel{st: st, lo: 0, hi: st.ntok} }
@@ -158,7 +165,7 @@ func (st *Statement) asSel() sel   { return sel{st: st, lo: st.as0, hi: st.as1} 
 func (st *Statement) slotSel() sel { return sel{st: st, lo: st.slot0, hi: st.slot1} }
 func (st *Statement) target() sel  { return sel{st: st, lo: st.tgt0, hi: st.tgt1} }
 func (st *Statement) object() sel {
-	return sel{st: st, lo: 0, hi: st.coreEnd, roles: rVal | rQual}
+	return sel{st: st, lo: 0, hi: st.coreEnd, roles: rVal | rQual, pre: st.objMask, hasPre: true}
 }
 func (st *Statement) scope() sel {
 	return sel{st: st, lo: 0, hi: st.coreEnd, roles: rQual | rChain | rSubj, flag: fScope}

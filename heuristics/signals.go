@@ -122,6 +122,9 @@ func negation(a, b *Statement, e *explain) (fired, bool) {
 // words about different things ("Wi-Fi is on" / "the heating is off") are
 // not a contradiction.
 func antonym(a, b *Statement, e *explain) (fired, bool) {
+	if !a.hasAnt || !b.hasAnt {
+		return fired{}, false
+	}
 	if a.negated != b.negated || a.irreal != b.irreal {
 		return fired{}, false // "is not enabled" and "is disabled" agree
 	}
@@ -201,16 +204,16 @@ func value(a, b *Statement, e *explain) (fired, bool) {
 	if !sameSlot(a, b) {
 		return fired{}, false
 	}
+	if a.pred.val == multi {
+		e.miss(a.pred.multiReason)
+		return fired{}, false
+	}
 	if a.past || b.past {
 		e.miss("No contradiction: one statement is about the past.")
 		return fired{}, false
 	}
 	if b.addAdv {
 		e.miss("No contradiction: the newer statement adds a value (also, too, another).")
-		return fired{}, false
-	}
-	if !a.scope().equal(b.scope()) {
-		e.miss("No contradiction: the values hold at different times (weekends, summer...).")
 		return fired{}, false
 	}
 	va, vb := a.value(), b.value()
@@ -236,6 +239,10 @@ func value(a, b *Statement, e *explain) (fired, bool) {
 		e.miss("No contradiction: the newer statement refines the older value.")
 		return fired{}, false
 	}
+	if !a.scope().equal(b.scope()) {
+		e.miss("No contradiction: the values hold at different times (weekends, summer...).")
+		return fired{}, false
+	}
 	var conf float64
 	switch a.pred.val {
 	case single:
@@ -257,9 +264,7 @@ func value(a, b *Statement, e *explain) (fired, bool) {
 			return fired{}, false
 		}
 	default:
-		if e.why == "" {
-			e.why = "No contradiction: different values for '" + a.pred.display + "', which holds many values at once."
-		}
+		e.miss(a.pred.multiReason)
 		return fired{}, false
 	}
 	return fired{kind: sigValue, conf: conf, label: label, from: va, to: vb, hasTo: true}, true

@@ -82,18 +82,34 @@ func (st *Statement) tokenize(s string, lx *lexicon) {
 				inWord = true
 				start = st.nbuf
 			}
-			if c >= 'A' && c <= 'Z' {
-				c += 'a' - 'A'
+			// Copy the whole ASCII run at once: most text is this loop.
+			limit := len(st.buf) - maxStemGrowth
+			n := st.nbuf
+			j := i
+			for ; j < len(s) && n < limit; j++ {
+				c = s[j]
+				switch {
+				case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+				case c >= 'A' && c <= 'Z':
+					c += 'a' - 'A'
+				default:
+					goto done
+				}
+				st.buf[n] = c
+				n++
 			}
-			if !st.put(c) {
+		done:
+			st.nbuf = n
+			lastClass = 'a'
+			if l := st.buf[n-1]; l >= '0' && l <= '9' {
+				lastClass = 'd'
+			}
+			if n >= limit {
 				st.endWord(start, lx, pendingBreak)
 				return
 			}
-			if c >= '0' && c <= '9' {
-				lastClass = 'd'
-			} else {
-				lastClass = 'a'
-			}
+			i = j
+			continue
 		case c >= utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r) || (inWord && unicode.IsMark(r))):
 			if !inWord {
 				if st.ntok >= maxTokens {
@@ -226,11 +242,15 @@ func (st *Statement) endWord(start int, lx *lexicon, brk bool) {
 		t.flags |= tNumber
 	}
 	raw := st.buf[start:end]
-	rh := fnv(raw)
+	rh := st.hashSpan(start, end)
 	e, ok := lx.lookup(rh, raw)
-	if ok && e.stem != "" {
+	switch {
+	case ok && e.stem != "":
 		st.setStem(t, e.stem)
-	} else {
+	case ok && e.flags&nonContent != 0 && e.ant == 0:
+		// A function word: never compared by stem.
+		t.st0, t.st1 = t.raw0, t.raw1
+	default:
 		s0, s1, ydone := stem(raw)
 		if ydone && st.nbuf+(s1-s0)+1 <= len(st.buf) {
 			// ies/ied → y: write the stem after the text.
@@ -293,8 +313,14 @@ func fnv(b []byte) uint32 {
 		b = b[8:]
 	}
 	var tail uint64
-	for i := 0; i < len(b); i++ {
-		tail |= uint64(b[i]) << (8 * i)
+	if n := len(b); n > 0 && cap(b) >= 8 {
+		// Load eight bytes and mask: the bytes past len are within cap,
+		// so this reads the word's own storage only.
+		tail = binary.LittleEndian.Uint64(b[:8]) & (1<<(8*uint(n)) - 1)
+	} else {
+		for i := 0; i < len(b); i++ {
+			tail |= uint64(b[i]) << (8 * i)
+		}
 	}
 	h = (h ^ tail) * 0xc4ceb9fe1a85ec53
 	h ^= h >> 29
@@ -318,20 +344,18 @@ func stem(w []byte) (s0, s1 int, y bool) {
 			return 0, n, false
 		}
 	}
-	has := func(suf string) bool {
-		return n >= len(suf) && string(w[n-len(suf):n]) == suf
-	}
+	has := func(suf string) bool { return hasSuffix(w[:n], suf) }
 	switch {
 	case n >= 5 && (has("ies") || has("ied")):
 		return 0, n - 3, true
 	case n >= 5 && (has("sses") || has("shes") || has("ches") || has("xes") || has("zes")):
 		n -= 2
-	case n >= 4 && w[n-1] == 's' && !has("ss") && !has("us") && !has("is"):
+	case n >= 4 && w[n-1] == 's' && w[n-2] != 's' && w[n-2] != 'u' && w[n-2] != 'i':
 		n--
 	case n >= 6 && has("ing"):
 		n -= 3
 		n = undouble(w, n)
-	case n >= 5 && has("ed") && !has("eed"):
+	case n >= 5 && w[n-1] == 'd' && w[n-2] == 'e' && w[n-3] != 'e':
 		n -= 2
 		n = undouble(w, n)
 	}
@@ -339,6 +363,14 @@ func stem(w []byte) (s0, s1 int, y bool) {
 		n--
 	}
 	return 0, n, false
+}
+
+// hashSpan is fnv(st.buf[i:j]); the capacity left after the word lets fnv
+// load its last bytes in one go.
+func (st *Statement) hashSpan(i, j int) uint32 { return fnv(st.buf[i:j]) }
+
+func hasSuffix(w []byte, suf string) bool {
+	return len(w) >= len(suf) && string(w[len(w)-len(suf):]) == suf
 }
 
 // undouble drops the second of a doubled final consonant ("stopp" → "stop").

@@ -114,3 +114,19 @@ func FuzzTokenize(f *testing.F) {
 		_ = Decide(Input{Content: "Doesn't drink coffee"}, Input{Content: s})
 	})
 }
+
+func TestHashSpanIsFnv(t *testing.T) {
+	t.Parallel()
+	var st Statement
+	copy(st.buf[:], "abcdefghijklmnopqrstuvwxyz0123456789")
+	for i := 0; i < 20; i++ {
+		for j := i + 1; j <= 36; j++ {
+			if st.hashSpan(i, j) != fnv(st.buf[i:j]) {
+				t.Fatalf("hashSpan(%d, %d) differs from fnv", i, j)
+			}
+		}
+	}
+	if st.hashSpan(len(st.buf)-3, len(st.buf)) != fnv(st.buf[len(st.buf)-3:]) {
+		t.Fatal("hashSpan at the end of the buffer")
+	}
+}
