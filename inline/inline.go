@@ -41,6 +41,10 @@ type Hook struct {
 
 	connected atomic.Bool
 	lastErr   atomic.Pointer[string]
+
+	// ObserveLag, when set before Run, receives every lag the histogram
+	// does (the bench command computes exact percentiles from it).
+	ObserveLag func(seconds float64)
 }
 
 // Metrics are the hook's own.
@@ -331,6 +335,9 @@ func (h *Hook) finish(ctx context.Context, seqs []int64, observe bool) error {
 	if observe {
 		for _, l := range lags {
 			h.metrics.Lag.Observe(l)
+			if h.ObserveLag != nil {
+				h.ObserveLag(l)
+			}
 		}
 	}
 	return nil

@@ -1,0 +1,269 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// AttributeSpec shapes a synthetic memory graph.
+type AttributeSpec struct {
+	Attributes int // total attributes
+	Agents     int // default 8
+	// MaxSiblings caps an aspect's size; sizes follow a Zipf law (most
+	// aspects hold one or two attributes, a few hold thousands, as Signet
+	// observed: 1,197 in one aspect).
+	MaxSiblings int // default 3000
+	// ContradictionShare is the share of attributes planted as a newer
+	// value of a one-value slot already present in the aspect (a real
+	// contradiction the sweep must find). Big aspects get at most one per
+	// slot, so the realised share is reported, not assumed.
+	ContradictionShare float64 // default 0.05
+	Seed               uint64  // default 1
+}
+
+// AttributeStats says what was generated.
+type AttributeStats struct {
+	Attributes          int `json:"attributes"`
+	Aspects             int `json:"aspects"`
+	AspectsWithSiblings int `json:"aspects_with_siblings"`
+	LargestAspect       int `json:"largest_aspect"`
+	Pairs               int `json:"pairs"`
+	Contradictions      int `json:"planted_contradictions"`
+	Constraints         int `json:"constraints"`
+	Protected           int `json:"protected"`
+}
+
+// Vocabulary for statements. One-value slots can contradict; many-value
+// predicates never do, whatever their values.
+var (
+	cities    = strings.Fields("Toronto Vancouver Montreal Calgary Ottawa Halifax Lisbon Porto Madrid Barcelona Berlin Munich Hamburg Vienna Zurich Geneva Paris Lyon Marseille Brussels Amsterdam Rotterdam Copenhagen Oslo Bergen Stockholm Helsinki Tallinn Riga Vilnius Warsaw Krakow Prague Budapest Athens Rome Milan Naples Turin Dublin Cork Edinburgh Glasgow London Bristol Manchester Leeds Boston Chicago Denver Austin Seattle Portland Atlanta Miami Tokyo Osaka Kyoto Seoul Busan Taipei Singapore Sydney Melbourne Auckland Wellington Lima Bogota Santiago Montevideo Nairobi Lagos Accra Cairo Tunis Casablanca Istanbul Tbilisi Yerevan Almaty Tashkent Mumbai Pune Delhi Chennai Dhaka Hanoi Manila Jakarta")
+	companies = strings.Fields("Shopify Stripe Figma Atlassian Canva Spotify Klarna Adyen Zalando Booking Ocado Monzo Revolut Wise Deliveroo Grab Sea Rakuten Mercari Naver Kakao Coupang Infosys Wipro Nubank Rappi MercadoLibre Globant Andela Flutterwave Paystack Jumia Careem Trendyol Yandex Miro Notion Linear Vercel Supabase GitLab Elastic Datadog Cloudflare Fastly Twilio Okta Zendesk Intercom HubSpot Asana")
+	people    = strings.Fields("Dana Priya Alex Jordan Morgan Casey Riley Avery Quinn Rowan Sasha Kai Noor Amari Imani Tomas Lucia Mateo Sofia Yuki Haruto Min-jun Ji-woo Arjun Ananya Chen Wei Olga Ivan Lena Jonas Freya Emil Astrid Liam Maya Omar Layla Kofi Ama")
+	zones     = strings.Fields("America/Toronto America/Vancouver Europe/Lisbon Europe/Berlin Europe/Paris Asia/Tokyo Asia/Seoul Australia/Sydney America/Chicago America/New_York Europe/London Asia/Singapore")
+	favorites = []struct{ category, values string }{
+		{"food", "sushi ramen tacos pizza curry pho paella dumplings falafel risotto"},
+		{"band", "Radiohead Blur Pulp Portishead Massive-Attack Bjork Interpol Wilco Beirut Feist"},
+		{"book", "Dune Emma Middlemarch Beloved Ulysses Persuasion Rebecca Kindred Solaris Stoner"},
+		{"movie", "Alien Heat Fargo Amelie Ran Vertigo Psycho Jaws Her Arrival"},
+		{"colour", "teal amber crimson ochre indigo sage coral slate mauve olive"},
+		{"season", "spring summer autumn winter"},
+		{"drink", "espresso matcha chai kombucha lemonade cider stout mezcal oolong horchata"},
+		{"board game", "Catan Azul Carcassonne Wingspan Splendor Codenames Dixit Agricola Root Patchwork"},
+		{"podcast", "Radiolab Serial Reply-All Planet-Money Hardcore-History Darknet-Diaries Criminal Invisibilia Unexplainable Decoder"},
+		{"painter", "Monet Vermeer Hokusai Kahlo Klimt Turner Hopper Rothko Matisse Cezanne"},
+		{"holiday spot", "Crete Bali Madeira Hokkaido Patagonia Iceland Sardinia Zanzibar Tasmania Skye"},
+		{"sport to watch", "football tennis cricket rugby baseball hockey cycling basketball volleyball golf"},
+	}
+	editors   = strings.Fields("Neovim Emacs Helix Zed Sublime VS-Code IntelliJ Xcode Kakoune Nano")
+	languages = strings.Fields("French Japanese Korean Spanish Portuguese German Italian Dutch Swedish Polish Czech Greek Turkish Arabic Hindi Bengali Tamil Swahili Yoruba Mandarin Cantonese Vietnamese Thai Indonesian Tagalog Russian Ukrainian Finnish Danish Norwegian")
+	foods     = strings.Fields("olives figs mangoes lychees kimchi miso tempeh halloumi brie gouda sourdough bagels croissants churros baklava mochi tiramisu gelato sorbet granola")
+	items     = strings.Fields("bicycle kayak telescope drone piano violin guitar cello turntable camera tent hammock skateboard snowboard surfboard sewing-machine 3D-printer espresso-machine e-reader tablet")
+	games     = strings.Fields("tennis squash badminton chess go poker bridge volleyball basketball football hockey golf cricket rugby handball table-tennis darts pool bowling frisbee")
+	years     = []int{2008, 2009, 2010, 2011, 2012, 2013, 2014, 2015, 2016, 2017, 2018, 2019, 2020, 2021, 2022, 2023, 2024, 2025}
+)
+
+// oneValueSlots returns statement makers for slots that hold one value: the
+// i-th value of slot s. Each yields distinct values for distinct i.
+func oneValueSlots() []func(i int) string {
+	slots := []func(i int) string{
+		func(i int) string { return "Lives in " + cities[i%len(cities)] },
+		func(i int) string { return "Works at " + companies[i%len(companies)] },
+		func(i int) string { return "Reports to " + people[i%len(people)] },
+		func(i int) string { return "Timezone is " + zones[i%len(zones)] },
+		func(i int) string { return "Main editor is " + editors[i%len(editors)] },
+		func(i int) string { return "Is married to " + people[(i+7)%len(people)] },
+		func(i int) string { return fmt.Sprintf("Rent is $%d a month", 1200+i*75) },
+	}
+	for _, f := range favorites {
+		vals := strings.Fields(f.values)
+		cat := f.category
+		slots = append(slots, func(i int) string {
+			return "Favourite " + cat + " is " + strings.ReplaceAll(vals[i%len(vals)], "-", " ")
+		})
+	}
+	return slots
+}
+
+// manyValue returns the n-th distinct many-value statement.
+func manyValue(n int) string {
+	switch n % 6 {
+	case 0:
+		k := n / 6
+		return fmt.Sprintf("Visited %s in %d", cities[k%len(cities)], years[(k/len(cities))%len(years)])
+	case 1:
+		k := n / 6
+		return fmt.Sprintf("Knows %s from the %s office", people[k%len(people)], cities[(k/len(people))%len(cities)])
+	case 2:
+		k := n / 6
+		return "Speaks " + languages[k%len(languages)] + suffix(k/len(languages))
+	case 3:
+		k := n / 6
+		return "Likes " + foods[k%len(foods)] + suffix(k/len(foods))
+	case 4:
+		k := n / 6
+		return "Owns a " + strings.ReplaceAll(items[k%len(items)], "-", " ") + suffix(k/len(items))
+	default:
+		k := n / 6
+		return "Plays " + strings.ReplaceAll(games[k%len(games)], "-", " ") + suffix(k/len(games))
+	}
+}
+
+// suffix keeps many-value statements distinct once the base lists run out.
+func suffix(round int) string {
+	if round == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" with friends from %s", cities[round%len(cities)])
+}
+
+// GenerateAttributes fills entities, entity_aspects and entity_attributes
+// with COPY. The classification trigger is disabled during the load (a
+// backfill is not a stream of classifications) and enabled again after.
+func GenerateAttributes(ctx context.Context, db *sqlx.DB, spec AttributeSpec) (AttributeStats, error) {
+	if spec.Agents <= 0 {
+		spec.Agents = 8
+	}
+	if spec.MaxSiblings <= 1 {
+		spec.MaxSiblings = 3000
+	}
+	if spec.ContradictionShare == 0 {
+		spec.ContradictionShare = 0.05
+	}
+	if spec.Seed == 0 {
+		spec.Seed = 1
+	}
+	r := rand.New(rand.NewPCG(spec.Seed, 0x5eed))
+	zipf := rand.NewZipf(r, 1.3, 1, uint64(spec.MaxSiblings-1))
+	slots := oneValueSlots()
+	var st AttributeStats
+	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+
+	tx, err := db.BeginTxx(ctx, nil)
+	if err != nil {
+		return st, err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `ALTER TABLE entity_attributes DISABLE TRIGGER supersessiond_attribute_classified`); err != nil {
+		return st, fmt.Errorf("bench: disable trigger: %w", err)
+	}
+	// One COPY at a time per connection: rows are built first, then copied.
+	var ents, asps [][]any
+	type attrRow struct {
+		id, aspect, agent, kind, content string
+		protected                        bool
+		at                               time.Time
+	}
+	var rows []attrRow
+	for a := 0; st.Attributes < spec.Attributes; a++ {
+		n := int(zipf.Uint64()) + 1
+		n = min(n, spec.Attributes-st.Attributes)
+		// Entities group four aspects, all of one agent.
+		agent := fmt.Sprintf("agent-%02d", (a/4)%spec.Agents)
+		entity := fmt.Sprintf("e%d", a/4)
+		aspect := fmt.Sprintf("asp%d", a)
+		if a%4 == 0 {
+			ents = append(ents, []any{entity, agent, "Entity " + entity, "person"})
+		}
+		asps = append(asps, []any{aspect, entity, agent, "aspect " + aspect, aspect})
+		st.Aspects++
+		if n >= 2 {
+			st.AspectsWithSiblings++
+			st.Pairs += n * (n - 1) / 2
+		}
+		st.LargestAspect = max(st.LargestAspect, n)
+
+		// Plan the aspect: planted contradictions (old, new pairs on
+		// distinct one-value slots), then fillers.
+		want := int(float64(n)*spec.ContradictionShare + r.Float64())
+		want = min(want, len(slots), n/2)
+		perm := r.Perm(len(slots))
+		var contents []string
+		var planted []int // positions of the newer halves, to order them last
+		for c := 0; c < want; c++ {
+			s := slots[perm[c]]
+			v := r.IntN(1000)
+			contents = append(contents, s(v), s(v+1))
+			planted = append(planted, len(contents)-1)
+		}
+		offset := r.IntN(1 << 20)
+		for f := 0; len(contents) < n; f++ {
+			contents = append(contents, manyValue(offset+f))
+		}
+		st.Contradictions += want
+		// Times: olds first, then fillers, then the planted newer values.
+		order := make([]int, 0, n)
+		newer := map[int]bool{}
+		for _, p := range planted {
+			newer[p] = true
+		}
+		for i := range contents {
+			if !newer[i] {
+				order = append(order, i)
+			}
+		}
+		r.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		order = append(order, planted...)
+		for k, idx := range order {
+			st.Attributes++
+			row := attrRow{
+				id: fmt.Sprintf("b%d", st.Attributes), aspect: aspect, agent: agent, kind: "attribute",
+				content: contents[idx], at: base.Add(time.Duration(a)*time.Second + time.Duration(k)*time.Hour),
+			}
+			filler := idx >= 2*want // planted pairs occupy the first 2*want places
+			if filler && r.IntN(200) == 0 {
+				row.kind = "constraint"
+				row.content = "Never " + strings.ToLower(row.content[:1]) + row.content[1:]
+				st.Constraints++
+			} else if filler && r.IntN(400) == 0 {
+				row.protected = true
+				st.Protected++
+			}
+			rows = append(rows, row)
+		}
+	}
+	if err := copyRows(ctx, tx, pq.CopyIn("entities", "id", "agent_id", "name", "entity_type"), ents); err != nil {
+		return st, err
+	}
+	if err := copyRows(ctx, tx, pq.CopyIn("entity_aspects", "id", "entity_id", "agent_id", "name", "canonical_name"), asps); err != nil {
+		return st, err
+	}
+	attrRows := make([][]any, len(rows))
+	for i, row := range rows {
+		attrRows[i] = []any{row.id, row.aspect, row.agent, row.kind, row.content, strings.ToLower(row.content), 0.9, row.protected, row.at, row.at}
+	}
+	if err := copyRows(ctx, tx, pq.CopyIn("entity_attributes", "id", "aspect_id", "agent_id", "kind", "content",
+		"normalized_content", "confidence", "protected", "created_at", "updated_at"), attrRows); err != nil {
+		return st, err
+	}
+	if _, err := tx.ExecContext(ctx, `ALTER TABLE entity_attributes ENABLE TRIGGER supersessiond_attribute_classified`); err != nil {
+		return st, err
+	}
+	if err := tx.Commit(); err != nil {
+		return st, err
+	}
+	_, err = db.ExecContext(ctx, `ANALYZE entities; ANALYZE entity_aspects; ANALYZE entity_attributes`)
+	return st, err
+}
+
+// copyRows streams rows into a COPY statement.
+func copyRows(ctx context.Context, tx *sqlx.Tx, copySQL string, rows [][]any) error {
+	stmt, err := tx.PrepareContext(ctx, copySQL)
+	if err != nil {
+		return fmt.Errorf("bench: %s: %w", copySQL, err)
+	}
+	for _, r := range rows {
+		if _, err := stmt.ExecContext(ctx, r...); err != nil {
+			return fmt.Errorf("bench: %s: %w", copySQL, err)
+		}
+	}
+	if _, err := stmt.ExecContext(ctx); err != nil {
+		return fmt.Errorf("bench: %s: %w", copySQL, err)
+	}
+	return stmt.Close()
+}
