@@ -312,25 +312,31 @@ func (d *Daemon) healthLoop(ctx context.Context) {
 		case <-t.C:
 		}
 		pctx, cancel := context.WithTimeout(ctx, max(interval/2, time.Second))
-		err := d.db.PingContext(pctx)
+		up := d.observeDB(d.db.PingContext(pctx))
 		cancel()
-		up := err == nil
-		if up != d.dbUp.Swap(up) {
-			if up {
-				d.log.Info("database reachable again")
-			} else {
-				d.log.Error("database unreachable", "err", err)
-			}
-		}
-		if up {
-			d.metrics.DatabaseUp.Set(1)
-			if wd > 0 {
-				_ = d.notify.Notify(sdnotify.Watchdog)
-			}
-		} else {
-			d.metrics.DatabaseUp.Set(0)
+		if up && wd > 0 {
+			_ = d.notify.Notify(sdnotify.Watchdog)
 		}
 	}
+}
+
+// observeDB records a database health check (from the health loop or
+// /readyz): the gauge, and a log line on every change.
+func (d *Daemon) observeDB(err error) bool {
+	up := err == nil
+	if up != d.dbUp.Swap(up) {
+		if up {
+			d.log.Info("database reachable again")
+		} else {
+			d.log.Error("database unreachable", "err", err)
+		}
+	}
+	if up {
+		d.metrics.DatabaseUp.Set(1)
+	} else {
+		d.metrics.DatabaseUp.Set(0)
+	}
+	return up
 }
 
 func holderID() string {

@@ -31,11 +31,8 @@ func (d *Daemon) readyz(w http.ResponseWriter, r *http.Request) {
 	var problems []string
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
-	if err := d.db.PingContext(ctx); err != nil {
+	if err := d.db.PingContext(ctx); !d.observeDB(err) {
 		problems = append(problems, "database: unreachable: "+err.Error())
-		d.metrics.DatabaseUp.Set(0)
-	} else {
-		d.metrics.DatabaseUp.Set(1)
 	}
 	if msg := *d.reloadErr.Load(); msg != "" {
 		problems = append(problems, "config: last reload failed, previous configuration still running: "+msg)

@@ -19,13 +19,14 @@ import (
 // Cluster is a running throwaway PostgreSQL cluster listening only on a Unix
 // socket inside its own temporary directory.
 type Cluster struct {
-	dir       string // everything lives below here and is removed by Stop
-	dataDir   string
-	socketDir string
-	port      int
-	binDir    string
-	runAs     string // "" or the OS user the server runs as (when we are root)
-	superuser string
+	dir        string // everything lives below here and is removed by Stop
+	dataDir    string
+	socketDir  string
+	port       int
+	binDir     string
+	runAs      string // "" or the OS user the server runs as (when we are root)
+	superuser  string
+	serverOpts string // the -o options, reused by Restart
 }
 
 // Options tune Start. The zero value is fine for tests.
@@ -200,8 +201,9 @@ func (c *Cluster) start(ctx context.Context, opts Options) error {
 	for _, k := range keys {
 		o = append(o, "-c", k+"="+settings[k])
 	}
+	c.serverOpts = strings.Join(o, " ")
 	return c.run(ctx, "pg_ctl", "start", "--pgdata", c.dataDir, "--wait", "--timeout", "60",
-		"--log", filepath.Join(c.dir, "server.log"), "-o", strings.Join(o, " "))
+		"--log", filepath.Join(c.dir, "server.log"), "-o", c.serverOpts)
 }
 
 // Restart stops and starts the server in place (fault tests use it).
@@ -215,7 +217,7 @@ func (c *Cluster) Restart(ctx context.Context, downFor time.Duration) error {
 		return ctx.Err()
 	}
 	return c.run(ctx, "pg_ctl", "start", "--pgdata", c.dataDir, "--wait", "--timeout", "60",
-		"--log", filepath.Join(c.dir, "server.log"))
+		"--log", filepath.Join(c.dir, "server.log"), "-o", c.serverOpts)
 }
 
 // URL returns a lib/pq connection URL for database name on this cluster.
