@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 )
 
 // AttributeSpec shapes a synthetic memory graph.
@@ -227,18 +226,18 @@ func GenerateAttributes(ctx context.Context, db *sqlx.DB, spec AttributeSpec) (A
 			rows = append(rows, row)
 		}
 	}
-	if err := copyRows(ctx, tx, pq.CopyIn("entities", "id", "agent_id", "name", "entity_type"), ents); err != nil {
+	if err := copyRows(ctx, tx, `COPY entities (id, agent_id, name, entity_type) FROM STDIN`, ents); err != nil {
 		return st, err
 	}
-	if err := copyRows(ctx, tx, pq.CopyIn("entity_aspects", "id", "entity_id", "agent_id", "name", "canonical_name"), asps); err != nil {
+	if err := copyRows(ctx, tx, `COPY entity_aspects (id, entity_id, agent_id, name, canonical_name) FROM STDIN`, asps); err != nil {
 		return st, err
 	}
 	attrRows := make([][]any, len(rows))
 	for i, row := range rows {
 		attrRows[i] = []any{row.id, row.aspect, row.agent, row.kind, row.content, strings.ToLower(row.content), 0.9, row.protected, row.at, row.at}
 	}
-	if err := copyRows(ctx, tx, pq.CopyIn("entity_attributes", "id", "aspect_id", "agent_id", "kind", "content",
-		"normalized_content", "confidence", "protected", "created_at", "updated_at"), attrRows); err != nil {
+	if err := copyRows(ctx, tx, `COPY entity_attributes (id, aspect_id, agent_id, kind, content,
+		normalized_content, confidence, protected, created_at, updated_at) FROM STDIN`, attrRows); err != nil {
 		return st, err
 	}
 	if _, err := tx.ExecContext(ctx, `ALTER TABLE entity_attributes ENABLE TRIGGER supersessiond_attribute_classified`); err != nil {
