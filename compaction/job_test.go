@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/supersessiond/supersessiond/config"
 )
 
 const (
@@ -214,7 +216,9 @@ func TestRacingPassesProcessEachEventOnce(t *testing.T) {
 	}
 	perEvent := map[int64]int{}
 	for _, p := range e.llm.received() {
-		perEvent[transcript(p)[0].seq]++
+		if msgs := transcript(p); len(msgs) > 0 {
+			perEvent[msgs[0].seq]++
+		}
 	}
 	for seq, c := range perEvent {
 		if c != 1 {
@@ -242,7 +246,9 @@ func TestSlowAttemptOvertakenByLaterAttemptWritesNothing(t *testing.T) {
 	e := newEnv(t)
 	e.messages("a", 1, 4)
 	id := e.event("a", stale, "pending", 1, 4)
-	inSlowCall, release := make(chan struct{}), make(chan struct{})
+	inSlowCall, released := make(chan struct{}), make(chan struct{})
+	release := sync.OnceFunc(func() { close(released) })
+	t.Cleanup(release) // runs before the server closes, even after a failed assertion
 	var calls sync.Mutex
 	first := true
 	e.llm.setHandler(func(w http.ResponseWriter, r *http.Request, prompt string) {
@@ -252,7 +258,7 @@ func TestSlowAttemptOvertakenByLaterAttemptWritesNothing(t *testing.T) {
 		calls.Unlock()
 		if isFirst {
 			close(inSlowCall)
-			<-release
+			<-released
 			replyFacts("Slow fact", "Shared fact")(w, r, prompt)
 			return
 		}
@@ -260,14 +266,7 @@ func TestSlowAttemptOvertakenByLaterAttemptWritesNothing(t *testing.T) {
 	})
 
 	slow, _ := e.job()
-	done := make(chan *Report)
-	go func() {
-		rep, err := slow.Pass(context.Background(), e.cfg)
-		if err != nil {
-			t.Error(err)
-		}
-		done <- rep
-	}()
+	done := passAsync(slow, e.cfg)
 	<-inSlowCall
 	claimed := e.row(id)
 	if claimed.RetryCount != 1 || claimed.NextAttemptAt == nil {
@@ -280,8 +279,8 @@ func TestSlowAttemptOvertakenByLaterAttemptWritesNothing(t *testing.T) {
 	if fastRep.Completed != 1 {
 		t.Fatalf("the later attempt did not complete: %s", fastRep.Text())
 	}
-	close(release)
-	slowRep := <-done
+	release()
+	slowRep := (<-done).get(t)
 
 	if slowRep.Completed != 0 || len(slowRep.Skipped) == 0 || !strings.Contains(slowRep.Skipped[len(slowRep.Skipped)-1].Reason, "became completed") {
 		t.Fatalf("slow attempt: %s", slowRep.Text())
@@ -761,7 +760,7 @@ func TestHugeRangeReadsBoundedMessages(t *testing.T) {
 	}
 	msgs := transcript(prompts[0])
 	if len(msgs) == 0 || len(msgs) > maxMessagesRead || msgs[len(msgs)-1].seq != n {
-		t.Fatalf("sent %d messages, last %v; want at most %d, newest last", len(msgs), msgs[len(msgs)-1], maxMessagesRead)
+		t.Fatalf("sent %d messages; want 1..%d, ending with the newest (%d)", len(msgs), maxMessagesRead, n)
 	}
 	h := e.history(id)
 	if len(h) != 1 || h[0].meta["messages_read"].(float64) > maxMessagesRead {
@@ -823,7 +822,7 @@ func TestMetricsAndReport(t *testing.T) {
 	done := e.event("a", stale, "pending", 1, 4)
 	failing := e.event("a", 2*stale, "pending", 5, 8)
 	e.llm.setHandler(func(w http.ResponseWriter, r *http.Request, prompt string) {
-		if transcript(prompt)[0].seq == 5 {
+		if msgs := transcript(prompt); len(msgs) > 0 && msgs[0].seq == 5 {
 			http.Error(w, "no", http.StatusTooManyRequests)
 			return
 		}
@@ -870,10 +869,97 @@ func TestMetricsAndReport(t *testing.T) {
 		"next attempt " + next,
 		"claimed 2: 1 completed (2 facts inserted), 1 rescheduled, 0 failed",
 		"LLM errors: http_status 1",
-		"backlog: 1 stale pending events",
+		"backlog: 1 stale pending event, oldest",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text lacks %q:\n%s", want, text)
 		}
 	}
+}
+
+// A slow attempt that fails after a later attempt has claimed the event must
+// not overwrite the later claim (its next_attempt_at and last_error).
+func TestSlowFailureDoesNotOverwriteALaterClaim(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.messages("a", 1, 4)
+	id := e.event("a", stale, "pending", 1, 4)
+	type call struct {
+		release chan func(http.ResponseWriter, *http.Request, string)
+	}
+	calls := make(chan call)
+	// On a failed assertion, blocked calls must not keep the server (and
+	// the test) from ending. Cleanups run last-registered first: before the
+	// server closes.
+	abort := make(chan struct{})
+	t.Cleanup(func() { close(abort) })
+	e.llm.setHandler(func(w http.ResponseWriter, r *http.Request, prompt string) {
+		c := call{release: make(chan func(http.ResponseWriter, *http.Request, string), 1)}
+		select {
+		case calls <- c:
+		case <-abort:
+			return
+		}
+		select {
+		case f := <-c.release:
+			f(w, r, prompt)
+		case <-abort:
+		}
+	})
+	pass := func(c *clock) <-chan passResult {
+		return passAsync(New(Deps{DB: e.db.DB, LLM: e.prov, Now: c.Now}), e.cfg)
+	}
+	slowDone := pass(e.clock)
+	slowCall := <-calls
+	claimed := e.row(id)
+	later := newClock()
+	later.Set(claimed.NextAttemptAt.Add(time.Second))
+	laterDone := pass(later)
+	laterCall := <-calls
+	if r := e.row(id); r.RetryCount != 2 {
+		t.Fatalf("later claim: %+v", r)
+	}
+	laterClaim := *e.row(id).NextAttemptAt
+
+	slowCall.release <- func(w http.ResponseWriter, _ *http.Request, _ string) {
+		http.Error(w, "late failure", http.StatusBadGateway)
+	}
+	slowRep := (<-slowDone).get(t)
+	if slowRep.Rescheduled != 0 || !strings.Contains(slowRep.Events[0].Reason, "a later attempt (2) owns the event") {
+		t.Fatalf("slow attempt: %s", slowRep.Text())
+	}
+	if r := e.row(id); r.LastError != nil || !r.NextAttemptAt.Equal(laterClaim) || len(e.history(id)) != 0 {
+		t.Fatalf("the slow failure overwrote the later claim: %+v", r)
+	}
+	laterCall.release <- replyFacts("Fact")
+	if rep := (<-laterDone).get(t); rep.Completed != 1 {
+		t.Fatalf("later attempt: %s", rep.Text())
+	}
+	if h := e.history(id); len(h) != 1 || h[0].meta["attempt"] != 2.0 {
+		t.Fatalf("history: %+v", h)
+	}
+}
+
+type passResult struct {
+	rep *Report
+	err error
+}
+
+func (r passResult) get(t *testing.T) *Report {
+	t.Helper()
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	return r.rep
+}
+
+// passAsync runs a pass in the background. It reports to the channel only
+// (never to t), so it cannot outlive a failed test by calling t.
+func passAsync(j *Job, cfg *config.Config) <-chan passResult {
+	done := make(chan passResult, 1)
+	go func() {
+		rep, err := j.Pass(context.Background(), cfg)
+		done <- passResult{rep, err}
+	}()
+	return done
 }

@@ -234,7 +234,7 @@ func (r *Report) Text() string {
 		sort.Strings(kinds)
 		fmt.Fprintf(&b, "LLM errors: %s\n", strings.Join(kinds, ", "))
 	}
-	fmt.Fprintf(&b, "backlog: %d stale pending events", r.Backlog.Stale)
+	fmt.Fprintf(&b, "backlog: %d stale pending %s", r.Backlog.Stale, plural(int64(r.Backlog.Stale), "event", "events"))
 	if r.Backlog.Stale > 0 {
 		fmt.Fprintf(&b, ", oldest %s", (time.Duration(r.Backlog.OldestStaleAgeSeconds) * time.Second).String())
 	}

@@ -59,6 +59,7 @@ func (m *Main) commands() map[string]commandInfo {
 		"run":     {"the daemon: scheduler, inline hook, HTTP health/metrics", func(m *Main) command { return &RunCommand{m} }},
 		"migrate": {"create/update the daemon's objects in the agent database", func(m *Main) command { return &MigrateCommand{m} }},
 		"check":   {"validate config, connectivity and schema", func(m *Main) command { return &CheckCommand{m} }},
+		"compact": {"one compaction-retry pass now (--once)", func(m *Main) command { return &CompactCommand{m} }},
 		"version": {"print version, commit and Go version", func(m *Main) command { return &VersionCommand{m} }},
 	}
 }
