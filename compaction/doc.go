@@ -81,5 +81,8 @@
 // the attempt numbers.
 //
 // summary_len is set to the characters of what was stored: the facts joined
-// by newlines on completion, the summary on failure.
+// by newlines on completion, the summary on failure. memory_updated is set on
+// completion only (a reply with no durable facts still completes the
+// event: the LLM judged the range small talk); a failed event keeps it false,
+// and its summary memory is found by source_id.
 package compaction

@@ -104,6 +104,9 @@ func reply(w http.ResponseWriter, content string) {
 }
 
 func replyFacts(facts ...string) func(http.ResponseWriter, *http.Request, string) {
+	if facts == nil {
+		facts = []string{} // {"facts": []}, not null
+	}
 	return func(w http.ResponseWriter, _ *http.Request, _ string) {
 		b, _ := json.Marshal(map[string]any{"facts": facts})
 		reply(w, string(b))
@@ -295,15 +298,6 @@ ORDER BY (metadata ->> 'attempt')::int`, strconv.FormatInt(id, 10)); err != nil 
 		}
 	}
 	return rows
-}
-
-func (e *env) count(q string, args ...any) int {
-	e.t.Helper()
-	var n int
-	if err := e.db.Get(&n, q, args...); err != nil {
-		e.t.Fatal(err)
-	}
-	return n
 }
 
 // snapshot renders every row the job could change, to prove it did not.

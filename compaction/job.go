@@ -161,6 +161,9 @@ func (j *Job) Pass(ctx context.Context, cfg *config.Config) (*Report, error) {
 		return rep, err
 	}
 	runErr := j.live(ctx, s, start, client, rep)
+	if n := rep.Examined.Due - rep.Claimed; n > 0 && runErr == nil {
+		rep.Skipped = append(rep.Skipped, Skip{Reason: "due at the start but taken meanwhile (by another daemon or `compact --once`, or finished by the agent)", Count: n})
+	}
 	end := j.now()
 	after, err := j.stats(ctx, s, end)
 	if err != nil {

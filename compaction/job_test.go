@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"reflect"
@@ -442,7 +443,7 @@ func TestCrashBetweenClaimAndCompletionStillCountsTheAttempt(t *testing.T) {
 	// A worker claims the event and dies before anything else happens.
 	crashed, _ := e.job()
 	s := settingsOf(e.cfg)
-	evs, err := crashed.claim(context.Background(), s, e.clock.Now(), 10)
+	evs, err := crashed.claim(context.Background(), s, e.clock.Now(), cursor{}, 10)
 	if err != nil || len(evs) != 1 || evs[0].Attempt != 1 {
 		t.Fatalf("claim: %v %+v", err, evs)
 	}
@@ -962,4 +963,35 @@ func passAsync(j *Job, cfg *config.Config) <-chan passResult {
 		done <- passResult{rep, err}
 	}()
 	return done
+}
+
+func TestAReplyWithoutDurableFactsCompletesTheEvent(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.messages("a", 1, 2)
+	id := e.event("a", stale, "pending", 1, 2)
+	e.llm.setHandler(replyFacts())
+	rep := e.pass()
+	if r := e.row(id); rep.Completed != 1 || r.Status != "completed" || !r.MemoryUpdated || len(e.memories(id)) != 0 {
+		t.Fatalf("event %+v, report %s", r, rep.Text())
+	}
+	if h := e.history(id); len(h) != 1 || h[0].meta["facts_inserted"] != 0.0 || h[0].NewContent != nil {
+		t.Fatalf("history: %+v", h)
+	}
+}
+
+func TestReportLogsCountsOnly(t *testing.T) {
+	t.Parallel()
+	rep := newReport(time.Now(), false, true, settingsOf(config.Default()))
+	for i := range 300 {
+		rep.add(outcome{EventResult: EventResult{EventID: int64(i), Outcome: OutcomeCompleted, Facts: 1}})
+	}
+	var buf strings.Builder
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("job done", "report", rep)
+	if buf.Len() > 1000 || !strings.Contains(buf.String(), `"completed":300`) || !strings.Contains(buf.String(), `"facts_inserted":300`) {
+		t.Fatalf("log line of %d bytes: %s", buf.Len(), buf.String())
+	}
+	if len(rep.Events) != maxListed || rep.EventsNotListed != 100 || !strings.Contains(rep.Text(), "… and 100 more events") {
+		t.Fatalf("listing not bounded: %d listed, %d not", len(rep.Events), rep.EventsNotListed)
+	}
 }

@@ -71,16 +71,20 @@ func (j *Job) live(ctx context.Context, s settings, start time.Time, client *llm
 
 // claimAll claims batches until none is due, handing each event to work.
 func (j *Job) claimAll(ctx context.Context, s settings, start time.Time, work chan<- *event) error {
+	var after cursor
 	for {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("compaction: pass interrupted: %w", err)
 		}
-		evs, err := j.claim(ctx, s, start, s.concurrency)
+		evs, err := j.claim(ctx, s, start, after, s.concurrency)
 		if err != nil {
 			return fmt.Errorf("compaction: claim stale events: %w", err)
 		}
 		if len(evs) == 0 {
 			return nil
+		}
+		for _, ev := range evs {
+			after = after.max(ev)
 		}
 		j.m.Retries.Add(float64(len(evs)))
 		loadErr := j.loadMessages(ctx, evs)
@@ -94,12 +98,27 @@ func (j *Job) claimAll(ctx context.Context, s settings, start time.Time, work ch
 	}
 }
 
-// claim claims up to n due events; the attempt is committed when it returns.
-func (j *Job) claim(ctx context.Context, s settings, start time.Time, n int) ([]*event, error) {
+// cursor is a position in the pass's (triggered_at, id) order.
+type cursor struct {
+	triggeredAt time.Time // zero: before every event
+	id          int64
+}
+
+func (c cursor) max(ev *event) cursor {
+	if ev.TriggeredAt.After(c.triggeredAt) || (ev.TriggeredAt.Equal(c.triggeredAt) && ev.ID > c.id) {
+		return cursor{ev.TriggeredAt, ev.ID}
+	}
+	return c
+}
+
+// claim claims up to n due events after the cursor; the attempt is
+// committed when it returns.
+func (j *Job) claim(ctx context.Context, s settings, start time.Time, after cursor, n int) ([]*event, error) {
 	var evs []*event
 	err := j.db.SelectContext(ctx, &evs, claimSQL,
 		start.Add(-s.staleAfter), start.Add(-s.lookback), start, n,
-		j.now(), s.hold.Seconds(), s.initial.Seconds(), s.max.Seconds())
+		j.now(), s.hold.Seconds(), s.initial.Seconds(), s.max.Seconds(),
+		after.triggeredAt, after.id)
 	return evs, err
 }
 

@@ -2,6 +2,7 @@ package compaction
 
 import (
 	"fmt"
+	"log/slog"
 	"sort"
 	"strings"
 	"time"
@@ -173,6 +174,28 @@ func (r *Report) skip(reason string, id int64) {
 	if len(r.Skipped[i].EventIDs) < maxListed {
 		r.Skipped[i].EventIDs = append(r.Skipped[i].EventIDs, id)
 	}
+}
+
+// LogValue keeps the daemon's "job done" log line short: the counts, not
+// the event list (which --json and Text give).
+func (r *Report) LogValue() slog.Value {
+	attrs := []slog.Attr{
+		slog.String("mode", r.Mode),
+		slog.Int("pending", r.Examined.Pending),
+		slog.Int("due", r.Examined.Due),
+	}
+	if r.Mode == "shadow" {
+		attrs = append(attrs, slog.Int("would_retry", r.WouldRetry))
+	} else {
+		attrs = append(attrs, slog.Int("claimed", r.Claimed), slog.Int("completed", r.Completed),
+			slog.Int("rescheduled", r.Rescheduled), slog.Int("failed", r.Failed), slog.Int("interrupted", r.Interrupted),
+			slog.Int("facts_inserted", r.FactsInserted))
+	}
+	if len(r.LLMErrors) > 0 {
+		attrs = append(attrs, slog.Any("llm_errors", r.LLMErrors))
+	}
+	attrs = append(attrs, slog.Int("backlog", r.Backlog.Stale), slog.Float64("oldest_stale_age_seconds", r.Backlog.OldestStaleAgeSeconds))
+	return slog.GroupValue(attrs...)
 }
 
 // Text is the report for a person.

@@ -26,6 +26,10 @@ WHERE status = 'pending'`
 // from taking these again while this worker is busy with them, and is when a
 // crashed attempt is retried: the un-jittered backoff of this attempt
 // ($7·2^(attempt-1) seconds capped at $8), or the processing hold $6 if longer.
+// The pass walks the index once: ($9, $10) is the last (triggered_at, id) it
+// claimed, and what lies before it was claimed, skipped as locked (another
+// claimer's, which sets its own next_attempt_at) or not due; without the
+// cursor each batch would re-read every event the pass already claimed.
 // $1 stale cutoff, $2 lookback cutoff, $3 run start, $5 now.
 const claimSQL = `
 WITH due AS (
@@ -33,7 +37,8 @@ WITH due AS (
   FROM compaction_events
   WHERE status = 'pending'
     AND triggered_at < $1
-    AND triggered_at >= $2
+    AND triggered_at >= greatest($2::timestamptz, $9::timestamptz)
+    AND (triggered_at, id) > ($9::timestamptz, $10::bigint)
     AND (next_attempt_at IS NULL OR next_attempt_at <= $3)
   ORDER BY triggered_at, id
   LIMIT $4
