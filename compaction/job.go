@@ -1,6 +1,7 @@
 package compaction
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"database/sql"
@@ -9,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	mrand "math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -161,6 +163,8 @@ func (j *Job) Pass(ctx context.Context, cfg *config.Config) (*Report, error) {
 		return rep, err
 	}
 	runErr := j.live(ctx, s, start, client, rep)
+	// Outcomes arrive in completion order; a report reads better by event.
+	slices.SortFunc(rep.Events, func(a, b EventResult) int { return cmp.Compare(a.EventID, b.EventID) })
 	if n := rep.Examined.Due - rep.Claimed; n > 0 && runErr == nil {
 		rep.Skipped = append(rep.Skipped, Skip{Reason: "due at the start but taken meanwhile (by another daemon or `compact --once`, or finished by the agent)", Count: n})
 	}

@@ -46,7 +46,7 @@ type Report struct {
 	// Skipped lists what was left alone, and why.
 	Skipped []Skip `json:"skipped"`
 	// Events lists the events claimed (or, in shadow mode, that would be),
-	// in the order their outcomes arrived; at most maxListed of them.
+	// by event id; at most maxListed of them (the first outcomes to arrive).
 	Events          []EventResult `json:"events"`
 	EventsNotListed int           `json:"events_not_listed,omitempty"`
 	// Backlog is the stale backlog after the pass (what the gauges say).
