@@ -259,16 +259,22 @@ func model(c *llm.Client) string {
 // characters, bounded, and without credentials. The llm package's errors
 // never contain the API key, but they quote the server's answer, and a
 // misbehaving server or proxy may echo the request's Authorization header.
+// They also quote the endpoint URL, which may carry credentials of its own
+// (user:password@host, ?api_key=...).
 func errorText(err error) string {
-	s := bearerToken.ReplaceAllString(clean(err.Error()), "${1}xxxxx")
-	s = apiKeyLike.ReplaceAllString(s, "${1}xxxxx")
+	s := clean(err.Error())
+	for _, r := range secretPatterns {
+		s = r.ReplaceAllString(s, "${1}xxxxx")
+	}
 	return truncateRunes(s, maxErrorLen)
 }
 
-var (
-	bearerToken = regexp.MustCompile(`(?i)(bearer\s+)[^\s"',;]+`)
-	apiKeyLike  = regexp.MustCompile(`\b((?:sk|pk|rk)-)[A-Za-z0-9_\-]{6,}`)
-)
+var secretPatterns = []*regexp.Regexp{
+	regexp.MustCompile(`(?i)(bearer\s+)[^\s"',;]+`),
+	regexp.MustCompile(`\b((?:sk|pk|rk)-)[A-Za-z0-9_\-]{6,}`),
+	regexp.MustCompile(`(?i)(\b[a-z][a-z0-9+.\-]*://)[^/\s@]+@`),
+	regexp.MustCompile(`(?i)([?&](?:api[_-]?key|key|token|access_token|password)=)[^&\s"']+`),
+}
 
 // digest reads what the deterministic summary of ev's range is built from.
 func (j *Job) digest(ctx context.Context, ev *event) (digest, error) {
