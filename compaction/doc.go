@@ -22,6 +22,9 @@
 //     this one works on it: it comes back only when its provisional
 //     next_attempt_at passes, after the un-jittered backoff of the attempt or
 //     the processing hold (3 LLM timeouts + 1 minute), whichever is longer.
+//     A pass walks the index once (each claim resumes after the last
+//     (triggered_at, id) it claimed) and claims only events due at its
+//     start, so it ends, and touches each event at most once.
 //  3. Read each batch's messages in one query: that agent's only, that seq
 //     range only, in seq order; at most the newest 1000 messages, each cut to
 //     4000 characters, and of those the newest fitting 64,000 characters, so a
