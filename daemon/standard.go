@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"github.com/supersessiond/supersessiond/compaction"
 	"github.com/supersessiond/supersessiond/inline"
 	"github.com/supersessiond/supersessiond/supersession"
 	"github.com/supersessiond/supersessiond/sweep"
@@ -21,6 +22,7 @@ func newStandard(deps *Deps) *standard {
 func (s *standard) jobs(deps *Deps) []Job {
 	return []Job{
 		sweep.New(deps.DB, deps.Logger, s.engine),
+		compaction.New(compaction.Deps{DB: deps.DB, Logger: deps.Logger, Registry: deps.Metrics.Registry, LLM: deps.LLM}),
 	}
 }
 

@@ -58,6 +58,7 @@ func (m *Main) commands() map[string]commandInfo {
 	return map[string]commandInfo{
 		"apply":     {"apply proposals as real supersessions", func(m *Main) command { return &ApplyCommand{m} }},
 		"check":     {"validate config, connectivity and schema", func(m *Main) command { return &CheckCommand{m} }},
+		"compact":   {"one compaction-retry pass now (--once)", func(m *Main) command { return &CompactCommand{m} }},
 		"detect":    {"decide attribute pairs read as JSON lines on stdin (no database)", func(m *Main) command { return &DetectCommand{m} }},
 		"eval":      {"score the heuristics on labelled pairs: precision, recall, F1", func(m *Main) command { return &EvalCommand{m} }},
 		"history":   {"the audit trail from memory_history, newest first", func(m *Main) command { return &HistoryCommand{m} }},

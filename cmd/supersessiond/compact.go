@@ -1,0 +1,24 @@
+package main
+
+import (
+	"context"
+
+	"github.com/supersessiond/supersessiond/compaction"
+	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/daemon"
+)
+
+// CompactCommand is `supersessiond compact --once [--json]`: one
+// compaction-retry pass now. It is safe beside a running daemon: claims skip
+// events another worker holds.
+type CompactCommand struct{ m *Main }
+
+func (c *CompactCommand) Run(ctx context.Context, args []string) error {
+	return c.m.runOnce(ctx, onceSpec{
+		name:  "compact",
+		usage: "--once [--json]",
+		build: func(deps *daemon.Deps, _ *config.Config) (daemon.Job, error) {
+			return compaction.New(compaction.Deps{DB: deps.DB, Logger: deps.Logger, Registry: deps.Metrics.Registry, LLM: deps.LLM}), nil
+		},
+	}, args)
+}

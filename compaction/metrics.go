@@ -1,0 +1,83 @@
+package compaction
+
+import (
+	"errors"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+const namespace = "supersessiond"
+
+// Metrics are the job's own collectors.
+type Metrics struct {
+	Retries        prometheus.Counter     // attempts claimed (counted before the LLM call)
+	Completed      prometheus.Counter     // events re-compacted
+	Rescheduled    prometheus.Counter     // attempts that failed and were given a next_attempt_at
+	Failed         *prometheus.CounterVec // reason: max_attempts | no_range | messages_gone
+	LLMErrors      *prometheus.CounterVec // kind: timeout | unavailable | http_status | garbage | canceled | not_configured
+	FactsInserted  prometheus.Counter
+	Backlog        prometheus.Gauge // stale pending events within lookback
+	OldestStale    prometheus.Gauge // seconds
+	BeyondLookback prometheus.Gauge
+}
+
+// NewMetrics creates the job's collectors and registers them on reg (when
+// non-nil). Registering twice on one registry (two Job values in a process)
+// shares the first registration's collectors instead of panicking.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		Retries: register(reg, prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Name: "compaction_retries_total",
+			Help: "Retry attempts of stale compaction events, counted when claimed (before the LLM call).",
+		})),
+		Completed: register(reg, prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Name: "compaction_completed_total",
+			Help: "Stale compaction events re-compacted and marked completed.",
+		})),
+		Rescheduled: register(reg, prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Name: "compaction_rescheduled_total",
+			Help: "Failed retry attempts given a later next_attempt_at (exponential backoff with jitter).",
+		})),
+		Failed: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "compaction_failed_total",
+			Help: "Compaction events given up (marked failed) by reason: max_attempts, no_range, messages_gone.",
+		}, []string{"reason"})),
+		LLMErrors: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "compaction_llm_errors_total",
+			Help: "Failed re-compaction LLM calls by kind (timeout, unavailable, http_status, garbage, canceled, not_configured).",
+		}, []string{"kind"})),
+		FactsInserted: register(reg, prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Name: "compaction_facts_inserted_total",
+			Help: "Fact memories inserted by re-compaction (a repeated retry inserts nothing twice).",
+		})),
+		Backlog: register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "compaction_stale_events",
+			Help: "Pending compaction events older than staleAfter and within lookback, after the last run.",
+		})),
+		OldestStale: register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "compaction_oldest_stale_age_seconds",
+			Help: "Age of the oldest stale pending compaction event within lookback, after the last run (0 when none).",
+		})),
+		BeyondLookback: register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "compaction_pending_beyond_lookback",
+			Help: "Pending compaction events older than lookback: never retried automatically, they need an operator.",
+		})),
+	}
+	return m
+}
+
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+	if reg == nil {
+		return c
+	}
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing
+			}
+		}
+		panic("compaction: register metrics: " + err.Error())
+	}
+	return c
+}

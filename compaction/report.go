@@ -1,0 +1,284 @@
+package compaction
+
+import (
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Outcomes of an event in a pass.
+const (
+	OutcomeCompleted   = "completed"   // re-compacted: facts stored, event completed
+	OutcomeRescheduled = "rescheduled" // attempt failed; next_attempt_at set by backoff
+	OutcomeFailed      = "failed"      // given up: event failed (with a summary memory when it has a range)
+	OutcomeSkipped     = "skipped"     // claimed, but no outcome written (see Reason)
+	OutcomeWouldRetry  = "would_retry" // shadow mode: a live pass would claim it
+)
+
+// maxListed bounds the events listed in a report (the counts are complete).
+const maxListed = 200
+
+// Report says what one pass did.
+type Report struct {
+	Mode          string    `json:"mode"` // live | shadow
+	StartedAt     time.Time `json:"started_at"`
+	Duration      string    `json:"duration,omitempty"`
+	LLMConfigured bool      `json:"llm_configured"`
+	Settings      struct {
+		StaleAfter  string `json:"stale_after"`
+		Lookback    string `json:"lookback"`
+		MaxAttempts int    `json:"max_attempts"`
+		Concurrency int    `json:"concurrency"`
+	} `json:"settings"`
+	// Examined counts the pending events when the pass started.
+	Examined Examined `json:"examined"`
+
+	Claimed       int            `json:"claimed"`
+	Completed     int            `json:"completed"`
+	Rescheduled   int            `json:"rescheduled"`
+	Failed        int            `json:"failed"`
+	Interrupted   int            `json:"interrupted"`
+	WouldRetry    int            `json:"would_retry"` // shadow mode
+	FactsInserted int            `json:"facts_inserted"`
+	LLMErrors     map[string]int `json:"llm_errors,omitempty"` // by kind
+	// Skipped lists what was left alone, and why.
+	Skipped []Skip `json:"skipped"`
+	// Events lists the events claimed (or, in shadow mode, that would be),
+	// by event id; at most maxListed of them (the first outcomes to arrive).
+	Events          []EventResult `json:"events"`
+	EventsNotListed int           `json:"events_not_listed,omitempty"`
+	// Backlog is the stale backlog after the pass (what the gauges say).
+	Backlog Backlog `json:"backlog"`
+
+	skips map[string]int
+}
+
+// Examined counts pending events by what the pass does with them.
+type Examined struct {
+	Pending        int `json:"pending"`
+	Due            int `json:"due"`             // stale, within lookback, next_attempt_at null or past
+	BackingOff     int `json:"backing_off"`     // stale, within lookback, next_attempt_at in the future
+	Fresh          int `json:"fresh"`           // pending for less than staleAfter
+	BeyondLookback int `json:"beyond_lookback"` // pending for longer than lookback
+}
+
+// Skip is a reason things were left alone.
+type Skip struct {
+	Reason   string  `json:"reason"`
+	Count    int     `json:"count"`
+	EventIDs []int64 `json:"event_ids,omitempty"`
+}
+
+// Backlog is the stale pending events (within lookback) after the pass.
+type Backlog struct {
+	Stale                 int     `json:"stale"`
+	OldestStaleAgeSeconds float64 `json:"oldest_stale_age_seconds"`
+	BeyondLookback        int     `json:"beyond_lookback"`
+}
+
+// EventResult is one event's outcome in a pass.
+type EventResult struct {
+	EventID         int64      `json:"event_id"`
+	AgentID         string     `json:"agent_id"`
+	MinSeq          *int64     `json:"min_message_seq"`
+	MaxSeq          *int64     `json:"max_message_seq"`
+	Attempt         int        `json:"attempt"` // retry_count after the claim (shadow: the attempt it would be)
+	Outcome         string     `json:"outcome"`
+	Messages        int        `json:"messages_read,omitempty"`
+	Facts           int        `json:"facts_inserted,omitempty"`
+	SummaryMemoryID string     `json:"summary_memory_id,omitempty"`
+	NextAttemptAt   *time.Time `json:"next_attempt_at,omitempty"`
+	Error           string     `json:"error,omitempty"`
+	ErrorKind       string     `json:"error_kind,omitempty"`
+	Reason          string     `json:"reason,omitempty"`
+}
+
+func newReport(start time.Time, shadow, llmConfigured bool, s settings) *Report {
+	r := &Report{Mode: "live", StartedAt: start.UTC(), LLMConfigured: llmConfigured, Skipped: []Skip{}, Events: []EventResult{}}
+	if shadow {
+		r.Mode = "shadow"
+	}
+	r.Settings.StaleAfter = s.staleAfter.String()
+	r.Settings.Lookback = s.lookback.String()
+	r.Settings.MaxAttempts = s.maxAttempts
+	r.Settings.Concurrency = s.concurrency
+	return r
+}
+
+func (r *Report) examined(st pendingStats) {
+	r.Examined = Examined{
+		Pending:        st.Fresh + st.Stale + st.BeyondLookback,
+		Due:            st.Stale - st.BackingOff,
+		BackingOff:     st.BackingOff,
+		Fresh:          st.Fresh,
+		BeyondLookback: st.BeyondLookback,
+	}
+	if st.Fresh > 0 {
+		r.Skipped = append(r.Skipped, Skip{Reason: "not stale yet (pending for less than " + r.Settings.StaleAfter + ")", Count: st.Fresh})
+	}
+	if st.BackingOff > 0 {
+		r.Skipped = append(r.Skipped, Skip{Reason: "backing off (next_attempt_at in the future)", Count: st.BackingOff})
+	}
+	if st.BeyondLookback > 0 {
+		r.Skipped = append(r.Skipped, Skip{Reason: "beyond lookback (pending for more than " + r.Settings.Lookback + "; never retried automatically)", Count: st.BeyondLookback})
+	}
+}
+
+func (r *Report) list(e EventResult) {
+	if len(r.Events) < maxListed {
+		r.Events = append(r.Events, e)
+	} else {
+		r.EventsNotListed++
+	}
+}
+
+// add records a claimed event's outcome.
+func (r *Report) add(o outcome) {
+	r.Claimed++
+	switch o.Outcome {
+	case OutcomeCompleted:
+		r.Completed++
+		r.FactsInserted += o.Facts
+	case OutcomeRescheduled:
+		r.Rescheduled++
+	case OutcomeFailed:
+		r.Failed++
+	case OutcomeSkipped:
+		r.skip(o.Reason, o.EventID)
+		if strings.HasPrefix(o.Reason, "interrupted") || strings.HasPrefix(o.Reason, "outcome not recorded") {
+			r.Interrupted++
+		}
+	}
+	if o.llmKind != "" {
+		if r.LLMErrors == nil {
+			r.LLMErrors = map[string]int{}
+		}
+		r.LLMErrors[o.llmKind]++
+	}
+	r.list(o.EventResult)
+}
+
+func (r *Report) skip(reason string, id int64) {
+	if r.skips == nil {
+		r.skips = map[string]int{}
+	}
+	i, ok := r.skips[reason]
+	if !ok {
+		i = len(r.Skipped)
+		r.skips[reason] = i
+		r.Skipped = append(r.Skipped, Skip{Reason: reason})
+	}
+	r.Skipped[i].Count++
+	if len(r.Skipped[i].EventIDs) < maxListed {
+		r.Skipped[i].EventIDs = append(r.Skipped[i].EventIDs, id)
+	}
+}
+
+// LogValue keeps the daemon's "job done" log line short: the counts, not
+// the event list (which --json and Text give).
+func (r *Report) LogValue() slog.Value {
+	attrs := []slog.Attr{
+		slog.String("mode", r.Mode),
+		slog.Int("pending", r.Examined.Pending),
+		slog.Int("due", r.Examined.Due),
+	}
+	if r.Mode == "shadow" {
+		attrs = append(attrs, slog.Int("would_retry", r.WouldRetry))
+	} else {
+		attrs = append(attrs, slog.Int("claimed", r.Claimed), slog.Int("completed", r.Completed),
+			slog.Int("rescheduled", r.Rescheduled), slog.Int("failed", r.Failed), slog.Int("interrupted", r.Interrupted),
+			slog.Int("facts_inserted", r.FactsInserted))
+	}
+	if len(r.LLMErrors) > 0 {
+		attrs = append(attrs, slog.Any("llm_errors", r.LLMErrors))
+	}
+	attrs = append(attrs, slog.Int("backlog", r.Backlog.Stale), slog.Float64("oldest_stale_age_seconds", r.Backlog.OldestStaleAgeSeconds))
+	return slog.GroupValue(attrs...)
+}
+
+// Text is the report for a person.
+func (r *Report) Text() string {
+	var b strings.Builder
+	mode := "live"
+	if r.Mode == "shadow" {
+		mode = "shadow mode: nothing changed"
+	}
+	llm := "LLM configured"
+	if !r.LLMConfigured {
+		llm = "no LLM configured: attempts fail and ranges end as deterministic summaries"
+	}
+	fmt.Fprintf(&b, "compaction retry pass (%s) at %s; %s\n", mode, r.StartedAt.Format(time.RFC3339), llm)
+	e := r.Examined
+	fmt.Fprintf(&b, "examined %d pending events: %d due, %d backing off, %d not yet stale, %d beyond lookback\n",
+		e.Pending, e.Due, e.BackingOff, e.Fresh, e.BeyondLookback)
+	if r.Mode == "shadow" {
+		fmt.Fprintf(&b, "would retry %d events\n", r.WouldRetry)
+	} else {
+		fmt.Fprintf(&b, "claimed %d: %d completed (%d facts inserted), %d rescheduled, %d failed, %d interrupted\n",
+			r.Claimed, r.Completed, r.FactsInserted, r.Rescheduled, r.Failed, r.Interrupted)
+	}
+	for _, ev := range r.Events {
+		fmt.Fprintf(&b, "  %-12s event %d (agent %s, %s) attempt %d", ev.Outcome, ev.EventID, ev.AgentID, seqRange(ev.MinSeq, ev.MaxSeq), ev.Attempt)
+		switch ev.Outcome {
+		case OutcomeCompleted:
+			fmt.Fprintf(&b, ": %d facts inserted from %d messages", ev.Facts, ev.Messages)
+		case OutcomeRescheduled:
+			fmt.Fprintf(&b, ": %s; next attempt %s", ev.Error, ev.NextAttemptAt.Format(time.RFC3339))
+		case OutcomeFailed:
+			fmt.Fprintf(&b, ": %s", ev.Error)
+			if ev.SummaryMemoryID != "" {
+				fmt.Fprintf(&b, "; summary memory %s", ev.SummaryMemoryID)
+			}
+		case OutcomeSkipped, OutcomeWouldRetry:
+			fmt.Fprintf(&b, ": %s", ev.Reason)
+		}
+		b.WriteByte('\n')
+	}
+	if r.EventsNotListed > 0 {
+		fmt.Fprintf(&b, "  … and %d more events\n", r.EventsNotListed)
+	}
+	if len(r.Skipped) > 0 {
+		b.WriteString("skipped:\n")
+		for _, s := range r.Skipped {
+			fmt.Fprintf(&b, "  %d %s", s.Count, s.Reason)
+			if len(s.EventIDs) > 0 {
+				fmt.Fprintf(&b, " (events %s)", ids(s.EventIDs))
+			}
+			b.WriteByte('\n')
+		}
+	}
+	if len(r.LLMErrors) > 0 {
+		kinds := make([]string, 0, len(r.LLMErrors))
+		for k, n := range r.LLMErrors {
+			kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
+		}
+		sort.Strings(kinds)
+		fmt.Fprintf(&b, "LLM errors: %s\n", strings.Join(kinds, ", "))
+	}
+	fmt.Fprintf(&b, "backlog: %d stale pending %s", r.Backlog.Stale, plural(int64(r.Backlog.Stale), "event", "events"))
+	if r.Backlog.Stale > 0 {
+		fmt.Fprintf(&b, ", oldest %s", (time.Duration(r.Backlog.OldestStaleAgeSeconds) * time.Second).String())
+	}
+	if r.Backlog.BeyondLookback > 0 {
+		fmt.Fprintf(&b, "; %d beyond lookback need an operator", r.Backlog.BeyondLookback)
+	}
+	b.WriteByte('\n')
+	return b.String()
+}
+
+func seqRange(lo, hi *int64) string {
+	if lo == nil || hi == nil {
+		return "no seq range"
+	}
+	return fmt.Sprintf("seq %d–%d", *lo, *hi)
+}
+
+func ids(v []int64) string {
+	s := make([]string, len(v))
+	for i, id := range v {
+		s[i] = fmt.Sprint(id)
+	}
+	return strings.Join(s, ", ")
+}
