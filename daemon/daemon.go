@@ -184,15 +184,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer cancelJobs()
 	d.sched = newScheduler(jobsCtx, d, jobs)
 	d.svcs = newServices(jobsCtx, d, svcList)
-	srv, err := d.startHTTP(cfg)
-	if err != nil {
-		return err
-	}
-	if err := d.sched.apply(cfg); err != nil {
-		return err
-	}
-	d.svcs.apply(cfg)
-
+	// Watch before serving: an edit made as soon as /readyz answers must be
+	// seen.
 	var changed chan struct{}
 	if d.opts.Source.Path != "" {
 		changed = make(chan struct{}, 1)
@@ -206,6 +199,15 @@ func (d *Daemon) Run(ctx context.Context) error {
 			d.log.Warn("not watching the configuration file for changes; reload with SIGHUP", "err", err)
 		}
 	}
+
+	srv, err := d.startHTTP(cfg)
+	if err != nil {
+		return err
+	}
+	if err := d.sched.apply(cfg); err != nil {
+		return err
+	}
+	d.svcs.apply(cfg)
 
 	go d.healthLoop(jobsCtx)
 	if err := d.notify.Notify(sdnotify.Ready, "STATUS=running"); err != nil {
