@@ -167,8 +167,12 @@ func WriteTable(w io.Writer, entries []Entry) error {
 
 func change(e Entry, proposalID, reverted, note, errText string) string {
 	switch {
-	case e.OldContent != nil || e.NewContent != nil:
+	case e.OldContent != nil && e.NewContent != nil && *e.OldContent != "":
 		return clip(deref(e.OldContent), 34) + " → " + clip(deref(e.NewContent), 34)
+	case e.NewContent != nil && *e.NewContent != "":
+		return clip(*e.NewContent, 70)
+	case e.OldContent != nil && *e.OldContent != "":
+		return clip(*e.OldContent, 70)
 	case proposalID != "":
 		s := "proposal " + proposalID
 		if note != "" {

@@ -88,6 +88,29 @@ INSERT INTO entity_attributes (id, aspect_id, agent_id, memory_id, kind, content
 INSERT INTO entity_attributes (id, aspect_id, agent_id, kind, content, normalized_content, confidence, created_at, updated_at) VALUES
   ('attr-home-4', NULL, 'assistant-sam', 'attribute', 'Lives in Lisbon', 'lives in lisbon', 0.9, '2026-11-20 10:00+00', '2026-11-20 10:00+00');
 
+-- ------------------------------------------------------------ compaction
+-- Sam's assistant trimmed messages 101-106 from its context and queued a
+-- compaction 45 minutes ago that never landed (the LLM call failed): the
+-- range is in no summary and no memory. Another event points at messages
+-- the agent has since purged; a third was queued two minutes ago and may
+-- still be in flight.
+INSERT INTO messages (agent_id, seq, direction, body, created_at) VALUES
+  ('assistant-sam', 101, 'inbound',  'We finally adopted a cat! Her name is Miso', now() - interval '50 minutes'),
+  ('assistant-sam', 102, 'outbound', 'Congratulations! How old is Miso?', now() - interval '50 minutes'),
+  ('assistant-sam', 103, 'inbound',  E'She is two years old and hates the vacuum cleaner\nwe got her from the Mount Pleasant shelter', now() - interval '49 minutes'),
+  ('assistant-sam', 104, 'outbound', 'Noted. I will suggest quiet cleaning times.', now() - interval '49 minutes'),
+  ('assistant-sam', 105, 'inbound',  'Also I start the new job at Figma on March 3', now() - interval '48 minutes'),
+  ('assistant-sam', 106, 'outbound', 'Exciting! Want me to block your calendar for onboarding?', now() - interval '48 minutes'),
+  ('assistant-sam', 107, 'inbound',  'Yes please, the whole first week', now() - interval '3 minutes'),
+  ('assistant-sam', 108, 'outbound', 'Done.', now() - interval '3 minutes'),
+  ('assistant-kim', 12,  'inbound',  'Remind me to renew my passport in May', now() - interval '2 hours');
+
+INSERT INTO compaction_events (agent_id, triggered_at, min_message_seq, max_message_seq, status, retry_count) VALUES
+  ('assistant-sam', now() - interval '45 minutes', 101, 106, 'pending', 0),
+  ('assistant-kim', now() - interval '90 minutes', 300, 320, 'pending', 1),
+  ('assistant-sam', now() - interval '2 minutes',  107, 108, 'pending', 0),
+  ('assistant-sam', now() - interval '3 days',     1,   100, 'completed', 0);
+
 -- The rows above went through the classification trigger (they were
 -- inserted with their aspect). In a real installation the daemon is added
 -- to an existing database, so the sweep is what finds these: empty the

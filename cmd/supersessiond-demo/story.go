@@ -53,6 +53,7 @@ func (d *demo) chapters() []func(context.Context) error {
 		d.shadowSweep,
 		d.review,
 		d.goLive,
+		d.compaction,
 		d.inline,
 		d.finale,
 	}
@@ -141,8 +142,53 @@ func (d *demo) goLive(ctx context.Context) error {
 	return d.showCounts(ctx, "after the live sweep")
 }
 
+func (d *demo) compaction(ctx context.Context) error {
+	d.title("6. Compaction retries: no trimmed conversation is lost")
+	d.say("maintenance.llm points at the demo's stand-in endpoint: no model is reachable here, so it")
+	d.say("returns the user's own statements from the range as the facts. Use Ollama, vLLM or OpenAI for real.")
+	d.say("\nIn shadow mode it only reports:")
+	d.env = append(d.env, "SUPERSESSIOND_MEMORY__PIPELINEV2__SHADOWMODE=true")
+	err := d.sh("compact", "--once")
+	d.env = d.env[:len(d.env)-1]
+	if err != nil {
+		return err
+	}
+	d.say("\nLive:")
+	if err := d.sh("compact", "--once"); err != nil {
+		return err
+	}
+	type mem struct {
+		Type    string `db:"type"`
+		Source  string `db:"source_id"`
+		Content string `db:"content"`
+	}
+	var mems []mem
+	if err := d.db.SelectContext(ctx, &mems, `SELECT type, source_id, content FROM memories
+		WHERE source_type = 'compaction' OR type = 'compaction_summary' ORDER BY type, created_at, content`); err != nil {
+		return err
+	}
+	fmt.Fprintf(d.out, "\n\033[36m$ psql -c \"SELECT type, source_id, content FROM memories WHERE source_type = 'compaction' OR type = 'compaction_summary'\"\033[0m\n")
+	tw := tabwriter.NewWriter(d.out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  TYPE\tEVENT\tCONTENT")
+	for _, m := range mems {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", m.Type, m.Source, clipText(m.Content, 110))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return d.sh("history", "--event", "compaction_retried", "--limit", "3")
+}
+
+func clipText(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
 func (d *demo) inline(ctx context.Context) error {
-	d.title("6. The daemon: the inline hook decides an attribute the moment it is classified")
+	d.title("7. The daemon: the inline hook decides an attribute the moment it is classified")
 	dm, err := d.startDaemon()
 	if err != nil {
 		return err
