@@ -2,6 +2,7 @@ package heuristics
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"slices"
 )
 
@@ -95,11 +96,9 @@ func (st *Statement) negationKeys(anchors, probes []Key, subj uint64) ([]Key, []
 		}
 		return anchors, probes
 	}
-	for i := pred.lo; i < pred.hi; i++ {
-		if pred.ok(i) {
-			w := uint64(st.toks[i].hash)
-			anchors = append(anchors, Key(mix(base, verb, w)), Key(mix(base, keyAnyVerb, w)))
-		}
+	for m := pred.idx; m != 0; m &= m - 1 {
+		w := uint64(st.toks[bits.TrailingZeros64(m)].hash)
+		anchors = append(anchors, Key(mix(base, verb, w)), Key(mix(base, keyAnyVerb, w)))
 	}
 	return anchors, probes
 }
@@ -122,8 +121,7 @@ func (st *Statement) antonymKeys(anchors, probes []Key, sc *keyScratch) ([]Key, 
 			continue
 		}
 		for _, r := range defaultLexicon.ants[t.ant-1] {
-			subj, pred := st.subject(), st.predicate()
-			subj.skip, pred.skip = r.Pair+1, r.Pair+1
+			subj, pred := st.subject().without(r.Pair), st.predicate().without(r.Pair)
 			base := mix(tagAntonym, uint64(r.Pair), b2u(st.negated), b2u(st.irreal), sc.setHash(subj))
 			own, other := mix(base, uint64(r.Side)), mix(base, uint64(1-r.Side))
 			w := keyEmpty
@@ -132,10 +130,8 @@ func (st *Statement) antonymKeys(anchors, probes []Key, sc *keyScratch) ([]Key, 
 			}
 			probes = append(probes, Key(mix(other, w)))
 			anchors = append(anchors, Key(mix(own, keyEmpty)))
-			for j := pred.lo; j < pred.hi; j++ {
-				if pred.ok(j) {
-					anchors = append(anchors, Key(mix(own, uint64(st.toks[j].hash))))
-				}
+			for m := pred.idx; m != 0; m &= m - 1 {
+				anchors = append(anchors, Key(mix(own, uint64(st.toks[bits.TrailingZeros64(m)].hash))))
 			}
 		}
 	}
@@ -188,11 +184,8 @@ func (st *Statement) temporalKeys(anchors, probes []Key, subj uint64) ([]Key, []
 		if st.verb >= 0 && st.toks[st.verb].content() {
 			anchors = append(anchors, Key(mix(tagTempVerb, subj, uint64(st.toks[st.verb].hash))))
 		}
-		core := st.core()
-		for i := core.lo; i < core.hi; i++ {
-			if core.ok(i) {
-				anchors = append(anchors, Key(mix(tagTempWord, uint64(st.toks[i].hash))))
-			}
+		for m := st.coreIdx; m != 0; m &= m - 1 {
+			anchors = append(anchors, Key(mix(tagTempWord, uint64(st.toks[bits.TrailingZeros64(m)].hash))))
 		}
 	}
 	if st.replaceAt < 0 && !st.strong && !st.now || st.addAdv || st.addVerb && !st.strong && st.replaceAt < 0 {
@@ -233,11 +226,8 @@ func (sc *keyScratch) setHash(s sel) uint64 {
 	n := 0
 	var sum uint64
 next:
-	for i := s.lo; i < s.hi; i++ {
-		if !s.ok(i) {
-			continue
-		}
-		h := s.st.toks[i].hash
+	for m := s.idx; m != 0; m &= m - 1 {
+		h := s.st.toks[bits.TrailingZeros64(m)].hash
 		for _, x := range sc.seen[:n] {
 			if x == h {
 				continue next
