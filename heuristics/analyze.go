@@ -55,10 +55,11 @@ type Statement struct {
 	now     bool // now, currently
 	strong  bool // instead
 
-	// Content stems, one bit per stem hash, of the selections the signals
-	// compare (see sets.go): most comparisons end on these masks.
-	subjMask, predMask, objMask, coreMask, allMask uint64
-	hasAnt                                         bool // an antonym word in the main clause
+	// Token sets the signals compare (see sets.go), as bitmaps of token
+	// indexes, and their stems as one bit per stem hash.
+	subjIdx, predIdx, objIdx, coreIdx, allIdx, scopeIdx uint64
+	subjMask, predMask, objMask, coreMask, allMask      uint64
+	hasAnt                                              bool // an antonym word in the main clause
 
 	buf  [bufSize]byte
 	toks [maxTokens]token
@@ -89,6 +90,7 @@ func (st *Statement) analyze(in Input, lx *lexicon) {
 	st.pred, st.hasPred = predicate{}, false
 	st.negated, st.cease, st.past, st.irreal = false, false, false, false
 	st.addAdv, st.addVerb, st.now, st.strong = false, false, false, false
+	st.subjIdx, st.predIdx, st.objIdx, st.coreIdx, st.allIdx, st.scopeIdx = 0, 0, 0, 0, 0, 0
 	st.subjMask, st.predMask, st.objMask, st.coreMask, st.allMask = 0, 0, 0, 0, 0
 	st.hasAnt = false
 	if st.ntok == 0 {
@@ -104,22 +106,31 @@ func (st *Statement) analyze(in Input, lx *lexicon) {
 		if t.ant != 0 && k < st.coreEnd {
 			st.hasAnt = true
 		}
+		at := uint64(1) << uint(k)
+		if t.flags&fScope != 0 && t.role&(rQual|rChain|rSubj) != 0 && k < st.coreEnd {
+			st.scopeIdx |= at
+		}
 		if !t.content() {
 			continue
 		}
 		bit := uint64(1) << (t.hash & 63)
+		st.allIdx |= at
 		st.allMask |= bit
 		if t.role&rTail != 0 {
 			continue
 		}
+		st.coreIdx |= at
 		st.coreMask |= bit
 		if t.role&rSubj != 0 {
+			st.subjIdx |= at
 			st.subjMask |= bit
 		}
 		if t.role&(rChain|rVerb|rVal|rQual) != 0 {
+			st.predIdx |= at
 			st.predMask |= bit
 		}
 		if t.role&(rVal|rQual) != 0 {
+			st.objIdx |= at
 			st.objMask |= bit
 		}
 	}

@@ -1,6 +1,9 @@
 package heuristics
 
-import "strconv"
+import (
+	"math/bits"
+	"strconv"
+)
 
 // Signal is one heuristic that fired, with its confidence and a short,
 // human-readable detail such as "lives in: toronto → vancouver".
@@ -180,21 +183,21 @@ func appendConf(b []byte, c float64) []byte {
 // the LLM only when this is at least 3.
 func SharedContentTokens(a, b *Statement) int {
 	n := 0
-	as, bs := a.all(), b.all()
-	for i := 0; i < a.ntok; i++ {
+	bs := b.all()
+	var seen uint64 // stems of a counted so far, as mask bits
+	for m := a.allIdx; m != 0; m &= m - 1 {
+		i := bits.TrailingZeros64(m)
 		t := &a.toks[i]
-		if !t.content() || b.allMask&(1<<(t.hash&63)) == 0 {
+		bit := uint64(1) << (t.hash & 63)
+		if b.allMask&bit == 0 {
 			continue
 		}
 		// Count each stem once.
-		dup := false
-		for k := 0; k < i; k++ {
-			if as.ok(k) && sameStem(a, &a.toks[k], a, t) {
-				dup = true
-				break
-			}
+		if seen&bit != 0 && a.mk(a.allIdx&span(0, i)).has(a, t) {
+			continue
 		}
-		if !dup && bs.has(a, t) {
+		seen |= bit
+		if bs.has(a, t) {
 			n++
 		}
 	}

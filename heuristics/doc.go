@@ -40,6 +40,49 @@
 // in [0.5, 0.7) so that they become proposals for review, and compatible
 // pairs fire nothing. Constraints are never superseded.
 //
+// # Blocking: which pairs can contradict
+//
+// The sweep compares every attribute of an aspect with every newer sibling,
+// and aspects hold thousands. Most pairs cannot contradict, and each signal
+// says why: Statement.BlockKeys turns each signal's necessary conditions
+// into keys, anchors (under which a statement is indexed) and probes (which
+// it looks up), so that an engine finds the candidate pairs through an index
+// instead of deciding all of them. The contract the engine relies on:
+//
+//	for all statements a, b: if DecideAnalyzed(a, b) or DecideAnalyzed(b, a)
+//	fires a signal, then probes(a) ∩ anchors(b) ≠ ∅ or probes(b) ∩ anchors(a) ≠ ∅.
+//
+// Keys are hashes of exactly what the signals compare (sets of stems, slot
+// numbers, flags): what a signal requires to be equal hashes equal, so the
+// contract holds whatever the collisions (which only add candidates). Per
+// signal:
+//
+//   - negation_polarity: the affirmative side anchors (subject, irrealis,
+//     verb, w) for each word w of its predicate; the negated side probes
+//     with one word of its predicate, which the affirmative one must contain.
+//   - antonym: for each antonym pair p and side s of a word of the main
+//     clause, anchor (p, s, subject without p's words, negation, irrealis, w)
+//     for each predicate word w and "empty", and probe the other side with
+//     one predicate word: of two statements that fire, the one whose
+//     predicate is contained in the other's finds it.
+//   - value_conflict: a one-value slot (slot, subject or slot words,
+//     irrealis, time scope) is probed by a statement that can be the older
+//     one (one-value predicate) and anchored by one that can be the newer
+//     (not an addition); neither may be negated or past.
+//   - temporal_supersession: a current fact anchors its subject, its subject
+//     and verb, and its words; a change probes its subject (change verb),
+//     its subject and verb ("now", "instead"), or the words it changes from.
+//
+// So a big aspect of affirmative, many-valued statements without antonyms
+// or changes ("Visited Lisbon in 2019", "Speaks Korean", "Likes figs")
+// yields no candidate at all. Statement.ContentKeys does the same for the
+// semantic fallback: one key per distinct content word, so that the pairs
+// sharing at least three (SharedContentTokens) share three keys.
+//
+// The contract is tested on every pair of both corpora, on all pairs of
+// statements recombined from the lexicon and the corpora, and by a fuzz
+// target (block_test.go).
+//
 // # Invariants
 //
 //   - No allocation while analysing: a Statement holds its own fixed

@@ -1,38 +1,24 @@
 package heuristics
 
-import "bytes"
+import (
+	"bytes"
+	"math/bits"
+)
 
-// sel selects content tokens of a statement: indexes [lo, hi) whose role is
-// in roles (any role when roles is 0), leaving out the words of antonym pair
-// skip-1 (when skip > 0) and, when flag is set, tokens without that flag.
-// Sets are compared by stem; statements are short, so the quadratic loops
-// below beat any hashing.
+// sel is a set of words of a statement, compared by stem: bit i of idx
+// selects token i. Analyze computes the token sets the signals compare (the
+// subject, the predicate, the value...) once, with mask, the stems of the
+// set as one bit each: a superset of a set has every bit of its mask, so
+// most comparisons end on the masks. Statements are short, so the quadratic
+// loops below beat any hashing.
 type sel struct {
-	st     *Statement
-	lo, hi int
-	roles  uint8
-	skip   int
-	flag   uint32
-	pre    uint64 // the mask, when precomputed by Analyze (hasPre)
-	hasPre bool
+	st   *Statement
+	idx  uint64
+	mask uint64
 }
 
-func (s sel) ok(i int) bool {
-	t := &s.st.toks[i]
-	if !t.content() && s.flag == 0 {
-		return false
-	}
-	if s.flag != 0 && t.flags&s.flag == 0 {
-		return false
-	}
-	if s.roles != 0 && t.role&s.roles == 0 {
-		return false
-	}
-	if s.skip > 0 && t.ant != 0 && inPair(t, s.skip-1) {
-		return false
-	}
-	return true
-}
+// Token bitmaps hold maxTokens bits.
+var _ [64 - maxTokens]struct{}
 
 func inPair(t *token, pair int) bool {
 	for _, r := range defaultLexicon.ants[t.ant-1] {
@@ -47,48 +33,63 @@ func sameStem(a *Statement, ta *token, b *Statement, tb *token) bool {
 	return ta.hash == tb.hash && bytes.Equal(a.stem(ta), b.stem(tb))
 }
 
+// span is the bitmap of tokens [lo, hi).
+func span(lo, hi int) uint64 {
+	if hi <= lo {
+		return 0
+	}
+	return (uint64(1)<<uint(hi) - 1) &^ (uint64(1)<<uint(lo) - 1)
+}
+
+// stemMask is the mask of the tokens of idx.
+func (st *Statement) stemMask(idx uint64) uint64 {
+	var m uint64
+	for ; idx != 0; idx &= idx - 1 {
+		m |= 1 << (st.toks[bits.TrailingZeros64(idx)].hash & 63)
+	}
+	return m
+}
+
+// mk makes the selection of the tokens of idx.
+func (st *Statement) mk(idx uint64) sel { return sel{st: st, idx: idx, mask: st.stemMask(idx)} }
+
+// without leaves out the words of antonym pair p.
+func (s sel) without(p int) sel {
+	drop := uint64(0)
+	for m := s.idx; m != 0; m &= m - 1 {
+		i := bits.TrailingZeros64(m)
+		if t := &s.st.toks[i]; t.ant != 0 && inPair(t, p) {
+			drop |= 1 << uint(i)
+		}
+	}
+	if drop == 0 {
+		return s
+	}
+	return s.st.mk(s.idx &^ drop)
+}
+
 // has reports whether s contains a token with the stem of t (of statement o).
 func (s sel) has(o *Statement, t *token) bool {
-	for j := s.lo; j < s.hi; j++ {
-		if s.ok(j) && sameStem(s.st, &s.st.toks[j], o, t) {
+	if s.mask&(1<<(t.hash&63)) == 0 {
+		return false
+	}
+	for m := s.idx; m != 0; m &= m - 1 {
+		if sameStem(s.st, &s.st.toks[bits.TrailingZeros64(m)], o, t) {
 			return true
 		}
 	}
 	return false
 }
 
-func (s sel) count() int {
-	n := 0
-	for i := s.lo; i < s.hi; i++ {
-		if s.ok(i) {
-			n++
-		}
-	}
-	return n
-}
-
-// mask is the set's stems as one bit each: a superset of a set has every
-// bit of its mask, so most comparisons end here.
-func (s sel) mask() uint64 {
-	if s.hasPre && s.skip == 0 {
-		return s.pre
-	}
-	var m uint64
-	for i := s.lo; i < s.hi; i++ {
-		if s.ok(i) {
-			m |= 1 << (s.st.toks[i].hash & 63)
-		}
-	}
-	return m
-}
+func (s sel) count() int { return bits.OnesCount64(s.idx) }
 
 // subsetOf reports whether every token of s is in o.
 func (s sel) subsetOf(o sel) bool {
-	if s.mask()&^o.mask() != 0 {
+	if s.mask&^o.mask != 0 {
 		return false
 	}
-	for i := s.lo; i < s.hi; i++ {
-		if s.ok(i) && !o.has(s.st, &s.st.toks[i]) {
+	for m := s.idx; m != 0; m &= m - 1 {
+		if !o.has(s.st, &s.st.toks[bits.TrailingZeros64(m)]) {
 			return false
 		}
 	}
@@ -96,7 +97,7 @@ func (s sel) subsetOf(o sel) bool {
 }
 
 func (s sel) equal(o sel) bool {
-	if s.mask() != o.mask() {
+	if s.mask != o.mask {
 		return false
 	}
 	return s.subsetOf(o) && o.subsetOf(s)
@@ -104,9 +105,12 @@ func (s sel) equal(o sel) bool {
 
 // shared counts the tokens of s that are in o.
 func (s sel) shared(o sel) int {
+	if s.mask&o.mask == 0 {
+		return 0
+	}
 	n := 0
-	for i := s.lo; i < s.hi; i++ {
-		if s.ok(i) && o.has(s.st, &s.st.toks[i]) {
+	for m := s.idx; m != 0; m &= m - 1 {
+		if o.has(s.st, &s.st.toks[bits.TrailingZeros64(m)]) {
 			n++
 		}
 	}
@@ -115,8 +119,12 @@ func (s sel) shared(o sel) int {
 
 // sharedFlag reports whether a shared token has one of the flags.
 func (s sel) sharedFlag(o sel, flags uint32) bool {
-	for i := s.lo; i < s.hi; i++ {
-		if s.ok(i) && s.st.toks[i].flags&flags != 0 && o.has(s.st, &s.st.toks[i]) {
+	if s.mask&o.mask == 0 {
+		return false
+	}
+	for m := s.idx; m != 0; m &= m - 1 {
+		t := &s.st.toks[bits.TrailingZeros64(m)]
+		if t.flags&flags != 0 && o.has(s.st, t) {
 			return true
 		}
 	}
@@ -124,55 +132,39 @@ func (s sel) sharedFlag(o sel, flags uint32) bool {
 }
 
 // last returns the index of the last selected token, or -1.
-func (s sel) last() int {
-	for i := s.hi - 1; i >= s.lo; i-- {
-		if s.ok(i) {
-			return i
-		}
-	}
-	return -1
-}
+func (s sel) last() int { return 63 - bits.LeadingZeros64(s.idx) }
 
 // appendRaw appends the surface words of the selection, space-separated.
 func (s sel) appendRaw(b []byte) []byte {
-	first := true
-	for i := s.lo; i < s.hi; i++ {
-		if !s.ok(i) {
-			continue
-		}
-		if !first {
+	for m := s.idx; m != 0; m &= m - 1 {
+		if m != s.idx {
 			b = append(b, ' ')
 		}
-		first = false
-		b = append(b, s.st.raw(&s.st.toks[i])...)
+		b = append(b, s.st.raw(&s.st.toks[bits.TrailingZeros64(m)])...)
 	}
 	return b
 }
 
-// Selections used by the signals.
-func (st *Statement) subject() sel {
-	return sel{st: st, lo: 0, hi: st.coreEnd, roles: rSubj, pre: st.subjMask, hasPre: true}
-}
+// Selections used by the signals. Every selection but scope holds content
+// words only.
+func (st *Statement) subject() sel { return sel{st: st, idx: st.subjIdx, mask: st.subjMask} }
 
 // predicate is everything of the main clause but the subject.
-func (st *Statement) predicate() sel {
-	return sel{st: st, lo: 0, hi: st.coreEnd, roles: rChain | rVerb | rVal | rQual, pre: st.predMask, hasPre: true}
-}
-func (st *Statement) core() sel    { return sel{st: st, lo: 0, hi: st.coreEnd} }
-func (st *Statement) all() sel     { return sel{st: st, lo: 0, hi: st.ntok} }
-func (st *Statement) value() sel   { return sel{st: st, lo: st.val0, hi: st.val1} }
-func (st *Statement) asSel() sel   { return sel{st: st, lo: st.as0, hi: st.as1} }
-func (st *Statement) slotSel() sel { return sel{st: st, lo: st.slot0, hi: st.slot1} }
-func (st *Statement) target() sel  { return sel{st: st, lo: st.tgt0, hi: st.tgt1} }
-func (st *Statement) object() sel {
-	return sel{st: st, lo: 0, hi: st.coreEnd, roles: rVal | rQual, pre: st.objMask, hasPre: true}
-}
-func (st *Statement) scope() sel {
-	return sel{st: st, lo: 0, hi: st.coreEnd, roles: rQual | rChain | rSubj, flag: fScope}
-}
+func (st *Statement) predicate() sel { return sel{st: st, idx: st.predIdx, mask: st.predMask} }
+func (st *Statement) object() sel    { return sel{st: st, idx: st.objIdx, mask: st.objMask} }
+func (st *Statement) core() sel      { return sel{st: st, idx: st.coreIdx, mask: st.coreMask} }
+func (st *Statement) all() sel       { return sel{st: st, idx: st.allIdx, mask: st.allMask} }
+func (st *Statement) value() sel     { return st.mk(st.allIdx & span(int(st.val0), int(st.val1))) }
+func (st *Statement) asSel() sel     { return st.mk(st.allIdx & span(int(st.as0), int(st.as1))) }
+func (st *Statement) slotSel() sel   { return st.mk(st.allIdx & span(int(st.slot0), int(st.slot1))) }
+func (st *Statement) target() sel    { return st.mk(st.allIdx & span(int(st.tgt0), int(st.tgt1))) }
+
+// scope is the time-scope words (weekends, summer) of the main clause but
+// the value, content words or not.
+func (st *Statement) scope() sel { return st.mk(st.scopeIdx) }
 func (st *Statement) from() sel {
 	if st.from0 < 0 {
 		return sel{st: st}
 	}
-	return sel{st: st, lo: st.from0, hi: st.from1}
+	return st.mk(st.allIdx & span(int(st.from0), int(st.from1)))
 }

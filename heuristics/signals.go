@@ -143,14 +143,12 @@ func antonym(a, b *Statement, e *explain) (fired, bool) {
 			if pair < 0 {
 				continue
 			}
-			sa, sb := a.subject(), b.subject()
-			sa.skip, sb.skip = pair+1, pair+1
+			sa, sb := a.subject().without(pair), b.subject().without(pair)
 			if !sa.equal(sb) {
 				e.miss("No contradiction: opposite words, but about different subjects.")
 				continue
 			}
-			ra, rb := a.predicate(), b.predicate()
-			ra.skip, rb.skip = pair+1, pair+1
+			ra, rb := a.predicate().without(pair), b.predicate().without(pair)
 			var conf float64
 			switch {
 			case ra.equal(rb):
