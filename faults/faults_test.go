@@ -41,8 +41,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "build supersessiond: %v\n%s", err, out)
 		os.Exit(1)
 	}
-	defer os.RemoveAll(dir)
-	pgtest.Main(m)
+	code := pgtest.Run(m)
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 // proc is a running supersessiond.

@@ -41,7 +41,11 @@ var (
 // Main runs the tests and stops the cluster afterwards. Use it from TestMain:
 //
 //	func TestMain(m *testing.M) { pgtest.Main(m) }
-func Main(m *testing.M) {
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run is Main for a TestMain that has its own cleanup to do: it runs the
+// tests, stops the cluster and returns the exit code.
+func Run(m *testing.M) int {
 	code := m.Run()
 	if admin != nil {
 		if template != "" {
@@ -54,7 +58,7 @@ func Main(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "pgtest: stop cluster:", err)
 		}
 	}
-	os.Exit(code)
+	return code
 }
 
 func setup() error {
