@@ -248,7 +248,7 @@ func TestNeverReadsTheEmbedding(t *testing.T) {
 		_, _ = db.Exec(`DROP ROLE IF EXISTS ` + role)
 	})
 	for _, g := range []string{
-		`GRANT SELECT (id, workspace_name, source_ids, deleted_at, superseded_by, tombstone_preserved_at) ON documents TO ` + role,
+		`GRANT SELECT (ctid, id, workspace_name, source_ids, deleted_at, superseded_by, tombstone_preserved_at) ON documents TO ` + role,
 		`GRANT UPDATE (embedding, tombstone_preserved_at) ON documents TO ` + role,
 		`GRANT DELETE ON documents TO ` + role,
 		`GRANT SELECT, INSERT, UPDATE ON supersessiond_state TO ` + role,

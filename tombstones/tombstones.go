@@ -104,7 +104,8 @@ type candidate struct {
 	ID            string    `db:"id"`
 	WorkspaceName string    `db:"workspace_name"`
 	Superseded    bool      `db:"superseded"`
-	At            time.Time `db:"at"` // deleted_at (triage) or tombstone_preserved_at (re-check): the keyset
+	At            time.Time `db:"at"`  // deleted_at (triage) or tombstone_preserved_at (re-check): the keyset
+	TID           string    `db:"tid"` // ctid of the claimed row (triage)
 }
 
 // position is a keyset position (timestamp, id) in a scan. The zero value
@@ -161,15 +162,22 @@ func (j *Job) Reconcile(ctx context.Context, cfg *config.Config) (*Report, error
 	}
 	p.cutoff = p.dbStart.Add(-cfg.Maintenance.Tombstones.MinAge)
 
-	if err := j.triage(ctx, p, r); err != nil {
+	stopped, err := j.triage(ctx, p, r)
+	if err != nil {
 		return r, err
 	}
 	if err := j.recheck(ctx, p, r); err != nil {
 		return r, err
 	}
 
+	// A shadow pass deleted nothing: count from the start, it costs nothing
+	// more and says what a live pass would face.
+	if p.shadow {
+		stopped = position{}
+	}
 	minAge := cfg.Maintenance.Tombstones.MinAge.Seconds()
-	if err := j.db.GetContext(ctx, &r.Backlog, backlogSQL, minAge); err != nil {
+	stoppedAt, stoppedID := stopped.args("-infinity")
+	if err := j.db.GetContext(ctx, &r.Backlog, backlogSQL, minAge, stoppedAt, stoppedID); err != nil {
 		return r, fmt.Errorf("tombstones: count the backlog: %w", err)
 	}
 	if err := j.db.GetContext(ctx, &r.Held, heldSQL); err != nil {
@@ -187,23 +195,23 @@ func (j *Job) Reconcile(ctx context.Context, cfg *config.Config) (*Report, error
 
 // triage works through the tombstones awaiting it, batch by batch, until
 // none is left or its share of the budget is used (at least one batch, so
-// every pass makes progress).
-func (j *Job) triage(ctx context.Context, p *pass, r *Report) error {
+// every pass makes progress). It returns the keyset position it stopped at.
+func (j *Job) triage(ctx context.Context, p *pass, r *Report) (position, error) {
 	var after position
 	for {
 		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("tombstones: triage interrupted after %d batches: %w", r.Batches, err)
+			return after, fmt.Errorf("tombstones: triage interrupted after %d batches: %w", r.Batches, err)
 		}
 		if r.Batches > 0 && !j.opts.Now().Before(p.triageDeadline()) {
 			r.BudgetExhausted = true
-			return nil
+			return after, nil
 		}
 		n, last, err := j.triageBatch(ctx, p, r, after)
 		if err != nil {
-			return fmt.Errorf("tombstones: triage batch %d: %w", r.Batches+1, err)
+			return after, fmt.Errorf("tombstones: triage batch %d: %w", r.Batches+1, err)
 		}
 		if n == 0 {
-			return nil
+			return after, nil
 		}
 		after = last
 	}
@@ -241,12 +249,12 @@ func (j *Job) triageBatch(ctx context.Context, p *pass, r *Report, after positio
 	if err != nil {
 		return 0, after, err
 	}
-	var keep, drop []string
+	var keep, drop []string // ctids
 	for _, c := range batch {
 		if c.Superseded && cited[c.ID] {
-			keep = append(keep, c.ID)
+			keep = append(keep, c.TID)
 		} else {
-			drop = append(drop, c.ID)
+			drop = append(drop, c.TID)
 		}
 	}
 	if p.shadow {
