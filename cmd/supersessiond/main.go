@@ -60,6 +60,8 @@ func (m *Main) commands() map[string]commandInfo {
 		"migrate": {"create/update the daemon's objects in the agent database", func(m *Main) command { return &MigrateCommand{m} }},
 		"check":   {"validate config, connectivity and schema", func(m *Main) command { return &CheckCommand{m} }},
 		"version": {"print version, commit and Go version", func(m *Main) command { return &VersionCommand{m} }},
+
+		"reconcile": {"one tombstone-reconciliation pass now (--once)", func(m *Main) command { return &ReconcileCommand{m} }},
 	}
 }
 
