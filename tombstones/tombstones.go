@@ -369,8 +369,8 @@ func (j *Job) recheckBatch(ctx context.Context, p *pass, r *Report, after, until
 			gone = append(gone, c.ID)
 		}
 	}
-	r.Rechecked += len(page)
 	if p.shadow {
+		r.Rechecked += len(page)
 		r.WouldRelease += len(gone)
 		return len(page), lastPos, nil
 	}
@@ -379,13 +379,12 @@ func (j *Job) recheckBatch(ctx context.Context, p *pass, r *Report, after, until
 	}
 	released, err := execCount(ctx, tx, releaseSQL, gone)
 	if err != nil {
-		r.Rechecked -= len(page)
 		return 0, after, fmt.Errorf("release %d tombstones: %w", len(gone), err)
 	}
 	if err := tx.Commit(); err != nil {
-		r.Rechecked -= len(page)
 		return 0, after, fmt.Errorf("commit: %w", err)
 	}
+	r.Rechecked += len(page)
 	r.Released += released
 	j.m.Released.Add(float64(released))
 	j.log.Debug("re-check batch", "rechecked", len(page), "released", released)
