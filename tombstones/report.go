@@ -69,7 +69,11 @@ func (r *Report) Text() string {
 		mode = "shadow: nothing changed"
 	}
 	fmt.Fprintf(&b, "tombstone reconciliation (%s) in %s\n", mode, r.Duration)
-	fmt.Fprintf(&b, "  triage      %d examined in %d batches\n", r.Examined, r.Batches)
+	batches := "batches"
+	if r.Batches == 1 {
+		batches = "batch"
+	}
+	fmt.Fprintf(&b, "  triage      %d examined in %d %s\n", r.Examined, r.Batches, batches)
 	if r.Shadow {
 		fmt.Fprintf(&b, "  would keep  %d superseded, cited by a live document of the same workspace (embedding would be removed)\n", r.WouldPreserve)
 		fmt.Fprintf(&b, "  would drop  %d\n", r.WouldDelete)
