@@ -47,6 +47,16 @@
 // never starved. Every pass does at least one batch of each phase. A huge
 // backlog is worked off over several passes; the report says what was left.
 //
+// Cost. Each statement is bounded by its batch and uses its index, which
+// TestPlansUseTheIndexes checks on a generated table: the paging statements
+// read their partial index in order (sorting is disabled in the batch
+// transaction, because the planner's estimates for these mostly-NULL columns
+// would otherwise make every batch read the whole backlog); the dependent
+// query reads the GIN index, kept without a pending list (migration 00004);
+// writes reach the claimed, locked rows by ctid. A pass over 100,000
+// tombstones among 1,000,000 documents takes about 3 s on two shared cores
+// (BenchmarkReconcile).
+//
 // A failure (the database going away, cancellation) loses at most the
 // batch in flight, which rolls back whole; the next tick goes on. Nothing
 // depends on the daemon's lease: the claims and the guarded release are
