@@ -5,6 +5,7 @@ import (
 	"github.com/supersessiond/supersessiond/inline"
 	"github.com/supersessiond/supersessiond/supersession"
 	"github.com/supersessiond/supersessiond/sweep"
+	"github.com/supersessiond/supersessiond/tombstones"
 )
 
 // standard holds the jobs and services `supersessiond run` runs. The sweep
@@ -23,6 +24,7 @@ func (s *standard) jobs(deps *Deps) []Job {
 	return []Job{
 		sweep.New(deps.DB, deps.Logger, s.engine),
 		compaction.New(compaction.Deps{DB: deps.DB, Logger: deps.Logger, Registry: deps.Metrics.Registry, LLM: deps.LLM}),
+		tombstones.New(deps.DB, deps.Logger, tombstones.NewMetrics(deps.Metrics.Registry), tombstones.Options{}),
 	}
 }
 

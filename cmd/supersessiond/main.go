@@ -64,6 +64,7 @@ func (m *Main) commands() map[string]commandInfo {
 		"history":   {"the audit trail from memory_history, newest first", func(m *Main) command { return &HistoryCommand{m} }},
 		"migrate":   {"create/update the daemon's objects in the agent database", func(m *Main) command { return &MigrateCommand{m} }},
 		"protect":   {"pin an attribute so nothing automatic supersedes it", func(m *Main) command { return &ProtectCommand{m} }},
+		"reconcile": {"one tombstone-reconciliation pass now (--once)", func(m *Main) command { return &ReconcileCommand{m} }},
 		"review":    {"accept or reject a supersession_proposal", func(m *Main) command { return &ReviewCommand{m} }},
 		"run":       {"the daemon: scheduler, inline hook, HTTP health/metrics", func(m *Main) command { return &RunCommand{m} }},
 		"supersede": {"supersede attributes by hand, atomically", func(m *Main) command { return &SupersedeCommand{m} }},

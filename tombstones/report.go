@@ -1,0 +1,100 @@
+package tombstones
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Report says what one pass did. In a shadow pass (shadowMode or
+// mutationsFrozen) nothing is changed: Preserved, Deleted and Released stay
+// zero and the Would* counts say what a live pass would have done. (A live
+// pass's own deletions never change another tombstone's fate: it only
+// removes soft-deleted documents, and those were never live dependents.)
+type Report struct {
+	Shadow bool `json:"shadow"`
+
+	// Triage of tombstones awaiting it.
+	Batches   int `json:"batches"`   // triage batches committed
+	Examined  int `json:"examined"`  // tombstones triaged
+	Preserved int `json:"preserved"` // kept: superseded and cited by a live document of the same workspace
+	Deleted   int `json:"deleted"`   // hard-deleted at triage
+
+	// Re-check of preserved tombstones.
+	Rechecked int `json:"rechecked"` // preserved tombstones re-checked
+	Released  int `json:"released"`  // hard-deleted: their last live dependent is gone
+	// RecheckComplete is true when every preserved tombstone (but those
+	// preserved during this pass) was re-checked since the previous pass
+	// stopped: the re-check went round once.
+	RecheckComplete bool `json:"recheck_complete"`
+
+	WouldPreserve int `json:"would_preserve"`
+	WouldDelete   int `json:"would_delete"`
+	WouldRelease  int `json:"would_release"`
+
+	// Budget is the pass's time budget. BudgetExhausted says the pass
+	// stopped because of it; LeftForLater is then the triage backlog it left
+	// to the next passes.
+	Budget          Duration `json:"budget"`
+	BudgetExhausted bool     `json:"budget_exhausted"`
+	LeftForLater    int64    `json:"left_for_later"`
+
+	// Backlog is what awaits triage after the pass (soft-deleted, older than
+	// minAge, not preserved); Held is how many preserved tombstones remain.
+	// Both are -1 when the pass failed before counting them.
+	Backlog int64 `json:"backlog"`
+	Held    int64 `json:"held"`
+
+	Duration Duration `json:"duration"`
+}
+
+// Duration is a time.Duration that reads well in JSON ("1.5s").
+type Duration time.Duration
+
+func (d Duration) String() string { return time.Duration(d).String() }
+
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	*d = Duration(v)
+	return err
+}
+
+// Text is the report for people (`supersessiond reconcile --once`).
+func (r *Report) Text() string {
+	var b strings.Builder
+	mode := "live"
+	if r.Shadow {
+		mode = "shadow: nothing changed"
+	}
+	fmt.Fprintf(&b, "tombstone reconciliation (%s) in %s\n", mode, r.Duration)
+	batches := "batches"
+	if r.Batches == 1 {
+		batches = "batch"
+	}
+	fmt.Fprintf(&b, "  triage      %d examined in %d %s\n", r.Examined, r.Batches, batches)
+	if r.Shadow {
+		fmt.Fprintf(&b, "  would keep  %d superseded, cited by a live document of the same workspace (embedding would be removed)\n", r.WouldPreserve)
+		fmt.Fprintf(&b, "  would drop  %d\n", r.WouldDelete)
+		fmt.Fprintf(&b, "  re-check    %d preserved re-checked, %d would be released\n", r.Rechecked, r.WouldRelease)
+	} else {
+		fmt.Fprintf(&b, "  preserved   %d superseded, cited by a live document of the same workspace (embedding removed)\n", r.Preserved)
+		fmt.Fprintf(&b, "  deleted     %d\n", r.Deleted)
+		fmt.Fprintf(&b, "  re-check    %d preserved re-checked, %d released (last live dependent gone)\n", r.Rechecked, r.Released)
+	}
+	if r.BudgetExhausted {
+		fmt.Fprintf(&b, "  budget      %s used up: %d left for later passes\n", r.Budget, r.LeftForLater)
+	} else {
+		fmt.Fprintf(&b, "  budget      %s, not used up\n", r.Budget)
+	}
+	fmt.Fprintf(&b, "  now         %s awaiting triage, %s preserved\n", count(r.Backlog), count(r.Held))
+	return b.String()
+}
+
+func count(n int64) string {
+	if n < 0 {
+		return "?"
+	}
+	return fmt.Sprint(n)
+}
