@@ -52,7 +52,7 @@
 // read their partial index in order (sorting is disabled in the batch
 // transaction, because the planner's estimates for these mostly-NULL columns
 // would otherwise make every batch read the whole backlog); the dependent
-// query reads the GIN index, kept without a pending list (migration 00004);
+// query reads the GIN index, kept without a pending list (migration 00003);
 // writes reach the claimed, locked rows by ctid. A pass over 100,000
 // tombstones among 1,000,000 documents takes about 3 s on two shared cores
 // (BenchmarkReconcile).

@@ -198,7 +198,7 @@ func TestPlansUseTheIndexes(t *testing.T) {
 	if _, err := db.Exec(`VACUUM (ANALYZE) documents`); err != nil {
 		t.Fatal(err)
 	}
-	// 00004 turns GIN's pending list off: the dependent query must not scan
+	// 00003 turns GIN's pending list off: the dependent query must not scan
 	// one (see the migration).
 	var opts []string
 	if err := db.Select(&opts, `SELECT unnest(reloptions) FROM pg_class WHERE relname = 'supersessiond_documents_source_ids'`); err != nil {
