@@ -152,9 +152,6 @@ func plan(g *Group, in planInput) planOutput {
 		out.skips[SkipDanglingAspect] += len(g.Attrs)
 		return out
 	}
-	type elig struct {
-		old, new bool
-	}
 	el := make([]elig, len(g.Attrs))
 	for i, a := range g.Attrs {
 		o, n, why := eligibility(a)
@@ -163,6 +160,7 @@ func plan(g *Group, in planInput) planOutput {
 			out.skips[why]++
 		}
 	}
+	cands := newCandidates(g.Attrs, el, in.semantic)
 	for i, old := range g.Attrs {
 		if !el[i].old {
 			continue
@@ -170,11 +168,10 @@ func plan(g *Group, in planInput) planOutput {
 		var review *Candidate
 		var apply *Candidate
 		waiting := false
-		for j := len(g.Attrs) - 1; j > i; j-- {
+		// Only siblings whose blocking keys meet old's can contradict it
+		// (the heuristics' guarantee); newest first, as the rule requires.
+		for _, j := range cands.newerThan(i) {
 			nw := g.Attrs[j]
-			if !el[j].new {
-				continue
-			}
 			if in.focus != nil && !in.focus[old.ID] && !in.focus[nw.ID] {
 				continue
 			}

@@ -324,8 +324,10 @@ func TestAspectWithThousandsOfSiblings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Attributes != 2002 || r.Pairs < 2000*1999/2 {
-		t.Fatalf("all pairs of the big aspect must be examined: %+v", r)
+	// Two million pairs, yet only those whose blocking keys meet are
+	// decided: the hobbies cannot contradict each other.
+	if r.Attributes != 2002 || r.Pairs > 2002 {
+		t.Fatalf("the big aspect must be swept without comparing every pair: %+v", r)
 	}
 	if st, by := s.Status("loc1"); st != "superseded" || by != "loc2" {
 		t.Fatalf("loc1: %s %q", st, by)
