@@ -111,6 +111,29 @@ INSERT INTO compaction_events (agent_id, triggered_at, min_message_seq, max_mess
   ('assistant-sam', now() - interval '2 minutes',  107, 108, 'pending', 0),
   ('assistant-sam', now() - interval '3 days',     1,   100, 'completed', 0);
 
+-- ------------------------------------------------------------- documents
+-- Honcho-style observations. The dreamer replaced "Sam lives in Toronto"
+-- with "Sam lives in Vancouver" and soft-deleted the old one, but a deduction
+-- still cites it: that tombstone must be kept (without its embedding). The
+-- old job observation is cited only from another workspace, which does not
+-- count; a plain duplicate was soft-deleted; one deletion is too recent to
+-- touch; and one kept tombstone's last dependent was deleted since.
+INSERT INTO documents (id, workspace_name, observer, observed, content, level, source_ids, embedding, deleted_at, superseded_by, created_at) VALUES
+  ('obs-city-1',  'sam-assistant', 'assistant', 'sam', 'Sam lives in Toronto',                       'explicit',  NULL,                 '{0.12,0.80,0.33}', now() - interval '2 hours',  'obs-city-2', now() - interval '300 days'),
+  ('obs-city-2',  'sam-assistant', 'assistant', 'sam', 'Sam lives in Vancouver',                     'explicit',  NULL,                 '{0.11,0.79,0.35}', NULL,                        NULL,         now() - interval '150 days'),
+  ('ded-ferry',   'sam-assistant', 'assistant', 'sam', 'Sam probably commutes by streetcar',         'deductive', '["obs-city-1"]',     '{0.40,0.10,0.52}', NULL,                        NULL,         now() - interval '290 days'),
+  ('obs-job-1',   'sam-assistant', 'assistant', 'sam', 'Sam works on the payments team at Shopify',  'explicit',  NULL,                 '{0.70,0.22,0.05}', now() - interval '3 hours',  'obs-job-2',  now() - interval '250 days'),
+  ('obs-job-2',   'sam-assistant', 'assistant', 'sam', 'Sam works at Figma',                         'explicit',  NULL,                 '{0.71,0.20,0.06}', NULL,                        NULL,         now() - interval '20 days'),
+  ('kim-note',    'kim-assistant', 'assistant', 'kim', 'Kim once worked with Sam on payments',       'deductive', '["obs-job-1"]',      '{0.31,0.31,0.31}', NULL,                        NULL,         now() - interval '100 days'),
+  ('obs-tea-dup', 'sam-assistant', 'assistant', 'sam', 'Sam likes oolong tea',                       'explicit',  NULL,                 '{0.05,0.90,0.44}', now() - interval '1 hour',   NULL,         now() - interval '60 days'),
+  ('obs-fresh',   'sam-assistant', 'assistant', 'sam', 'Sam is planning a trip to Lisbon',           'explicit',  NULL,                 '{0.50,0.50,0.50}', now() - interval '1 minute', 'obs-city-2', now() - interval '5 days'),
+  ('obs-old-gym', 'sam-assistant', 'assistant', 'sam', 'Sam goes to the gym on Mondays',             'explicit',  NULL,                 NULL,               now() - interval '9 days',   'obs-gym-2',  now() - interval '200 days'),
+  ('obs-gym-2',   'sam-assistant', 'assistant', 'sam', 'Sam goes to the gym on Thursdays',           'explicit',  NULL,                 '{0.60,0.61,0.62}', NULL,                        NULL,         now() - interval '9 days'),
+  ('ded-gym',     'sam-assistant', 'assistant', 'sam', 'Sam keeps Monday evenings free',             'deductive', '["obs-old-gym"]',    '{0.20,0.21,0.22}', now() - interval '30 minutes', NULL,       now() - interval '190 days');
+-- obs-old-gym was kept as a tombstone on an earlier pass, while ded-gym
+-- still cited it; ded-gym has been deleted since.
+UPDATE documents SET tombstone_preserved_at = now() - interval '8 days' WHERE id = 'obs-old-gym';
+
 -- The rows above went through the classification trigger (they were
 -- inserted with their aspect). In a real installation the daemon is added
 -- to an existing database, so the sweep is what finds these: empty the

@@ -54,6 +54,7 @@ func (d *demo) chapters() []func(context.Context) error {
 		d.review,
 		d.goLive,
 		d.compaction,
+		d.tombstones,
 		d.inline,
 		d.finale,
 	}
@@ -187,8 +188,62 @@ func clipText(s string, n int) string {
 	return s
 }
 
+func (d *demo) tombstones(ctx context.Context) error {
+	d.title("7. Tombstones: keep what live documents cite, delete the rest")
+	if err := d.showDocuments(ctx, "before"); err != nil {
+		return err
+	}
+	d.say("\nIn shadow mode it only counts:")
+	d.env = append(d.env, "SUPERSESSIOND_MEMORY__PIPELINEV2__SHADOWMODE=true")
+	err := d.sh("reconcile", "--once")
+	d.env = d.env[:len(d.env)-1]
+	if err != nil {
+		return err
+	}
+	d.say("\nLive:")
+	if err := d.sh("reconcile", "--once"); err != nil {
+		return err
+	}
+	if err := d.showDocuments(ctx, "after"); err != nil {
+		return err
+	}
+	d.say("\nA second pass changes nothing: preserved tombstones do not re-enter triage.")
+	return d.sh("reconcile", "--once")
+}
+
+func (d *demo) showDocuments(ctx context.Context, label string) error {
+	type doc struct {
+		ID        string  `db:"id"`
+		Workspace string  `db:"workspace_name"`
+		State     string  `db:"state"`
+		Cites     *string `db:"cites"`
+	}
+	var docs []doc
+	if err := d.db.SelectContext(ctx, &docs, `
+		SELECT id, workspace_name,
+		       CASE WHEN deleted_at IS NULL THEN 'live'
+		            WHEN tombstone_preserved_at IS NOT NULL THEN 'tombstone (kept' || CASE WHEN embedding IS NULL THEN ', no embedding)' ELSE ')' END
+		            ELSE 'soft-deleted ' || CASE WHEN superseded_by IS NOT NULL THEN '(superseded by ' || superseded_by || ')' ELSE '' END
+		       END AS state,
+		       source_ids::text AS cites
+		FROM documents ORDER BY workspace_name, id`); err != nil {
+		return err
+	}
+	fmt.Fprintf(d.out, "\ndocuments (%s):\n", label)
+	tw := tabwriter.NewWriter(d.out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  ID\tWORKSPACE\tSTATE\tCITES")
+	for _, x := range docs {
+		cites := "-"
+		if x.Cites != nil {
+			cites = *x.Cites
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", x.ID, x.Workspace, x.State, cites)
+	}
+	return tw.Flush()
+}
+
 func (d *demo) inline(ctx context.Context) error {
-	d.title("7. The daemon: the inline hook decides an attribute the moment it is classified")
+	d.title("8. The daemon: the inline hook decides an attribute the moment it is classified")
 	dm, err := d.startDaemon()
 	if err != nil {
 		return err

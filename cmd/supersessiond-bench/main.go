@@ -1,0 +1,281 @@
+// Command supersessiond-bench measures the daemon at scale against the naive
+// baselines, on a throwaway PostgreSQL (or --database-url), and prints a
+// table followed, as its last line, by one JSON object with every figure.
+//
+// The sweep, tombstone and compaction passes run the real supersessiond
+// binary (--binary), so the time and peak RSS reported are the daemon's own;
+// the inline hook runs in-process so every lag can be observed exactly.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	_ "github.com/lib/pq"
+
+	"github.com/supersessiond/supersessiond/pgcluster"
+	"github.com/supersessiond/supersessiond/schema"
+)
+
+type options struct {
+	binary          string
+	databaseURL     string
+	attributes      int
+	baselineAspects int
+	documents       int
+	deletedShare    float64
+	events          int
+	llmLatency      time.Duration
+	llmConcurrency  int
+	classifyRate    int
+	classifyFor     time.Duration
+	only            string
+}
+
+// result is every figure, in the JSON printed last.
+type result struct {
+	Machine string `json:"machine"`
+
+	Heuristics struct {
+		DecisionsPerSec float64 `json:"decisions_per_sec"`
+		Decisions       int     `json:"decisions"`
+	} `json:"heuristics"`
+
+	Sweep *sweepResult `json:"sweep,omitempty"`
+
+	Inline *inlineResult `json:"inline,omitempty"`
+
+	Tombstones *tombstoneResult `json:"tombstones,omitempty"`
+
+	Compaction *compactionResult `json:"compaction,omitempty"`
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.binary, "binary", "bin/supersessiond", "the supersessiond binary to measure")
+	flag.StringVar(&o.databaseURL, "database-url", "", "a PostgreSQL server URL where databases may be created (default: start a throwaway cluster)")
+	flag.IntVar(&o.attributes, "attributes", 200000, "active attributes for the sweep")
+	flag.IntVar(&o.baselineAspects, "baseline-aspects", 0, "aspects the naive sweep covers (0: all; otherwise extrapolated per attribute)")
+	flag.IntVar(&o.documents, "documents", 200000, "documents for tombstone reconciliation")
+	flag.Float64Var(&o.deletedShare, "deleted-share", 0.1, "share of documents soft-deleted")
+	flag.IntVar(&o.events, "events", 1000, "stale compaction events")
+	flag.DurationVar(&o.llmLatency, "llm-latency", 50*time.Millisecond, "latency of the fake LLM for compaction")
+	flag.IntVar(&o.llmConcurrency, "llm-concurrency", 8, "maintenance.llm.maxConcurrency for compaction")
+	flag.IntVar(&o.classifyRate, "classify-rate", 500, "classifications per second for the inline-hook lag")
+	flag.DurationVar(&o.classifyFor, "classify-for", 20*time.Second, "how long to sustain the classification rate")
+	flag.StringVar(&o.only, "only", "", "comma-separated subset: heuristics,sweep,inline,tombstones,compaction")
+	flag.Parse()
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func (o options) want(part string) bool {
+	if o.only == "" {
+		return true
+	}
+	for _, p := range strings.Split(o.only, ",") {
+		if strings.TrimSpace(p) == part {
+			return true
+		}
+	}
+	return false
+}
+
+func run(o options) error {
+	ctx := context.Background()
+	bin, err := filepath.Abs(o.binary)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return fmt.Errorf("no supersessiond binary at %s: run `make build` (make bench does)", bin)
+	}
+	o.binary = bin
+	server := o.databaseURL
+	if server == "" {
+		logf("starting a throwaway PostgreSQL")
+		c, err := pgcluster.Start(ctx, pgcluster.Options{ExtraSettings: map[string]string{
+			"shared_buffers": "1GB", "work_mem": "64MB", "maintenance_work_mem": "512MB", "max_wal_size": "4GB",
+		}})
+		if err != nil {
+			return err
+		}
+		defer c.Stop()
+		server = c.URL("postgres")
+	}
+	env := &benchEnv{server: server, o: o}
+	var res result
+	res.Machine = fmt.Sprintf("%s/%s, %d CPUs, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
+
+	if o.want("heuristics") {
+		logf("heuristics: deciding pairs for 3s on one goroutine")
+		res.Heuristics.Decisions, res.Heuristics.DecisionsPerSec = benchHeuristics(3 * time.Second)
+	}
+	if o.want("sweep") {
+		if res.Sweep, err = env.sweep(ctx); err != nil {
+			return err
+		}
+	}
+	if o.want("inline") {
+		if res.Inline, err = env.inline(ctx); err != nil {
+			return err
+		}
+	}
+	if o.want("tombstones") {
+		if res.Tombstones, err = env.tombstones(ctx); err != nil {
+			return err
+		}
+	}
+	if o.want("compaction") {
+		if res.Compaction, err = env.compaction(ctx); err != nil {
+			return err
+		}
+	}
+	printTable(res)
+	line, _ := json.Marshal(res)
+	fmt.Println(string(line))
+	return nil
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s  %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+// benchEnv creates databases on the server and runs the binary against them.
+type benchEnv struct {
+	server string
+	o      options
+	n      int
+}
+
+// newDB creates a fresh database with the reference schema and migrations.
+func (e *benchEnv) newDB(ctx context.Context, name string) (*sqlx.DB, string, error) {
+	e.n++
+	name = fmt.Sprintf("bench_%s_%d", name, e.n)
+	admin, err := sqlx.Open("postgres", e.server)
+	if err != nil {
+		return nil, "", err
+	}
+	defer admin.Close()
+	if _, err := admin.ExecContext(ctx, `DROP DATABASE IF EXISTS `+name); err != nil {
+		return nil, "", err
+	}
+	if _, err := admin.ExecContext(ctx, `CREATE DATABASE `+name); err != nil {
+		return nil, "", err
+	}
+	u, err := url.Parse(e.server)
+	if err != nil {
+		return nil, "", err
+	}
+	u.Path = "/" + name
+	db, err := sqlx.Open("postgres", u.String())
+	if err != nil {
+		return nil, "", err
+	}
+	if _, err := schema.Migrate(ctx, db, schema.Options{Reference: true}); err != nil {
+		return nil, "", err
+	}
+	return db, u.String(), nil
+}
+
+// writeConfig writes an agent.yaml for one phase and returns the env that
+// points the binary at it.
+func writeConfig(body string) ([]string, func(), error) {
+	dir, err := os.MkdirTemp("", "supersessiond-bench-")
+	if err != nil {
+		return nil, nil, err
+	}
+	p := filepath.Join(dir, "agent.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		return nil, nil, err
+	}
+	return []string{"SUPERSESSIOND_CONFIG=" + p}, func() { os.RemoveAll(dir) }, nil
+}
+
+// cloneDB copies a database with CREATE DATABASE ... TEMPLATE (a file copy,
+// much faster than generating the data again). src must have no sessions.
+func (e *benchEnv) cloneDB(ctx context.Context, src *sqlx.DB, srcURL, name string) (*sqlx.DB, string, error) {
+	src.Close()
+	su, err := url.Parse(srcURL)
+	if err != nil {
+		return nil, "", err
+	}
+	admin, err := sqlx.Open("postgres", e.server)
+	if err != nil {
+		return nil, "", err
+	}
+	defer admin.Close()
+	e.n++
+	name = fmt.Sprintf("bench_%s_%d", name, e.n)
+	if _, err := admin.ExecContext(ctx, fmt.Sprintf(`CREATE DATABASE %s TEMPLATE %s`, name, strings.TrimPrefix(su.Path, "/"))); err != nil {
+		return nil, "", fmt.Errorf("clone database: %w", err)
+	}
+	su.Path = "/" + name
+	db, err := sqlx.Open("postgres", su.String())
+	return db, su.String(), err
+}
+
+// runBinary runs supersessiond with args against dbURL and returns its
+// stdout, wall time and peak RSS.
+func (e *benchEnv) runBinary(dbURL string, extraEnv []string, args ...string) ([]byte, time.Duration, int64, error) {
+	cmd := exec.Command(e.o.binary, args...)
+	cmd.Env = append(os.Environ(), "SUPERSESSIOND_DATABASE_URL="+dbURL)
+	cmd.Env = append(cmd.Env, extraEnv...)
+	cmd.Stderr = os.Stderr
+	start := time.Now()
+	out, err := cmd.Output()
+	elapsed := time.Since(start)
+	var rss int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		rss = ru.Maxrss * 1024 // kilobytes on Linux
+	}
+	if err != nil {
+		return out, elapsed, rss, fmt.Errorf("supersessiond %s: %w", strings.Join(args, " "), err)
+	}
+	return out, elapsed, rss, nil
+}
+
+func printTable(r result) {
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "FIGURE\tVALUE\tGOAL\n")
+	fmt.Fprintf(tw, "heuristic decisions/s (1 goroutine)\t%.0f\t≥ 2,000,000\n", r.Heuristics.DecisionsPerSec)
+	if s := r.Sweep; s != nil {
+		fmt.Fprintf(tw, "sweep: attributes\t%d (%d aspects with siblings, largest %d, %d pairs)\t\n", s.Data.Attributes, s.Data.AspectsWithSiblings, s.Data.LargestAspect, s.Data.Pairs)
+		fmt.Fprintf(tw, "sweep: duration\t%.1f s\t≤ 30 s per 1,000,000\n", s.Seconds)
+		fmt.Fprintf(tw, "sweep: throughput\t%.0f attributes/s\t\n", s.AttributesPerSec)
+		fmt.Fprintf(tw, "sweep: peak RSS\t%.0f MB\t≤ 150 MB\n", float64(s.PeakRSS)/1e6)
+		fmt.Fprintf(tw, "sweep: supersessions / planted\t%d / %d\t\n", s.Supersessions, s.Data.Contradictions)
+		fmt.Fprintf(tw, "sweep: naive (query per aspect)\t%.0f attributes/s (%s)\t\n", s.Naive.AttributesPerSec, s.Naive.Coverage)
+		fmt.Fprintf(tw, "sweep: speed-up over naive\t%.1f×\t≥ 20×\n", s.Ratio)
+	}
+	if i := r.Inline; i != nil {
+		fmt.Fprintf(tw, "inline: classifications\t%d at %.0f/s\t\n", i.Classified, i.AchievedRate)
+		fmt.Fprintf(tw, "inline: lag p50 / p99 / max\t%.1f / %.1f / %.1f ms\tp99 ≤ 100 ms at 500/s\n", i.P50ms, i.P99ms, i.MaxMs)
+	}
+	if t := r.Tombstones; t != nil {
+		fmt.Fprintf(tw, "tombstones: documents / soft-deleted\t%d / %d\t\n", t.Documents, t.SoftDeleted)
+		fmt.Fprintf(tw, "tombstones: pass\t%.1f s (%d preserved, %d deleted)\t≤ 20 s per 100,000 among 1,000,000\n", t.Seconds, t.Preserved, t.Deleted)
+		fmt.Fprintf(tw, "tombstones: throughput\t%.0f tombstones/s\t\n", t.PerSec)
+		fmt.Fprintf(tw, "tombstones: naive (query per document)\t%.0f tombstones/s (%s)\t\n", t.NaivePerSec, t.NaiveCoverage)
+		fmt.Fprintf(tw, "tombstones: speed-up over naive\t%.1f×\t≥ 20×\n", t.Ratio)
+	}
+	if c := r.Compaction; c != nil {
+		fmt.Fprintf(tw, "compaction: events\t%d in %.1f s (LLM %s, concurrency %d)\t\n", c.Events, c.Seconds, c.LLMLatency, c.Concurrency)
+		fmt.Fprintf(tw, "compaction: throughput\t%.0f events/s\t≥ 100 events/s\n", c.PerSec)
+	}
+	tw.Flush()
+}
