@@ -42,10 +42,12 @@ func Decide(older, newer Input) Decision {
 	if isConstraint(older.Kind) || isConstraint(newer.Kind) {
 		return blocked(isConstraint(older.Kind))
 	}
-	var a, b Statement
+	var a, b workspace
 	a.analyze(older, defaultLexicon)
 	b.analyze(newer, defaultLexicon)
-	return decide(&a, &b)
+	a.Statement.toks, a.Statement.buf = a.toks[:a.ntok], a.buf[:a.nbuf]
+	b.Statement.toks, b.Statement.buf = b.toks[:b.ntok], b.buf[:b.nbuf]
+	return decide(&a.Statement, &b.Statement)
 }
 
 // DecideAnalyzed decides on prepared statements; it returns what Decide

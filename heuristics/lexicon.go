@@ -57,6 +57,9 @@ type lexicon struct {
 	ants    [][]antonyms.Ref // antonym memberships, indexed by entry.ant-1
 	pairs   []antonyms.Pair
 	preds   map[string]predicate
+	// Predicates that statements point to besides the table's: "be from",
+	// a noun slot ("main editor is", "rent is") and an age.
+	beFrom, nounPred, agePred *predicate
 }
 
 // valuedness says how many values a predicate holds at once.
@@ -77,6 +80,7 @@ type predicate struct {
 	// with the table so that deciding never concatenates it.
 	multiReason string
 	slot        uint16 // predicates sharing a slot compare values (lives in / is based in)
+	id          uint16 // index in lexicon.predVal
 	val         valuedness
 }
 
@@ -235,7 +239,16 @@ func (lx *lexicon) compile() {
 		vals = append(vals, uint16(len(lx.predVal)))
 		lx.predVal = append(lx.predVal, p)
 	}
+	noun := len(lx.predVal)
+	lx.predVal = append(lx.predVal,
+		predicate{display: "", slot: slotNoun, val: single},
+		predicate{display: "age", slot: slotAge, val: single})
+	for i := range lx.predVal {
+		lx.predVal[i].id = uint16(i)
+	}
 	lx.predTab = newTable(keys, vals)
+	lx.beFrom, _ = lx.pred([]byte("be from"))
+	lx.nounPred, lx.agePred = &lx.predVal[noun], &lx.predVal[noun+1]
 }
 
 // lookup returns the entry of a word whose FNV-1a hash is h.
@@ -248,12 +261,12 @@ func (lx *lexicon) lookup(h uint32, w []byte) (entry, bool) {
 }
 
 // pred returns the predicate of a key ("live in").
-func (lx *lexicon) pred(key []byte) (predicate, bool) {
+func (lx *lexicon) pred(key []byte) (*predicate, bool) {
 	i, ok := lx.predTab.get(fnv(key), key)
 	if !ok {
-		return predicate{}, false
+		return nil, false
 	}
-	return lx.predVal[i], true
+	return &lx.predVal[i], true
 }
 
 // addAntonyms records the antonym memberships of every word of the

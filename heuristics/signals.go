@@ -129,12 +129,12 @@ func antonym(a, b *Statement, e *explain) (fired, bool) {
 		return fired{}, false // "is not enabled" and "is disabled" agree
 	}
 	best := fired{}
-	for i := 0; i < a.coreEnd; i++ {
+	for i := 0; i < int(a.coreEnd); i++ {
 		ta := &a.toks[i]
 		if ta.ant == 0 {
 			continue
 		}
-		for j := 0; j < b.coreEnd; j++ {
+		for j := 0; j < int(b.coreEnd); j++ {
 			tb := &b.toks[j]
 			if tb.ant == 0 {
 				continue
@@ -185,10 +185,10 @@ func sameSlot(a, b *Statement) bool {
 	if !a.hasPred || !b.hasPred {
 		return false
 	}
-	if a.pred.slot == slotNoun || b.pred.slot == slotNoun {
-		return a.pred.slot == b.pred.slot && a.slotSel().equal(b.slotSel())
+	if a.pr().slot == slotNoun || b.pr().slot == slotNoun {
+		return a.pr().slot == b.pr().slot && a.slotSel().equal(b.slotSel())
 	}
-	return a.pred.slot == b.pred.slot && a.subject().equal(b.subject())
+	return a.pr().slot == b.pr().slot && a.subject().equal(b.subject())
 }
 
 // value: the same one-value slot holds different values ("lives in
@@ -202,8 +202,8 @@ func value(a, b *Statement, e *explain) (fired, bool) {
 	if !sameSlot(a, b) {
 		return fired{}, false
 	}
-	if a.pred.val == multi {
-		e.miss(a.pred.multiReason)
+	if a.pr().val == multi {
+		e.miss(a.pr().multiReason)
 		return fired{}, false
 	}
 	if a.past || b.past {
@@ -218,13 +218,13 @@ func value(a, b *Statement, e *explain) (fired, bool) {
 	if va.count() == 0 || vb.count() == 0 {
 		return fired{}, false
 	}
-	label := a.pred.display
-	if a.pred.slot == slotNoun {
+	label := a.pr().display
+	if a.pr().slot == slotNoun {
 		label = string(a.slotSel().appendRaw(nil))
 	}
 	if va.subsetOf(vb) || vb.subsetOf(va) {
 		// Same value. A different role at the same employer is a change.
-		if a.pred.slot == slotEmployer && b.pred.slot == slotEmployer {
+		if a.pr().slot == slotEmployer && b.pr().slot == slotEmployer {
 			aa, ab := a.asSel(), b.asSel()
 			if aa.count() > 0 && ab.count() > 0 && !aa.subsetOf(ab) && !ab.subsetOf(aa) {
 				return fired{kind: sigValue, conf: confValueRole, label: "works as", from: aa, to: ab, hasTo: true}, true
@@ -242,7 +242,7 @@ func value(a, b *Statement, e *explain) (fired, bool) {
 		return fired{}, false
 	}
 	var conf float64
-	switch a.pred.val {
+	switch a.pr().val {
 	case single:
 		conf = confValueDisjoint
 		if va.shared(vb) > 0 {
@@ -262,7 +262,7 @@ func value(a, b *Statement, e *explain) (fired, bool) {
 			return fired{}, false
 		}
 	default:
-		e.miss(a.pred.multiReason)
+		e.miss(a.pr().multiReason)
 		return fired{}, false
 	}
 	return fired{kind: sigValue, conf: conf, label: label, from: va, to: vb, hasTo: true}, true

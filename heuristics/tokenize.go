@@ -43,7 +43,7 @@ func isApostrophe(r rune) bool { return r == '\'' || r == '\u2019' || r == '\u02
 // @ _ between letters or digits join ("1,800", "7:30", "wi-fi", "node.js").
 // Sentence punctuation marks a clause break on the next token; invalid UTF-8
 // is a separator.
-func (st *Statement) tokenize(s string, lx *lexicon) {
+func (st *workspace) tokenize(s string, lx *lexicon) {
 	if len(s) > maxInput {
 		s = s[:maxInput]
 	}
@@ -176,7 +176,7 @@ func (st *Statement) tokenize(s string, lx *lexicon) {
 // prefix of its word (at most the word itself plus one byte).
 const maxStemGrowth = 64
 
-func (st *Statement) put(c byte) bool {
+func (st *workspace) put(c byte) bool {
 	if st.nbuf >= len(st.buf)-maxStemGrowth {
 		return false
 	}
@@ -221,7 +221,7 @@ func isBreak(r rune) bool {
 
 // endWord finishes the word written at buf[start:nbuf]: stems it, hashes the
 // stem and looks it up in the lexicon.
-func (st *Statement) endWord(start int, lx *lexicon, brk bool) {
+func (st *workspace) endWord(start int, lx *lexicon, brk bool) {
 	end := st.nbuf
 	// A trailing joiner cannot happen (joins looks ahead) but an apostrophe
 	// form like "dogs'" can: drop it.
@@ -290,7 +290,7 @@ func (st *Statement) endWord(start int, lx *lexicon, brk bool) {
 }
 
 // setStem writes a canonical stem from the lexicon after the text.
-func (st *Statement) setStem(t *token, s string) {
+func (st *workspace) setStem(t *token, s string) {
 	p := st.nbuf
 	if p+len(s) > len(st.buf) {
 		t.st0, t.st1 = t.raw0, t.raw1
@@ -367,7 +367,7 @@ func stem(w []byte) (s0, s1 int, y bool) {
 
 // hashSpan is fnv(st.buf[i:j]); the capacity left after the word lets fnv
 // load its last bytes in one go.
-func (st *Statement) hashSpan(i, j int) uint32 { return fnv(st.buf[i:j]) }
+func (st *workspace) hashSpan(i, j int) uint32 { return fnv(st.buf[i:j]) }
 
 func hasSuffix(w []byte, suf string) bool {
 	return len(w) >= len(suf) && string(w[len(w)-len(suf):]) == suf
