@@ -490,32 +490,42 @@ func (st *workspace) frame(j int, copula, aux bool, lx *lexicon) {
 }
 
 // lookupPred finds the longest predicate key at verb v: its canonical stem
-// followed by up to three raw tokens. The table also holds every proper
-// prefix of a key, so the search stops at the first word that no key
+// followed by up to three raw tokens, the whole at most 64 bytes long. The
+// keys are a trie, so the search stops at the first word that no key
 // continues with. It returns the number of tokens used.
 func (st *workspace) lookupPred(lx *lexicon, v int) (*predicate, int, bool) {
-	var key [64]byte
-	n := copy(key[:], st.stem(&st.toks[v]))
+	t := &st.toks[v]
+	ni, ok := lx.predRoots.get(t.hash, st.stem(t))
+	if !ok {
+		return nil, 0, false
+	}
+	node := &lx.predNodes[ni]
+	n := int(t.st1 - t.st0)
 	var best *predicate
 	bestN := 0
 	for m := 0; ; m++ {
-		p, ok := lx.pred(key[:n])
-		if !ok {
-			break
-		}
-		if !p.prefix {
-			best, bestN = p, m+1
+		if node.pred != nil {
+			best, bestN = node.pred, m+1
 		}
 		if m == 3 || v+m+1 >= st.coreEnd {
 			break
 		}
 		w := st.raw(&st.toks[v+m+1])
-		if n+1+len(w) > len(key) {
+		if n+1+len(w) > 64 {
 			break
 		}
-		key[n] = ' '
-		n++
-		n += copy(key[n:], w)
+		n += 1 + len(w)
+		next := uint16(0)
+		for _, e := range node.edges {
+			if e.word == string(w) {
+				next = e.node
+				break
+			}
+		}
+		if next == 0 {
+			break
+		}
+		node = &lx.predNodes[next]
 	}
 	return best, bestN, bestN > 0
 }
@@ -594,7 +604,7 @@ func (st *workspace) markers() {
 		if f&fIrreal != 0 && f&fAdv != 0 {
 			st.irreal = true
 		}
-		if st.rawIs(i, "as") && st.rawIs(i+1, "well") {
+		if f&fPrep != 0 && st.rawIs(i, "as") && st.rawIs(i+1, "well") {
 			st.addAdv = true
 		}
 	}

@@ -244,9 +244,10 @@ func (st *workspace) endWord(start int, lx *lexicon, brk bool) {
 	raw := st.buf[start:end]
 	rh := st.hashSpan(start, end)
 	e, ok := lx.lookup(rh, raw)
+	t.hash = rh
 	switch {
 	case ok && e.stem != "":
-		st.setStem(t, e.stem)
+		st.setStem(t, e)
 	case ok && e.flags&nonContent != 0 && e.ant == 0:
 		// A function word: never compared by stem.
 		t.st0, t.st1 = t.raw0, t.raw1
@@ -266,14 +267,16 @@ func (st *workspace) endWord(start int, lx *lexicon, brk bool) {
 			}
 			t.st0, t.st1 = uint16(start+s0), uint16(start+s1)
 		}
-		// A plural of a known noun ("timezones", "weekends"): look the
-		// stem up. Other misses are content words; looking up their stems
-		// would cost a probe for nothing.
-		if !ok && raw[len(raw)-1] == 's' && t.st1-t.st0 != t.raw1-t.raw0 {
-			sb := st.buf[t.st0:t.st1]
-			e, ok = lx.lookup(fnv(sb), sb)
-			if ok && e.stem != "" {
-				st.setStem(t, e.stem)
+		if t.st1-t.st0 != t.raw1-t.raw0 {
+			t.hash = fnv(st.buf[t.st0:t.st1])
+			// A plural of a known noun ("timezones", "weekends"): look
+			// the stem up. Other misses are content words; looking up
+			// their stems would cost a probe for nothing.
+			if !ok && raw[len(raw)-1] == 's' {
+				e, ok = lx.lookup(t.hash, st.buf[t.st0:t.st1])
+				if ok && e.stem != "" {
+					st.setStem(t, e)
+				}
 			}
 		}
 	}
@@ -281,24 +284,22 @@ func (st *workspace) endWord(start int, lx *lexicon, brk bool) {
 		t.flags |= e.flags
 		t.ant = e.ant
 	}
-	if t.st0 == t.raw0 && t.st1 == t.raw1 {
-		t.hash = rh
-	} else {
-		t.hash = fnv(st.buf[t.st0:t.st1])
-	}
 	st.ntok++
 }
 
-// setStem writes a canonical stem from the lexicon after the text.
-func (st *workspace) setStem(t *token, s string) {
+// setStem writes the canonical stem of e after the text, and sets the
+// token's hash to the stem's.
+func (st *workspace) setStem(t *token, e *entry) {
 	p := st.nbuf
-	if p+len(s) > len(st.buf) {
+	if p+len(e.stem) > len(st.buf) {
 		t.st0, t.st1 = t.raw0, t.raw1
+		t.hash = fnv(st.buf[t.st0:t.st1])
 		return
 	}
-	copy(st.buf[p:], s)
-	t.st0, t.st1 = uint16(p), uint16(p+len(s))
-	st.nbuf = p + len(s)
+	copy(st.buf[p:], e.stem)
+	t.st0, t.st1 = uint16(p), uint16(p+len(e.stem))
+	t.hash = e.stemHash
+	st.nbuf = p + len(e.stem)
 }
 
 // fnv hashes a word for the lexicon tables and the stem masks. Despite the
