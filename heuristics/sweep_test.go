@@ -3,6 +3,7 @@ package heuristics
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -118,10 +119,11 @@ func (s sweepStats) String() string {
 }
 
 // sweepBlocked decides the candidate pairs of one aspect (oldest first), as
-// an engine would: index the anchors, look the probes up, decide each
-// candidate once with the older statement first; then find the pairs for
-// the semantic fallback by counting shared content keys. fired receives the
-// pairs (i older, j newer) where a signal fires.
+// an engine would: index the probes (about one per statement), look each
+// statement's anchors up (ten to twenty), and decide each candidate pair
+// once, older first; then find the pairs for the semantic fallback by
+// counting shared content keys. fired receives the pairs (i older, j newer)
+// where a signal fires.
 func sweepBlocked(aspect []Input, s *sweepStats, fired func(i, j int)) {
 	n := len(aspect)
 	s.attributes += n
@@ -130,56 +132,41 @@ func sweepBlocked(aspect []Input, s *sweepStats, fired func(i, j int)) {
 		return
 	}
 	st := make([]*Statement, n)
-	probes := make([][]Key, n)
-	anchors := map[Key][]int32{}
-	var a []Key
+	anchors := make([][]Key, n)
+	probers := map[Key][]int32{}
+	var p []Key
 	for i, in := range aspect {
 		st[i] = Analyze(in)
-		a, probes[i] = st[i].BlockKeys(a[:0], nil)
-		for _, k := range a {
-			anchors[k] = append(anchors[k], int32(i))
+		anchors[i], p = st[i].BlockKeys(nil, p[:0])
+		for _, k := range p {
+			probers[k] = append(probers[k], int32(i))
 		}
 	}
-	// seen[j] == i+1 marks j as a candidate of i already.
-	seen := make([]int32, n)
-	isFired := map[[2]int32]bool{}
-	decide := func(i, j int) {
-		if j <= i || seen[j] == int32(i)+1 {
-			return // each pair once, when its older side is i
+	// A pair meets when a probe of one is an anchor of the other: every
+	// such pair is found from the anchors' side, perhaps several times.
+	var pairs []uint64
+	for i := range st {
+		for _, k := range anchors[i] {
+			for _, j := range probers[k] {
+				if int(j) != i {
+					lo, hi := min(int32(i), j), max(int32(i), j)
+					pairs = append(pairs, uint64(lo)<<32|uint64(hi))
+				}
+			}
 		}
-		seen[j] = int32(i) + 1
+	}
+	slices.Sort(pairs)
+	pairs = slices.Compact(pairs)
+	isFired := map[[2]int32]bool{}
+	for _, pr := range pairs {
+		older, newer := int(pr>>32), int(uint32(pr))
 		s.candidates++
-		older, newer := i, j
 		if d := DecideAnalyzed(st[older], st[newer]); d.Confidence > 0 {
 			s.fired++
 			isFired[[2]int32{int32(older), int32(newer)}] = true
 			if fired != nil {
 				fired(older, newer)
 			}
-		}
-	}
-	// A pair meets through a probe of either side: look up both ways, and
-	// count each pair once (for i, every j that i probes or that probes i).
-	probedBy := map[int32][]int32{}
-	for i := range st {
-		for _, k := range probes[i] {
-			for _, j := range anchors[k] {
-				if int(j) != i {
-					probedBy[j] = append(probedBy[j], int32(i))
-				}
-			}
-		}
-	}
-	for i := range st {
-		for _, k := range probes[i] {
-			for _, j := range anchors[k] {
-				if int(j) != i {
-					decide(i, int(j))
-				}
-			}
-		}
-		for _, j := range probedBy[int32(i)] {
-			decide(i, int(j))
 		}
 	}
 	// The semantic fallback: pairs sharing at least three content keys.
