@@ -1,5 +1,9 @@
 package heuristics
 
+// The signals below have blocking keys in block.go, built from their
+// necessary conditions: a change to what a signal requires must change its
+// keys too (block_test.go and sweep_test.go fail when they disagree).
+
 // Signal names: fixed strings, recorded in audit metadata.
 const (
 	SignalNegation = "negation_polarity"
