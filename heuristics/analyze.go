@@ -25,51 +25,72 @@ const (
 // Statement is an analysed attribute: tokens with their roles, the frame
 // (subject, predicate, value) and the markers the signals need. It is
 // immutable once Analyze returns and safe for concurrent use.
+//
+// A Statement is compact: its tokens and text are slices sized to the
+// attribute, token indexes are int8 (there are at most maxTokens), and the
+// predicate is an index into the lexicon. The fixed buffers of an analysis live
+// in a workspace, which Decide keeps on the stack.
 type Statement struct {
-	created    time.Time
-	constraint bool
-
-	nbuf int
-	ntok int
-
-	coreEnd    int // tokens [0, coreEnd) are the main clause
-	verb       int // main verb, -1 when none
-	val0, val1 int // value tokens
-	as0, as1   int // "as ..." phrase after the value
-	from0      int // tokens after "from" in a change ("switched from X to Y"), -1 when none
-	from1      int
-	slot0      int // tokens naming a noun slot (subject or "as the main editor")
-	slot1      int
-	replaceAt  int // index of a change verb (switched, moved), -1 when none
-	tgt0, tgt1 int // the new value of a change ("switched to Y", "traded X for Y")
-
-	pred    predicate
-	hasPred bool
-
-	negated bool // an odd number of negations, cessations and "used to"
-	cease   bool // the negation is a cessation (quit, stopped, gave up, used to)
-	past    bool // past tense: history, not a current fact
-	irreal  bool // plans, wants, might: not a fact yet
-	addAdv  bool // also, too, another, as well
-	addVerb bool // started, began
-	now     bool // now, currently
-	strong  bool // instead
+	created time.Time
+	toks    []token
+	buf     []byte // lowercased text, then the stems that are not part of it
 
 	// Token sets the signals compare (see sets.go), as bitmaps of token
 	// indexes, and their stems as one bit per stem hash.
 	subjIdx, predIdx, objIdx, coreIdx, allIdx, scopeIdx uint64
 	subjMask, predMask, objMask, coreMask, allMask      uint64
-	hasAnt                                              bool // an antonym word in the main clause
 
-	buf  [bufSize]byte
+	predID     uint16 // the predicate (see pr), when hasPred
+	coreEnd    int8   // tokens [0, coreEnd) are the main clause
+	verb       int8   // main verb, -1 when none
+	val0, val1 int8   // value tokens
+	as0, as1   int8   // "as ..." phrase after the value
+	from0      int8   // tokens after "from" in a change ("switched from X to Y"), -1 when none
+	from1      int8
+	slot0      int8 // tokens naming a noun slot (subject or "as the main editor")
+	slot1      int8
+	replaceAt  int8 // index of a change verb (switched, moved), -1 when none
+	tgt0, tgt1 int8 // the new value of a change ("switched to Y", "traded X for Y")
+
+	constraint bool
+	hasPred    bool
+	negated    bool // an odd number of negations, cessations and "used to"
+	cease      bool // the negation is a cessation (quit, stopped, gave up, used to)
+	past       bool // past tense: history, not a current fact
+	irreal     bool // plans, wants, might: not a fact yet
+	addAdv     bool // also, too, another, as well
+	addVerb    bool // started, began
+	now        bool // now, currently
+	strong     bool // instead
+	hasAnt     bool // an antonym word in the main clause
+}
+
+// Token indexes fit int8.
+var _ [127 - maxTokens]struct{}
+
+// workspace is an analysis in progress: the statement, its fixed-size
+// buffers and its frame as ints. Analysis methods work on the workspace.
+type workspace struct {
+	Statement
+	ntok, nbuf int
+	pred       *predicate
+
+	coreEnd, verb, val0, val1, as0, as1, from0, from1 int
+	slot0, slot1, replaceAt, tgt0, tgt1               int
+
 	toks [maxTokens]token
+	buf  [bufSize]byte
 }
 
 // Analyze prepares an attribute for many decisions. The result does not
 // refer to in.Content.
 func Analyze(in Input) *Statement {
+	var w workspace
+	w.analyze(in, defaultLexicon)
 	st := new(Statement)
-	st.analyze(in, defaultLexicon)
+	*st = w.Statement
+	st.toks = append([]token(nil), w.toks[:w.ntok]...)
+	st.buf = append([]byte(nil), w.buf[:w.nbuf]...)
 	return st
 }
 
@@ -81,26 +102,33 @@ func isConstraint(kind string) bool {
 	return kind == "constraint" || strings.EqualFold(strings.TrimSpace(kind), "constraint")
 }
 
-func (st *Statement) analyze(in Input, lx *lexicon) {
+func (st *workspace) analyze(in Input, lx *lexicon) {
 	st.created = in.CreatedAt
 	st.constraint = isConstraint(in.Kind)
 	st.tokenize(in.Content, lx)
+	st.coreEnd = 0
 	st.verb, st.replaceAt, st.from0, st.from1 = -1, -1, -1, -1
 	st.val0, st.val1, st.as0, st.as1, st.slot0, st.slot1 = 0, 0, 0, 0, 0, 0
-	st.pred, st.hasPred = predicate{}, false
+	st.tgt0, st.tgt1 = 0, 0
+	st.pred, st.hasPred, st.predID = nil, false, 0
 	st.negated, st.cease, st.past, st.irreal = false, false, false, false
 	st.addAdv, st.addVerb, st.now, st.strong = false, false, false, false
 	st.subjIdx, st.predIdx, st.objIdx, st.coreIdx, st.allIdx, st.scopeIdx = 0, 0, 0, 0, 0, 0
 	st.subjMask, st.predMask, st.objMask, st.coreMask, st.allMask = 0, 0, 0, 0, 0
 	st.hasAnt = false
-	if st.ntok == 0 {
-		return
+	if st.ntok > 0 {
+		st.findCore()
+		i := st.findSubject()
+		j, copula, aux := st.chain(i)
+		st.frame(j, copula, aux, lx)
+		st.markers()
+		st.sets()
 	}
-	st.findCore()
-	i := st.findSubject()
-	j, copula, aux := st.chain(i)
-	st.frame(j, copula, aux, lx)
-	st.markers()
+	st.pack()
+}
+
+// sets computes the token sets of the statement (see sets.go).
+func (st *workspace) sets() {
 	for k := 0; k < st.ntok; k++ {
 		t := &st.toks[k]
 		if t.ant != 0 && k < st.coreEnd {
@@ -136,19 +164,41 @@ func (st *Statement) analyze(in Input, lx *lexicon) {
 	}
 }
 
+// pack stores the frame as int8 in the statement. The caller, which owns
+// the workspace, points the statement to its tokens and text (see Decide):
+// a method storing pointers to the workspace into the workspace would move
+// it to the heap.
+func (st *workspace) pack() {
+	s := &st.Statement
+	if st.pred != nil {
+		s.predID = st.pred.id
+	}
+	s.coreEnd, s.verb, s.val0, s.val1 = int8(st.coreEnd), int8(st.verb), int8(st.val0), int8(st.val1)
+	s.as0, s.as1, s.from0, s.from1 = int8(st.as0), int8(st.as1), int8(st.from0), int8(st.from1)
+	s.slot0, s.slot1, s.replaceAt = int8(st.slot0), int8(st.slot1), int8(st.replaceAt)
+	s.tgt0, s.tgt1 = int8(st.tgt0), int8(st.tgt1)
+}
+
 func (t *token) content() bool { return t.flags&nonContent == 0 }
+
+// pr is the statement's predicate, when hasPred. (An index rather than a
+// pointer: strings reached through a pointer of the statement would make
+// Decide's statements escape to the heap.)
+func (st *Statement) pr() *predicate { return &defaultLexicon.predVal[st.predID] }
 
 func (st *Statement) raw(t *token) []byte  { return st.buf[t.raw0:t.raw1] }
 func (st *Statement) stem(t *token) []byte { return st.buf[t.st0:t.st1] }
+func (st *workspace) raw(t *token) []byte  { return st.buf[t.raw0:t.raw1] }
+func (st *workspace) stem(t *token) []byte { return st.buf[t.st0:t.st1] }
 
-func (st *Statement) rawIs(i int, w string) bool {
+func (st *workspace) rawIs(i int, w string) bool {
 	return i >= 0 && i < st.ntok && string(st.raw(&st.toks[i])) == w
 }
 
 // findCore ends the main clause at the first clause break: punctuation, or a
 // subordinating word ("because", "but", "since moving"). "since 2019" is a
 // preposition, not a clause.
-func (st *Statement) findCore() {
+func (st *workspace) findCore() {
 	st.coreEnd = st.ntok
 	for i := 1; i < st.ntok; i++ {
 		t := &st.toks[i]
@@ -174,7 +224,7 @@ const verbalFlags = fVerb | fCopula | fAux | fNeg | fCease | fReplace | fAddVerb
 
 // findSubject marks the tokens before the verb chain as the subject and
 // returns where the chain starts.
-func (st *Statement) findSubject() int {
+func (st *workspace) findSubject() int {
 	i := 0
 	for ; i < st.coreEnd; i++ {
 		if st.verbal(i) {
@@ -196,7 +246,7 @@ func (st *Statement) findSubject() int {
 // is really a noun ("Email is...", "Team lead is...", "Commute takes...") is
 // not: it is followed, across nouns, by a copula or auxiliary, or it names an
 // attribute and a verb follows.
-func (st *Statement) verbal(i int) bool {
+func (st *workspace) verbal(i int) bool {
 	t := &st.toks[i]
 	f := t.flags
 	if f&verbalFlags == 0 {
@@ -225,7 +275,7 @@ func (st *Statement) verbal(i int) bool {
 	return true
 }
 
-func (st *Statement) verbalPlain(i int) bool { return st.toks[i].flags&verbalFlags != 0 }
+func (st *workspace) verbalPlain(i int) bool { return st.toks[i].flags&verbalFlags != 0 }
 
 func isGiveForm(b []byte) bool {
 	switch string(b) {
@@ -239,7 +289,7 @@ func isGiveForm(b []byte) bool {
 // change or cessation verbs, up to the main verb. It returns the first token
 // after the chain (the object, or the main verb's next token), and whether a
 // copula or an auxiliary was seen.
-func (st *Statement) chain(i int) (next int, copula, aux bool) {
+func (st *workspace) chain(i int) (next int, copula, aux bool) {
 	j := i
 	for ; j < st.coreEnd; j++ {
 		t := &st.toks[j]
@@ -316,7 +366,7 @@ func (st *Statement) chain(i int) (next int, copula, aux bool) {
 }
 
 // participle reports a past participle or "been" after have/get.
-func (st *Statement) participle(i int) bool {
+func (st *workspace) participle(i int) bool {
 	t := &st.toks[i]
 	if t.flags&fCopula != 0 {
 		return true
@@ -331,7 +381,7 @@ func (st *Statement) participle(i int) bool {
 
 // frame finds the predicate, the value and the slot, starting after the
 // verb chain at j.
-func (st *Statement) frame(j int, copula, aux bool, lx *lexicon) {
+func (st *workspace) frame(j int, copula, aux bool, lx *lexicon) {
 	k := j
 	pastCopula := st.past
 	st.past = pastCopula
@@ -356,7 +406,7 @@ func (st *Statement) frame(j int, copula, aux bool, lx *lexicon) {
 			k = st.verb + n
 		}
 	} else if copula && j < st.coreEnd && st.rawIs(j, "from") {
-		st.pred, st.hasPred = lx.preds["be from"], true
+		st.pred, st.hasPred = lx.beFrom, true
 		st.toks[j].role = rChain
 		k = j + 1
 	}
@@ -440,32 +490,42 @@ func (st *Statement) frame(j int, copula, aux bool, lx *lexicon) {
 }
 
 // lookupPred finds the longest predicate key at verb v: its canonical stem
-// followed by up to three raw tokens. The table also holds every proper
-// prefix of a key, so the search stops at the first word that no key
+// followed by up to three raw tokens, the whole at most 64 bytes long. The
+// keys are a trie, so the search stops at the first word that no key
 // continues with. It returns the number of tokens used.
-func (st *Statement) lookupPred(lx *lexicon, v int) (predicate, int, bool) {
-	var key [64]byte
-	n := copy(key[:], st.stem(&st.toks[v]))
-	var best predicate
+func (st *workspace) lookupPred(lx *lexicon, v int) (*predicate, int, bool) {
+	t := &st.toks[v]
+	ni, ok := lx.predRoots.get(t.hash, st.stem(t))
+	if !ok {
+		return nil, 0, false
+	}
+	node := &lx.predNodes[ni]
+	n := int(t.st1 - t.st0)
+	var best *predicate
 	bestN := 0
 	for m := 0; ; m++ {
-		p, ok := lx.pred(key[:n])
-		if !ok {
-			break
-		}
-		if !p.prefix {
-			best, bestN = p, m+1
+		if node.pred != nil {
+			best, bestN = node.pred, m+1
 		}
 		if m == 3 || v+m+1 >= st.coreEnd {
 			break
 		}
 		w := st.raw(&st.toks[v+m+1])
-		if n+1+len(w) > len(key) {
+		if n+1+len(w) > 64 {
 			break
 		}
-		key[n] = ' '
-		n++
-		n += copy(key[n:], w)
+		n += 1 + len(w)
+		next := uint16(0)
+		for _, e := range node.edges {
+			if e.word == string(w) {
+				next = e.node
+				break
+			}
+		}
+		if next == 0 {
+			break
+		}
+		node = &lx.predNodes[next]
 	}
 	return best, bestN, bestN > 0
 }
@@ -473,11 +533,10 @@ func (st *Statement) lookupPred(lx *lexicon, v int) (predicate, int, bool) {
 // findSlot decides what the value is a value of: a named predicate, an
 // "as the main X" phrase, an attribute noun in the subject ("rent is"), or an
 // age ("is 34 years old").
-func (st *Statement) findSlot(lx *lexicon) {
+func (st *workspace) findSlot(lx *lexicon) {
 	// "as the main editor" names the slot whatever the verb.
 	if st.as0 < st.as1 && st.toks[st.as0].flags&fSingleMod != 0 {
-		st.pred = predicate{display: "", slot: slotNoun, val: single}
-		st.hasPred = true
+		st.pred, st.hasPred = lx.nounPred, true
 		st.slot0, st.slot1 = st.as0, st.as1
 		return
 	}
@@ -489,8 +548,7 @@ func (st *Statement) findSlot(lx *lexicon) {
 				n--
 			}
 			if st.toks[n].flags&tNumber != 0 {
-				st.pred = predicate{display: "age", slot: slotAge, val: single}
-				st.hasPred = true
+				st.pred, st.hasPred = lx.agePred, true
 				st.val0, st.val1 = n, n+1
 				st.slot0, st.slot1 = 0, st.subjectEnd()
 				return
@@ -505,8 +563,7 @@ func (st *Statement) findSlot(lx *lexicon) {
 	end := st.subjectEnd()
 	for i := 0; i < end; i++ {
 		if st.toks[i].flags&(fAttr|fSingleMod) != 0 {
-			st.pred = predicate{display: "", slot: slotNoun, val: single}
-			st.hasPred = true
+			st.pred, st.hasPred = lx.nounPred, true
 			st.slot0, st.slot1 = 0, end
 			return
 		}
@@ -514,7 +571,7 @@ func (st *Statement) findSlot(lx *lexicon) {
 	st.slot0, st.slot1 = 0, end
 }
 
-func (st *Statement) subjectEnd() int {
+func (st *workspace) subjectEnd() int {
 	i := 0
 	for i < st.coreEnd && st.toks[i].role == rSubj {
 		i++
@@ -524,7 +581,7 @@ func (st *Statement) subjectEnd() int {
 
 // markers sets negation parity and the change, addition and irrealis
 // markers of the main clause.
-func (st *Statement) markers() {
+func (st *workspace) markers() {
 	neg := st.cease
 	for i := 0; i < st.coreEnd; i++ {
 		t := &st.toks[i]
@@ -547,7 +604,7 @@ func (st *Statement) markers() {
 		if f&fIrreal != 0 && f&fAdv != 0 {
 			st.irreal = true
 		}
-		if st.rawIs(i, "as") && st.rawIs(i+1, "well") {
+		if f&fPrep != 0 && st.rawIs(i, "as") && st.rawIs(i+1, "well") {
 			st.addAdv = true
 		}
 	}

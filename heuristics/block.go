@@ -42,7 +42,7 @@ func (st *Statement) BlockKeys(anchors, probes []Key) ([]Key, []Key) {
 // whether to ask about them.
 func (st *Statement) ContentKeys(dst []Key) []Key {
 	n := len(dst)
-	for i := 0; i < st.ntok; i++ {
+	for i := range st.toks {
 		if t := &st.toks[i]; t.content() {
 			dst = append(dst, Key(hash64(st.stem(t))))
 		}
@@ -115,7 +115,7 @@ func (st *Statement) antonymKeys(anchors, probes []Key, sc *keyScratch) ([]Key, 
 	if !st.hasAnt {
 		return anchors, probes
 	}
-	for i := 0; i < st.coreEnd; i++ {
+	for i := 0; i < int(st.coreEnd); i++ {
 		t := &st.toks[i]
 		if t.ant == 0 {
 			continue
@@ -149,16 +149,16 @@ func (st *Statement) valueKeys(anchors, probes []Key, subj uint64, sc *keyScratc
 	if !st.hasPred || st.negated || st.past || st.value().count() == 0 {
 		return anchors, probes
 	}
-	slot := mix(uint64(st.pred.slot), subj)
-	if st.pred.slot == slotNoun {
+	slot := mix(uint64(st.pr().slot), subj)
+	if st.pr().slot == slotNoun {
 		slot = mix(uint64(slotNoun), sc.setHash(st.slotSel()))
 	}
 	var scope uint64
-	if st.pred.slot != slotEmployer {
+	if st.pr().slot != slotEmployer {
 		scope = sc.setHash(st.scope())
 	}
 	k := Key(mix(tagValue, slot, b2u(st.irreal), scope))
-	if st.pred.val != multi {
+	if st.pr().val != multi {
 		probes = append(probes, k)
 	}
 	if !st.addAdv {

@@ -42,10 +42,12 @@ func Decide(older, newer Input) Decision {
 	if isConstraint(older.Kind) || isConstraint(newer.Kind) {
 		return blocked(isConstraint(older.Kind))
 	}
-	var a, b Statement
+	var a, b workspace
 	a.analyze(older, defaultLexicon)
 	b.analyze(newer, defaultLexicon)
-	return decide(&a, &b)
+	a.Statement.toks, a.Statement.buf = a.toks[:a.ntok], a.buf[:a.nbuf]
+	b.Statement.toks, b.Statement.buf = b.toks[:b.ntok], b.buf[:b.nbuf]
+	return decide(&a.Statement, &b.Statement)
 }
 
 // DecideAnalyzed decides on prepared statements; it returns what Decide
@@ -71,20 +73,16 @@ func decide(a, b *Statement) Decision {
 	var e explain
 	var fs [4]fired
 	n := 0
-	if f, ok := negation(a, b, &e); ok {
-		fs[n] = f
+	if negation(a, b, &e, &fs[n]) {
 		n++
 	}
-	if f, ok := antonym(a, b, &e); ok {
-		fs[n] = f
+	if antonym(a, b, &e, &fs[n]) {
 		n++
 	}
-	if f, ok := value(a, b, &e); ok {
-		fs[n] = f
+	if value(a, b, &e, &fs[n]) {
 		n++
 	}
-	if f, ok := temporal(a, b, &e); ok {
-		fs[n] = f
+	if temporal(a, b, &e, &fs[n]) {
 		n++
 	}
 	if n == 0 {
@@ -94,78 +92,75 @@ func decide(a, b *Statement) Decision {
 		return Decision{Reason: reasonNone}
 	}
 	// Strongest first; ties keep the order above.
+	order := [4]uint8{0, 1, 2, 3}
 	for i := 1; i < n; i++ {
-		for j := i; j > 0 && fs[j].conf > fs[j-1].conf; j-- {
-			fs[j], fs[j-1] = fs[j-1], fs[j]
+		for j := i; j > 0 && fs[order[j]].conf > fs[order[j-1]].conf; j-- {
+			order[j], order[j-1] = order[j-1], order[j]
 		}
 	}
-	// Render every detail and the reason into one buffer and convert it
-	// once: the strings of the result are slices of a single allocation.
-	// (Copy out of fs field by field: handing fs itself to the result would
-	// move both statements to the heap.)
+	// Render the reason, which quotes every detail, and convert it once:
+	// the details of the result are slices of the reason. (Copy out of fs
+	// field by field: handing fs itself to the result would move both
+	// statements to the heap.)
 	var buf [512]byte
-	out := buf[:0]
-	var ends [4]int
-	var confs [4]float64
-	var kinds [4]uint8
-	for i := 0; i < n; i++ {
-		out = fs[i].appendDetail(out)
-		ends[i] = len(out)
-		confs[i] = fs[i].conf
-		kinds[i] = fs[i].kind
+	out := append(buf[:0], "The newer statement contradicts the older ("...)
+	var starts, ends [4]int
+	for k := 0; k < n; k++ {
+		f := &fs[order[k]]
+		if k > 0 {
+			out = append(out, "; "...)
+		}
+		out = append(out, signalName(f.kind)...)
+		out = append(out, ' ')
+		out = appendConf(out, f.conf)
+		out = append(out, ": "...)
+		starts[k] = len(out)
+		out = f.appendDetail(out, a, b)
+		ends[k] = len(out)
 	}
-	detailsEnd := len(out)
-	out = appendReason(out, kinds[:n], confs[:n], out[:detailsEnd], ends[:n])
-	all := string(out)
-	d := Decision{Method: MethodHeuristic, Confidence: confs[0], Signals: make([]Signal, n), Reason: all[detailsEnd:]}
-	start := 0
-	for i := 0; i < n; i++ {
-		d.Signals[i] = Signal{Name: signalName(kinds[i]), Confidence: confs[i], Detail: all[start:ends[i]]}
-		start = ends[i]
+	out = append(out, ")."...)
+	reason := string(out)
+	d := Decision{Method: MethodHeuristic, Confidence: fs[order[0]].conf, Signals: make([]Signal, n), Reason: reason}
+	for k := 0; k < n; k++ {
+		f := &fs[order[k]]
+		d.Signals[k] = Signal{Name: signalName(f.kind), Confidence: f.conf, Detail: reason[starts[k]:ends[k]]}
 	}
 	return d
 }
 
-func (f *fired) appendDetail(b []byte) []byte {
-	switch {
-	case f.fromText != "":
-		b = append(b, f.fromText...)
-		if f.from.st != nil && f.from.count() > 0 {
+// appendDetail renders the detail of f, fired on (older, newer).
+func (f *fired) appendDetail(b []byte, older, newer *Statement) []byte {
+	if f.ant {
+		b = f.from.appendRaw(b, older, newer)
+		b = append(b, " → "...)
+		b = f.to.appendRaw(b, older, newer)
+		if f.extra.idx != 0 {
 			b = append(b, " ("...)
-			b = f.from.appendRaw(b)
+			b = f.extra.appendRaw(b, older, newer)
 			b = append(b, ')')
 		}
-	case f.hasTo:
+		return b
+	}
+	if f.label != "" {
 		b = append(b, f.label...)
-		b = append(b, ": "...)
-		b = f.from.appendRaw(b)
+	} else {
+		b = f.labelRef.appendRaw(b, older, newer)
+	}
+	b = append(b, ": "...)
+	b = f.from.appendRaw(b, older, newer)
+	if f.hasTo {
 		b = append(b, " → "...)
-		b = f.to.appendRaw(b)
-	default:
-		b = append(b, f.label...)
-		b = append(b, ": "...)
-		b = f.from.appendRaw(b)
+		b = f.to.appendRaw(b, older, newer)
 	}
 	return b
 }
 
-// appendReason appends the decision's sentence: every signal with its
-// confidence and detail, strongest first.
-func appendReason(b []byte, kinds []uint8, confs []float64, details []byte, ends []int) []byte {
-	b = append(b, "The newer statement contradicts the older ("...)
-	start := 0
-	for i := range kinds {
-		if i > 0 {
-			b = append(b, "; "...)
-		}
-		b = append(b, signalName(kinds[i])...)
-		b = append(b, ' ')
-		b = appendConf(b, confs[i])
-		b = append(b, ": "...)
-		b = append(b, details[start:ends[i]]...)
-		start = ends[i]
+func (w wordRef) appendRaw(b []byte, older, newer *Statement) []byte {
+	st := older
+	if w.newer {
+		st = newer
 	}
-	return append(b, ")."...)
+	return sel{st: st, idx: w.idx}.appendRaw(b)
 }
 
 // appendConf formats a confidence with two decimals without strconv's

@@ -85,9 +85,18 @@
 //
 // # Invariants
 //
-//   - No allocation while analysing: a Statement holds its own fixed
-//     buffers (text, stems, tokens); Decide keeps both on the stack and
-//     allocates only the signals and sentences of its result.
+//   - Analysis runs in a workspace with fixed buffers (text, stems,
+//     tokens) and allocates nothing. Analyze then copies the result out
+//     as a compact Statement (a 192-byte header, tokens and text sized to
+//     the attribute: about 320 bytes for a short attribute), because the
+//     engine holds thousands at once. Decide keeps both workspaces on the
+//     stack and allocates only its result: the reason (whose substrings are
+//     the signals' details) and the signal list, when a signal fires.
+//   - The signals compare sets of words by stem. Analyze computes each set
+//     once, as a bitmap of token indexes with a 64-bit mask of stem hashes;
+//     a subset or equality test ends on the masks unless the stems can
+//     match. Hashes only ever reject: every match is checked on the bytes,
+//     so decisions do not depend on the hash function.
 //   - Work is bounded: content past 400 bytes or 48 tokens is ignored.
 //   - Statements are immutable after Analyze; the lexicon is built once at
 //     package initialisation and only read afterwards, so everything here is

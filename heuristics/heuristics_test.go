@@ -199,8 +199,8 @@ func TestHostileContent(t *testing.T) {
 			_ = Decide(Input{Content: b}, Input{Content: a})
 		}
 		st := Analyze(Input{Content: a})
-		if st.ntok > maxTokens || st.nbuf > bufSize {
-			t.Fatalf("%.20q: %d tokens, %d bytes", a, st.ntok, st.nbuf)
+		if len(st.toks) > maxTokens || len(st.buf) > bufSize {
+			t.Fatalf("%.20q: %d tokens, %d bytes", a, len(st.toks), len(st.buf))
 		}
 	}
 }

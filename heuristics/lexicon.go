@@ -1,6 +1,7 @@
 package heuristics
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/supersessiond/supersessiond/antonyms"
@@ -40,9 +41,10 @@ const nonContent = fStop | fNeg | fAux | fCopula | fLight | fPrep | fConj | fSub
 
 // entry is what the lexicon knows about one surface form (or stem).
 type entry struct {
-	flags uint32
-	stem  string // canonical stem, when the algorithmic one would be wrong or a spelling variant
-	ant   uint16 // index+1 into lexicon.ants
+	flags    uint32
+	stemHash uint32 // fnv(stem), when stem is set
+	stem     string // canonical stem, when the algorithmic one would be wrong or a spelling variant
+	ant      uint16 // index+1 into lexicon.ants
 }
 
 // lexicon is the read-only word table. It is built once, by newLexicon, and
@@ -52,11 +54,17 @@ type lexicon struct {
 	// Run-time lookups: tables keyed by the tokenizer's FNV hashes.
 	wordTab *table
 	entries []entry
-	predTab *table
 	predVal []predicate
-	ants    [][]antonyms.Ref // antonym memberships, indexed by entry.ant-1
-	pairs   []antonyms.Pair
-	preds   map[string]predicate
+	// Predicate keys ("live in", "go to bed at") as a trie: predRoots maps
+	// a verb stem to its node in predNodes.
+	predRoots *table
+	predNodes []predNode
+	ants      [][]antonyms.Ref // antonym memberships, indexed by entry.ant-1
+	pairs     []antonyms.Pair
+	preds     map[string]predicate
+	// Predicates that statements point to besides the table's: "be from",
+	// a noun slot ("main editor is", "rent is") and an age.
+	beFrom, nounPred, agePred *predicate
 }
 
 // valuedness says how many values a predicate holds at once.
@@ -71,12 +79,12 @@ const (
 
 // predicate is a verb (and particles) with what it says about its values.
 type predicate struct {
-	prefix  bool // only a prefix of longer keys, not a predicate itself
 	display string
 	// multiReason explains a multi-valued predicate's non-conflict; built
 	// with the table so that deciding never concatenates it.
 	multiReason string
 	slot        uint16 // predicates sharing a slot compare values (lives in / is based in)
+	id          uint16 // index in lexicon.predVal
 	val         valuedness
 }
 
@@ -217,43 +225,85 @@ func (lx *lexicon) compile() {
 	for w, e := range lx.words {
 		keys = append(keys, w)
 		vals = append(vals, uint16(len(lx.entries)))
+		if e.stem != "" {
+			e.stemHash = fnvString(e.stem)
+		}
 		lx.entries = append(lx.entries, e)
 	}
 	lx.wordTab = newTable(keys, vals)
-	keys, vals = keys[:0], vals[:0]
+	predKeys := make([]string, 0, len(lx.preds))
 	for k := range lx.preds {
-		for i := 0; i < len(k); i++ {
-			if k[i] == ' ' {
-				if _, ok := lx.preds[k[:i]]; !ok {
-					lx.preds[k[:i]] = predicate{prefix: true}
+		predKeys = append(predKeys, k)
+	}
+	slices.Sort(predKeys)
+	for _, k := range predKeys {
+		lx.predVal = append(lx.predVal, lx.preds[k])
+	}
+	noun := len(lx.predVal)
+	lx.predVal = append(lx.predVal,
+		predicate{display: "", slot: slotNoun, val: single},
+		predicate{display: "age", slot: slotAge, val: single})
+	for i := range lx.predVal {
+		lx.predVal[i].id = uint16(i)
+	}
+	lx.nounPred, lx.agePred = &lx.predVal[noun], &lx.predVal[noun+1]
+	// The predicate trie: a root per verb stem, an edge per following word.
+	lx.predNodes = []predNode{{}} // node 0 is unused: edges name nodes > 0
+	roots := map[string]uint16{}
+	for i, k := range predKeys {
+		p := &lx.predVal[i]
+		words := strings.Split(k, " ")
+		n, ok := roots[words[0]]
+		if !ok {
+			n = uint16(len(lx.predNodes))
+			lx.predNodes = append(lx.predNodes, predNode{})
+			roots[words[0]] = n
+		}
+		for _, w := range words[1:] {
+			next := uint16(0)
+			for _, e := range lx.predNodes[n].edges {
+				if e.word == w {
+					next = e.node
 				}
 			}
+			if next == 0 {
+				next = uint16(len(lx.predNodes))
+				lx.predNodes = append(lx.predNodes, predNode{})
+				lx.predNodes[n].edges = append(lx.predNodes[n].edges, predEdge{word: w, node: next})
+			}
+			n = next
+		}
+		lx.predNodes[n].pred = p
+		if k == "be from" {
+			lx.beFrom = p
 		}
 	}
-	for k, p := range lx.preds {
-		keys = append(keys, k)
-		vals = append(vals, uint16(len(lx.predVal)))
-		lx.predVal = append(lx.predVal, p)
+	keys, vals = make([]string, 0, len(roots)), make([]uint16, 0, len(roots))
+	for w, n := range roots {
+		keys, vals = append(keys, w), append(vals, n)
 	}
-	lx.predTab = newTable(keys, vals)
+	lx.predRoots = newTable(keys, vals)
 }
 
 // lookup returns the entry of a word whose FNV-1a hash is h.
-func (lx *lexicon) lookup(h uint32, w []byte) (entry, bool) {
+func (lx *lexicon) lookup(h uint32, w []byte) (*entry, bool) {
 	i, ok := lx.wordTab.get(h, w)
 	if !ok {
-		return entry{}, false
+		return nil, false
 	}
-	return lx.entries[i], true
+	return &lx.entries[i], true
 }
 
-// pred returns the predicate of a key ("live in").
-func (lx *lexicon) pred(key []byte) (predicate, bool) {
-	i, ok := lx.predTab.get(fnv(key), key)
-	if !ok {
-		return predicate{}, false
-	}
-	return lx.predVal[i], true
+// predNode is a node of the predicate trie: the predicate whose key ends
+// here, if any, and the words that continue a key.
+type predNode struct {
+	pred  *predicate
+	edges []predEdge
+}
+
+type predEdge struct {
+	word string
+	node uint16
 }
 
 // addAntonyms records the antonym memberships of every word of the

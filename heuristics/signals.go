@@ -1,5 +1,9 @@
 package heuristics
 
+// The signals below have blocking keys in block.go, built from their
+// necessary conditions: a change to what a signal requires must change its
+// keys too (block_test.go and sweep_test.go fail when they disagree).
+
 // Signal names: fixed strings, recorded in audit metadata.
 const (
 	SignalNegation = "negation_polarity"
@@ -63,28 +67,44 @@ func (e *explain) miss(why string) {
 	}
 }
 
-// fired is a signal that fired, before its detail is rendered.
+// fired is a signal that fired, before its detail is rendered. The detail
+// is rendered from the words of the two statements, so that deciding
+// allocates nothing but the result; fired holds no pointer to the
+// statements, which lets Decide keep them on the stack.
 type fired struct {
-	kind uint8 // sigNegation...
-	conf float64
-	// detail parts: label, then older words → newer words.
+	kind  uint8 // sigNegation...
+	hasTo bool  // the detail is "label: from → to"
+	ant   bool  // the detail is "from → to (extra)": opposite words and what they are about
+	conf  float64
+	// label is a fixed label; when empty, the words of labelRef are.
 	label    string
-	from, to sel
-	fromText string // used instead of from when set
-	hasTo    bool
+	labelRef wordRef
+	from, to wordRef
+	extra    wordRef
+}
+
+// wordRef is tokens of the older or the newer statement of a decision.
+type wordRef struct {
+	idx   uint64
+	newer bool
+}
+
+// wordsOf refers to the tokens of s, newer being the newer statement.
+func wordsOf(s sel, newer *Statement) wordRef {
+	return wordRef{idx: s.idx, newer: s.st == newer && newer != nil}
 }
 
 // negation: one statement denies what the other asserts. The denied content
 // must be contained in the asserted one ("doesn't drink coffee" against
 // "drinks coffee every morning"), about the same subject, with the same verb:
 // "doesn't drink black tea" says nothing against "drinks green tea".
-func negation(a, b *Statement, e *explain) (fired, bool) {
+func negation(a, b *Statement, e *explain, out *fired) bool {
 	if a.negated == b.negated {
-		return fired{}, false
+		return false
 	}
 	if a.irreal != b.irreal {
 		e.miss("No contradiction: one statement is hypothetical (a plan or a wish), the other a fact.")
-		return fired{}, false
+		return false
 	}
 	neg, pos, side := a, b, "older negates"
 	if b.negated {
@@ -92,49 +112,50 @@ func negation(a, b *Statement, e *explain) (fired, bool) {
 	}
 	if !neg.subject().equal(pos.subject()) {
 		e.miss("No contradiction: the negation is about a different subject.")
-		return fired{}, false
+		return false
 	}
 	if neg.verb >= 0 && pos.verb >= 0 {
 		nv, pv := &neg.toks[neg.verb], &pos.toks[pos.verb]
 		if nv.content() && pv.content() && !sameStem(neg, nv, pos, pv) {
 			e.miss("No contradiction: the negation is about a different action.")
-			return fired{}, false
+			return false
 		}
 	}
 	ns, ps := neg.predicate(), pos.predicate()
 	if ns.count() == 0 {
 		e.miss("No contradiction: the negation has no content to compare.")
-		return fired{}, false
+		return false
 	}
 	if !ns.subsetOf(ps) {
 		e.miss("No contradiction: the negation is about something the other statement does not say.")
-		return fired{}, false
+		return false
 	}
 	conf := confNegationSubset
 	if ps.subsetOf(ns) {
 		conf = confNegationExact
 	}
-	return fired{kind: sigNegation, conf: conf, label: side, from: ns}, true
+	*out = fired{kind: sigNegation, conf: conf, label: side, from: wordsOf(ns, b)}
+	return true
 }
 
-// antonym: the statements are the same but for a pair of opposite words
+// antonym: the statements are the same but for a pair of opposite wordRef
 // ("notifications are enabled" / "notifications are disabled"). Opposite
 // words about different things ("Wi-Fi is on" / "the heating is off") are
 // not a contradiction.
-func antonym(a, b *Statement, e *explain) (fired, bool) {
+func antonym(a, b *Statement, e *explain, out *fired) bool {
 	if !a.hasAnt || !b.hasAnt {
-		return fired{}, false
+		return false
 	}
 	if a.negated != b.negated || a.irreal != b.irreal {
-		return fired{}, false // "is not enabled" and "is disabled" agree
+		return false // "is not enabled" and "is disabled" agree
 	}
 	best := fired{}
-	for i := 0; i < a.coreEnd; i++ {
+	for i := 0; i < int(a.coreEnd); i++ {
 		ta := &a.toks[i]
 		if ta.ant == 0 {
 			continue
 		}
-		for j := 0; j < b.coreEnd; j++ {
+		for j := 0; j < int(b.coreEnd); j++ {
 			tb := &b.toks[j]
 			if tb.ant == 0 {
 				continue
@@ -160,12 +181,16 @@ func antonym(a, b *Statement, e *explain) (fired, bool) {
 				continue
 			}
 			if conf > best.conf {
-				best = fired{kind: sigAntonym, conf: conf,
-					fromText: string(a.raw(ta)) + " → " + string(b.raw(tb)), from: rb, hasTo: false}
+				best = fired{kind: sigAntonym, conf: conf, ant: true,
+					from: wordRef{idx: 1 << uint(i)}, to: wordRef{idx: 1 << uint(j), newer: true}, extra: wordsOf(rb, b)}
 			}
 		}
 	}
-	return best, best.conf > 0
+	if best.conf == 0 {
+		return false
+	}
+	*out = best
+	return true
 }
 
 // opposite returns the antonym pair that ta and tb are opposite sides of, or -1.
@@ -185,64 +210,65 @@ func sameSlot(a, b *Statement) bool {
 	if !a.hasPred || !b.hasPred {
 		return false
 	}
-	if a.pred.slot == slotNoun || b.pred.slot == slotNoun {
-		return a.pred.slot == b.pred.slot && a.slotSel().equal(b.slotSel())
+	if a.pr().slot == slotNoun || b.pr().slot == slotNoun {
+		return a.pr().slot == b.pr().slot && a.slotSel().equal(b.slotSel())
 	}
-	return a.pred.slot == b.pred.slot && a.subject().equal(b.subject())
+	return a.pr().slot == b.pr().slot && a.subject().equal(b.subject())
 }
 
 // value: the same one-value slot holds different values ("lives in
 // Toronto" / "lives in Vancouver"). A value that refines the other
 // ("Toronto" / "downtown Toronto") or predicates that hold many values
 // ("plays tennis" / "plays the piano") are not a conflict.
-func value(a, b *Statement, e *explain) (fired, bool) {
+func value(a, b *Statement, e *explain, out *fired) bool {
 	if !a.hasPred || !b.hasPred || a.negated || b.negated || a.irreal != b.irreal {
-		return fired{}, false
+		return false
 	}
 	if !sameSlot(a, b) {
-		return fired{}, false
+		return false
 	}
-	if a.pred.val == multi {
-		e.miss(a.pred.multiReason)
-		return fired{}, false
+	if a.pr().val == multi {
+		e.miss(a.pr().multiReason)
+		return false
 	}
 	if a.past || b.past {
 		e.miss("No contradiction: one statement is about the past.")
-		return fired{}, false
+		return false
 	}
 	if b.addAdv {
 		e.miss("No contradiction: the newer statement adds a value (also, too, another).")
-		return fired{}, false
+		return false
 	}
 	va, vb := a.value(), b.value()
 	if va.count() == 0 || vb.count() == 0 {
-		return fired{}, false
+		return false
 	}
-	label := a.pred.display
-	if a.pred.slot == slotNoun {
-		label = string(a.slotSel().appendRaw(nil))
+	label, labelRef := a.pr().display, wordRef{}
+	if a.pr().slot == slotNoun {
+		label, labelRef = "", wordsOf(a.slotSel(), b)
 	}
 	if va.subsetOf(vb) || vb.subsetOf(va) {
 		// Same value. A different role at the same employer is a change.
-		if a.pred.slot == slotEmployer && b.pred.slot == slotEmployer {
+		if a.pr().slot == slotEmployer && b.pr().slot == slotEmployer {
 			aa, ab := a.asSel(), b.asSel()
 			if aa.count() > 0 && ab.count() > 0 && !aa.subsetOf(ab) && !ab.subsetOf(aa) {
-				return fired{kind: sigValue, conf: confValueRole, label: "works as", from: aa, to: ab, hasTo: true}, true
+				*out = fired{kind: sigValue, conf: confValueRole, label: "works as", from: wordsOf(aa, b), to: wordsOf(ab, b), hasTo: true}
+				return true
 			}
 		}
 		e.miss("No contradiction: the values agree.")
-		return fired{}, false
+		return false
 	}
 	if va.subsetOf(b.core()) || vb.subsetOf(a.core()) {
 		e.miss("No contradiction: the newer statement refines the older value.")
-		return fired{}, false
+		return false
 	}
 	if !a.scope().equal(b.scope()) {
 		e.miss("No contradiction: the values hold at different times (weekends, summer...).")
-		return fired{}, false
+		return false
 	}
 	var conf float64
-	switch a.pred.val {
+	switch a.pr().val {
 	case single:
 		conf = confValueDisjoint
 		if va.shared(vb) > 0 {
@@ -259,77 +285,81 @@ func value(a, b *Statement, e *explain) (fired, bool) {
 			conf = confValueCatBare
 		default:
 			e.miss("No contradiction: preferences about different kinds of things.")
-			return fired{}, false
+			return false
 		}
 	default:
-		e.miss(a.pred.multiReason)
-		return fired{}, false
+		e.miss(a.pr().multiReason)
+		return false
 	}
-	return fired{kind: sigValue, conf: conf, label: label, from: va, to: vb, hasTo: true}, true
+	*out = fired{kind: sigValue, conf: conf, label: label, labelRef: labelRef, from: wordsOf(va, b), to: wordsOf(vb, b), hasTo: true}
+	return true
 }
 
 // temporal: the newer statement says something changed (switched, moved,
 // migrated, now, instead) and the change lands on what the older one says.
 // A temporal word on an addition ("recently started reading poetry") is not
 // a change.
-func temporal(a, b *Statement, e *explain) (fired, bool) {
+func temporal(a, b *Statement, e *explain, out *fired) bool {
 	if b.replaceAt < 0 && !b.strong && !b.now {
-		return fired{}, false
+		return false
 	}
 	if a.irreal || b.irreal || a.negated || b.negated || a.past {
-		return fired{}, false
+		return false
 	}
 	if b.addAdv || (b.addVerb && !b.strong && b.replaceAt < 0) {
 		e.miss("No contradiction: the newer statement adds something rather than replacing it.")
-		return fired{}, false
+		return false
 	}
 	if !a.created.IsZero() && !b.created.IsZero() && b.created.Before(a.created) {
 		e.miss("No contradiction: the statement announcing a change is the older one.")
-		return fired{}, false
+		return false
 	}
-	marker := "now"
+	marker, markerRef := "now", wordRef{}
 	if b.replaceAt >= 0 {
-		marker = string(b.raw(&b.toks[b.replaceAt]))
+		marker, markerRef = "", wordRef{idx: 1 << uint(b.replaceAt), newer: true}
 	} else if b.strong {
 		marker = "instead"
 	}
 	// "switched from X to Y", "replaced X with Y" where X is the older value.
 	if f := b.from(); f.count() > 0 && f.subsetOf(a.core()) {
-		return fired{kind: sigTemporal, conf: confTemporalFrom, label: marker, from: f, to: b.target(), hasTo: true}, true
+		*out = fired{kind: sigTemporal, conf: confTemporalFrom, label: marker, labelRef: markerRef, from: wordsOf(f, b), to: wordsOf(b.target(), b), hasTo: true}
+		return true
 	}
 	if b.replaceAt >= 0 {
 		switch string(b.stem(&b.toks[b.replaceAt])) {
 		case "replace", "swap", "trade", "convert":
 			if v := b.value(); v.count() > 0 && v.subsetOf(a.core()) {
-				return fired{kind: sigTemporal, conf: confTemporalFrom, label: marker, from: v, to: b.target(), hasTo: true}, true
+				*out = fired{kind: sigTemporal, conf: confTemporalFrom, label: marker, labelRef: markerRef, from: wordsOf(v, b), to: wordsOf(b.target(), b), hasTo: true}
+				return true
 			}
 		}
 	}
 	if !a.subject().equal(b.subject()) {
 		e.miss("No contradiction: the change is about a different subject.")
-		return fired{}, false
+		return false
 	}
 	if a.verb >= 0 && b.verb >= 0 && b.replaceAt < 0 {
 		va, vb := &a.toks[a.verb], &b.toks[b.verb]
 		if va.content() && sameStem(a, va, b, vb) {
 			oa, ob := a.object(), b.object()
 			if oa.subsetOf(ob) || ob.subsetOf(oa) {
-				return fired{}, false
+				return false
 			}
 			conf := confTemporalWeak
 			if b.strong || oa.shared(ob) > 0 {
 				conf = confTemporalVerb
 			}
-			return fired{kind: sigTemporal, conf: conf, label: marker, from: a.object(), to: ob, hasTo: true}, true
+			*out = fired{kind: sigTemporal, conf: conf, label: marker, labelRef: markerRef, from: wordsOf(a.object(), b), to: wordsOf(ob, b), hasTo: true}
+			return true
 		}
 	}
 	if b.replaceAt < 0 {
-		return fired{}, false
+		return false
 	}
 	t := b.target()
 	if t.count() == 0 || t.subsetOf(a.core()) {
 		e.miss("No contradiction: the change leads to what the older statement already says.")
-		return fired{}, false
+		return false
 	}
 	// The context the change shares with the older statement (besides the
 	// new value) says which slot changed: a named one-value slot ("as the
@@ -342,5 +372,6 @@ func temporal(a, b *Statement, e *explain) (fired, bool) {
 	case pb.shared(pa) > 0:
 		conf = confTemporalContext
 	}
-	return fired{kind: sigTemporal, conf: conf, label: marker, from: a.value(), to: t, hasTo: true}, true
+	*out = fired{kind: sigTemporal, conf: conf, label: marker, labelRef: markerRef, from: wordsOf(a.value(), b), to: wordsOf(t, b), hasTo: true}
+	return true
 }

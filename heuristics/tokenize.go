@@ -43,7 +43,7 @@ func isApostrophe(r rune) bool { return r == '\'' || r == '\u2019' || r == '\u02
 // @ _ between letters or digits join ("1,800", "7:30", "wi-fi", "node.js").
 // Sentence punctuation marks a clause break on the next token; invalid UTF-8
 // is a separator.
-func (st *Statement) tokenize(s string, lx *lexicon) {
+func (st *workspace) tokenize(s string, lx *lexicon) {
 	if len(s) > maxInput {
 		s = s[:maxInput]
 	}
@@ -176,7 +176,7 @@ func (st *Statement) tokenize(s string, lx *lexicon) {
 // prefix of its word (at most the word itself plus one byte).
 const maxStemGrowth = 64
 
-func (st *Statement) put(c byte) bool {
+func (st *workspace) put(c byte) bool {
 	if st.nbuf >= len(st.buf)-maxStemGrowth {
 		return false
 	}
@@ -221,7 +221,7 @@ func isBreak(r rune) bool {
 
 // endWord finishes the word written at buf[start:nbuf]: stems it, hashes the
 // stem and looks it up in the lexicon.
-func (st *Statement) endWord(start int, lx *lexicon, brk bool) {
+func (st *workspace) endWord(start int, lx *lexicon, brk bool) {
 	end := st.nbuf
 	// A trailing joiner cannot happen (joins looks ahead) but an apostrophe
 	// form like "dogs'" can: drop it.
@@ -244,9 +244,10 @@ func (st *Statement) endWord(start int, lx *lexicon, brk bool) {
 	raw := st.buf[start:end]
 	rh := st.hashSpan(start, end)
 	e, ok := lx.lookup(rh, raw)
+	t.hash = rh
 	switch {
 	case ok && e.stem != "":
-		st.setStem(t, e.stem)
+		st.setStem(t, e)
 	case ok && e.flags&nonContent != 0 && e.ant == 0:
 		// A function word: never compared by stem.
 		t.st0, t.st1 = t.raw0, t.raw1
@@ -266,14 +267,16 @@ func (st *Statement) endWord(start int, lx *lexicon, brk bool) {
 			}
 			t.st0, t.st1 = uint16(start+s0), uint16(start+s1)
 		}
-		// A plural of a known noun ("timezones", "weekends"): look the
-		// stem up. Other misses are content words; looking up their stems
-		// would cost a probe for nothing.
-		if !ok && raw[len(raw)-1] == 's' && t.st1-t.st0 != t.raw1-t.raw0 {
-			sb := st.buf[t.st0:t.st1]
-			e, ok = lx.lookup(fnv(sb), sb)
-			if ok && e.stem != "" {
-				st.setStem(t, e.stem)
+		if t.st1-t.st0 != t.raw1-t.raw0 {
+			t.hash = fnv(st.buf[t.st0:t.st1])
+			// A plural of a known noun ("timezones", "weekends"): look
+			// the stem up. Other misses are content words; looking up
+			// their stems would cost a probe for nothing.
+			if !ok && raw[len(raw)-1] == 's' {
+				e, ok = lx.lookup(t.hash, st.buf[t.st0:t.st1])
+				if ok && e.stem != "" {
+					st.setStem(t, e)
+				}
 			}
 		}
 	}
@@ -281,24 +284,22 @@ func (st *Statement) endWord(start int, lx *lexicon, brk bool) {
 		t.flags |= e.flags
 		t.ant = e.ant
 	}
-	if t.st0 == t.raw0 && t.st1 == t.raw1 {
-		t.hash = rh
-	} else {
-		t.hash = fnv(st.buf[t.st0:t.st1])
-	}
 	st.ntok++
 }
 
-// setStem writes a canonical stem from the lexicon after the text.
-func (st *Statement) setStem(t *token, s string) {
+// setStem writes the canonical stem of e after the text, and sets the
+// token's hash to the stem's.
+func (st *workspace) setStem(t *token, e *entry) {
 	p := st.nbuf
-	if p+len(s) > len(st.buf) {
+	if p+len(e.stem) > len(st.buf) {
 		t.st0, t.st1 = t.raw0, t.raw1
+		t.hash = fnv(st.buf[t.st0:t.st1])
 		return
 	}
-	copy(st.buf[p:], s)
-	t.st0, t.st1 = uint16(p), uint16(p+len(s))
-	st.nbuf = p + len(s)
+	copy(st.buf[p:], e.stem)
+	t.st0, t.st1 = uint16(p), uint16(p+len(e.stem))
+	t.hash = e.stemHash
+	st.nbuf = p + len(e.stem)
 }
 
 // fnv hashes a word for the lexicon tables and the stem masks. Despite the
@@ -367,7 +368,7 @@ func stem(w []byte) (s0, s1 int, y bool) {
 
 // hashSpan is fnv(st.buf[i:j]); the capacity left after the word lets fnv
 // load its last bytes in one go.
-func (st *Statement) hashSpan(i, j int) uint32 { return fnv(st.buf[i:j]) }
+func (st *workspace) hashSpan(i, j int) uint32 { return fnv(st.buf[i:j]) }
 
 func hasSuffix(w []byte, suf string) bool {
 	return len(w) >= len(suf) && string(w[len(w)-len(suf):]) == suf

@@ -8,7 +8,7 @@ import (
 
 // words returns the raw and stem forms of the tokens of s.
 func words(s string) (raw, stems []string) {
-	var st Statement
+	var st workspace
 	st.analyze(Input{Content: s}, defaultLexicon)
 	for i := 0; i < st.ntok; i++ {
 		raw = append(raw, string(st.raw(&st.toks[i])))
@@ -68,7 +68,7 @@ func TestStemsAgree(t *testing.T) {
 
 func TestClauseBreaks(t *testing.T) {
 	t.Parallel()
-	var st Statement
+	var st workspace
 	st.analyze(Input{Content: "Lives in Vancouver, in a two-bedroom apartment"}, defaultLexicon)
 	if st.coreEnd != 3 {
 		t.Errorf("core ends at %d, want 3", st.coreEnd)
@@ -96,7 +96,7 @@ func FuzzTokenize(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		var st Statement
+		var st workspace
 		st.analyze(Input{Content: s}, defaultLexicon)
 		if st.ntok > maxTokens || st.nbuf > bufSize || st.coreEnd > st.ntok {
 			t.Fatalf("bounds: %d tokens, %d bytes, core %d", st.ntok, st.nbuf, st.coreEnd)
@@ -117,7 +117,7 @@ func FuzzTokenize(f *testing.F) {
 
 func TestHashSpanIsFnv(t *testing.T) {
 	t.Parallel()
-	var st Statement
+	var st workspace
 	copy(st.buf[:], "abcdefghijklmnopqrstuvwxyz0123456789")
 	for i := 0; i < 20; i++ {
 		for j := i + 1; j <= 36; j++ {
