@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 )
 
 // TombstoneCorpus describes a documents table to generate for measuring
@@ -214,13 +215,17 @@ func (r NaiveResult) PerTombstone() time.Duration {
 	return r.Took / time.Duration(r.Examined)
 }
 
-// The baseline's statements: the shape of Honcho PR #457's
-// cleanup_soft_deleted_documents. Its dependent lookup uses the same GIN
-// index as the set-based job, so the comparison measures the per-row round
-// trips and statements, not a missing index.
+// The baseline's statements, in the shape of Honcho PR #457's
+// cleanup_soft_deleted_documents: the ORM loads whole Document rows (the
+// embedding too) for the batch and for each superseded document's children,
+// checks the children one document at a time, then NULLs the embeddings of
+// the kept ones and deletes the rest with one statement each per batch. Its
+// dependent lookup uses the same GIN index as the set-based job, so the
+// comparison measures the per-document queries, not a missing index.
 const (
 	naiveBatchSQL = `
-SELECT id, workspace_name, superseded_by IS NOT NULL AS superseded
+SELECT id, workspace_name, observer, observed, content, level, source_ids, embedding::text AS embedding,
+       internal_metadata, created_at, deleted_at, superseded_by
 FROM documents
 WHERE deleted_at IS NOT NULL
   AND tombstone_preserved_at IS NULL
@@ -228,40 +233,53 @@ WHERE deleted_at IS NOT NULL
 ORDER BY deleted_at, id
 LIMIT $2`
 	naiveChildrenSQL = `
-SELECT id FROM documents
+SELECT id, workspace_name, observer, observed, content, level, source_ids, embedding::text AS embedding,
+       internal_metadata, created_at, deleted_at, superseded_by
+FROM documents
 WHERE source_ids ? $1
   AND workspace_name = $2
   AND deleted_at IS NULL
   AND id <> $1`
 	naivePreserveSQL = `
-UPDATE documents SET embedding = NULL, tombstone_preserved_at = now() WHERE id = $1`
+UPDATE documents SET embedding = NULL, tombstone_preserved_at = now() WHERE id = ANY($1)`
 	naiveDeleteSQL = `
-DELETE FROM documents WHERE id = $1`
+DELETE FROM documents WHERE id = ANY($1)`
 )
 
+// naiveDoc is a whole document row, as an ORM loads it.
+type naiveDoc struct {
+	ID               string     `db:"id"`
+	WorkspaceName    string     `db:"workspace_name"`
+	Observer         string     `db:"observer"`
+	Observed         string     `db:"observed"`
+	Content          string     `db:"content"`
+	Level            string     `db:"level"`
+	SourceIDs        []byte     `db:"source_ids"`
+	Embedding        *string    `db:"embedding"`
+	InternalMetadata []byte     `db:"internal_metadata"`
+	CreatedAt        time.Time  `db:"created_at"`
+	DeletedAt        *time.Time `db:"deleted_at"`
+	SupersededBy     *string    `db:"superseded_by"`
+}
+
 // NaiveReconcile is the per-document baseline, the way Honcho PR #457 does
-// it: fetch a batch of soft-deleted documents, then for each superseded one a
-// query for its dependents, and for each document an UPDATE (preserve) or a
-// DELETE, committing per batch. Unlike the PR it marks what it preserved
-// (tombstone_preserved_at), so a pass ends and the two approaches reach the
-// same final state. It stops after limit tombstones (0: no limit).
+// it: fetch a batch of soft-deleted documents, then for each superseded one
+// a query for its dependents, then one UPDATE for the kept and one DELETE
+// for the rest, committing per batch. Unlike the PR it marks what it
+// preserved (tombstone_preserved_at), so a pass ends and the two approaches
+// reach the same final state. It stops after limit tombstones (0: no limit).
 func NaiveReconcile(ctx context.Context, db *sqlx.DB, minAge time.Duration, batchSize, limit int) (NaiveResult, error) {
 	start := time.Now()
 	var r NaiveResult
-	type doc struct {
-		ID            string `db:"id"`
-		WorkspaceName string `db:"workspace_name"`
-		Superseded    bool   `db:"superseded"`
-	}
 	for limit == 0 || r.Examined < limit {
 		n := batchSize
 		if limit > 0 {
 			n = min(n, limit-r.Examined)
 		}
 		done := false
-		var examined, preserved, deleted int
+		var keep, drop []string
 		err := inTx(ctx, db, func(tx *sqlx.Tx) error {
-			var batch []doc
+			var batch []naiveDoc
 			if err := tx.SelectContext(ctx, &batch, naiveBatchSQL, minAge.Seconds(), n); err != nil {
 				return fmt.Errorf("bench: naive: fetch batch: %w", err)
 			}
@@ -269,27 +287,28 @@ func NaiveReconcile(ctx context.Context, db *sqlx.DB, minAge time.Duration, batc
 				done = true
 				return nil
 			}
+			keep, drop = keep[:0], drop[:0]
 			for _, d := range batch {
-				keep := false
-				if d.Superseded {
-					var children []string
+				if d.SupersededBy != nil {
+					var children []naiveDoc
 					if err := tx.SelectContext(ctx, &children, naiveChildrenSQL, d.ID, d.WorkspaceName); err != nil {
 						return fmt.Errorf("bench: naive: dependents of %s: %w", d.ID, err)
 					}
-					keep = len(children) > 0
+					if len(children) > 0 {
+						keep = append(keep, d.ID)
+						continue
+					}
 				}
-				stmt := naiveDeleteSQL
-				if keep {
-					stmt = naivePreserveSQL
+				drop = append(drop, d.ID)
+			}
+			if len(keep) > 0 {
+				if _, err := tx.ExecContext(ctx, naivePreserveSQL, pq.Array(keep)); err != nil {
+					return fmt.Errorf("bench: naive: preserve: %w", err)
 				}
-				if _, err := tx.ExecContext(ctx, stmt, d.ID); err != nil {
-					return fmt.Errorf("bench: naive: write %s: %w", d.ID, err)
-				}
-				examined++
-				if keep {
-					preserved++
-				} else {
-					deleted++
+			}
+			if len(drop) > 0 {
+				if _, err := tx.ExecContext(ctx, naiveDeleteSQL, pq.Array(drop)); err != nil {
+					return fmt.Errorf("bench: naive: delete: %w", err)
 				}
 			}
 			return nil
@@ -297,9 +316,9 @@ func NaiveReconcile(ctx context.Context, db *sqlx.DB, minAge time.Duration, batc
 		if err != nil {
 			return r, err
 		}
-		r.Examined += examined
-		r.Preserved += preserved
-		r.Deleted += deleted
+		r.Examined += len(keep) + len(drop)
+		r.Preserved += len(keep)
+		r.Deleted += len(drop)
 		if done {
 			break
 		}

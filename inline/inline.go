@@ -262,10 +262,12 @@ func (h *Hook) drainBatch(ctx context.Context, cfg *config.Config) (int, error) 
 	if len(done) == 0 {
 		return len(rows), nil
 	}
+	t0 := time.Now()
 	groups, err := h.loadGroups(ctx, agents, aspects, focus)
 	if err != nil {
 		return 0, err
 	}
+	tLoad := time.Since(t0)
 	if cfg.InlineHookEnabled() {
 		budget := 32
 		_, err = h.engine.Process(ctx, cfg, groups, supersession.Pass{
@@ -278,9 +280,17 @@ func (h *Hook) drainBatch(ctx context.Context, cfg *config.Config) (int, error) 
 			return 0, err // claims expire; the batch is retried
 		}
 	}
+	tDecide := time.Since(t0) - tLoad
 	if err := h.finish(ctx, done, true); err != nil {
 		return 0, err
 	}
+	attrs := 0
+	for _, g := range groups {
+		attrs += len(g.Attrs)
+	}
+	h.log.Debug("inline: batch decided", "classifications", len(done), "aspects", len(groups), "siblings", attrs,
+		"load", tLoad.Round(time.Microsecond).String(), "decide", tDecide.Round(time.Microsecond).String(),
+		"total", time.Since(t0).Round(time.Microsecond).String())
 	return len(rows), nil
 }
 

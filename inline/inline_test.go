@@ -208,3 +208,23 @@ func TestPoisonRowIsGivenUp(t *testing.T) {
 		t.Fatalf("given_up = %v", v)
 	}
 }
+
+// A pair a reviewer rejected is never applied by the hook either.
+func TestVetoedPairIsNotAppliedInline(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := memtest.New(t, db.DB)
+	asp := s.Aspect("a", "Sam", "home")
+	s.Add(
+		memtest.Attr{ID: "v1", Agent: "a", Aspect: asp, Content: "Lives in Toronto"},
+		memtest.Attr{ID: "v2", Agent: "a", Content: "Lives in Saskatoon"},
+	)
+	s.Exec(`INSERT INTO memory_history (id, memory_id, event, changed_by, metadata) VALUES
+		('rej', 'v1', 'supersession_proposal_rejected', 'supersessiond:cli', '{"agent_id":"a","proposal_id":"p","old_attribute_id":"v1","new_attribute_id":"v2"}')`)
+	startHook(t, db, cfgWithPoll(time.Hour, db.URL))
+	s.Exec(`UPDATE entity_attributes SET aspect_id = $1 WHERE id = 'v2'`, asp)
+	eventually(t, "classification handled", func() bool { return s.Count(`SELECT count(*) FROM supersessiond_classified`) == 0 })
+	if st, _ := s.Status("v1"); st != "active" {
+		t.Fatal("the hook applied a pair a reviewer rejected")
+	}
+}

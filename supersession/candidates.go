@@ -26,6 +26,11 @@ type candidates struct {
 	content  [][]heuristics.Key
 	contIx   map[heuristics.Key][]int32
 
+	// relevant marks the attributes that can take part in a pair at all:
+	// everything without a focus; with one (the inline hook), the focus and
+	// the siblings whose keys meet a focus attribute's.
+	relevant []bool
+
 	seen []uint32 // per attribute: the query stamp that last collected it
 	hits []uint8  // per attribute: shared content keys in this query
 	gen  uint32
@@ -34,7 +39,7 @@ type candidates struct {
 
 type elig struct{ old, new bool }
 
-func newCandidates(attrs []*Attribute, el []elig, semantic bool) *candidates {
+func newCandidates(attrs []*Attribute, el []elig, semantic bool, focus map[string]bool) *candidates {
 	c := &candidates{
 		attrs:    attrs,
 		el:       el,
@@ -42,6 +47,7 @@ func newCandidates(attrs []*Attribute, el []elig, semantic bool) *candidates {
 		probeIx:  map[heuristics.Key][]int32{},
 		anchors:  make([][]heuristics.Key, len(attrs)),
 		probes:   make([][]heuristics.Key, len(attrs)),
+		relevant: make([]bool, len(attrs)),
 		seen:     make([]uint32, len(attrs)),
 	}
 	if semantic {
@@ -55,6 +61,18 @@ func newCandidates(attrs []*Attribute, el []elig, semantic bool) *candidates {
 		}
 		st := a.statement()
 		c.anchors[i], c.probes[i] = st.BlockKeys(nil, nil)
+		if semantic {
+			c.content[i] = st.ContentKeys(nil)
+		}
+		c.relevant[i] = focus == nil
+	}
+	if focus != nil {
+		c.narrow(focus)
+	}
+	for i := range attrs {
+		if !c.relevant[i] {
+			continue
+		}
 		for _, k := range c.anchors[i] {
 			c.anchorIx[k] = append(c.anchorIx[k], int32(i))
 		}
@@ -62,13 +80,76 @@ func newCandidates(attrs []*Attribute, el []elig, semantic bool) *candidates {
 			c.probeIx[k] = append(c.probeIx[k], int32(i))
 		}
 		if semantic {
-			c.content[i] = st.ContentKeys(nil)
 			for _, k := range c.content[i] {
 				c.contIx[k] = append(c.contIx[k], int32(i))
 			}
 		}
 	}
 	return c
+}
+
+// narrow keeps the focus attributes and the siblings that could pair with
+// one of them, so a classification in an aspect of thousands costs a scan of
+// their keys, not an index over all of them.
+func (c *candidates) narrow(focus map[string]bool) {
+	fAnchors := map[heuristics.Key]bool{}
+	fProbes := map[heuristics.Key]bool{}
+	var fContent map[heuristics.Key]int
+	if c.content != nil {
+		fContent = map[heuristics.Key]int{}
+	}
+	var focusIdx []int
+	for i, a := range c.attrs {
+		if !focus[a.ID] || (!c.el[i].old && !c.el[i].new) {
+			continue
+		}
+		c.relevant[i] = true
+		focusIdx = append(focusIdx, i)
+		for _, k := range c.anchors[i] {
+			fAnchors[k] = true
+		}
+		for _, k := range c.probes[i] {
+			fProbes[k] = true
+		}
+		if fContent != nil {
+			for _, k := range c.content[i] {
+				fContent[k]++
+			}
+		}
+	}
+	if len(focusIdx) == 0 {
+		return
+	}
+	for i := range c.attrs {
+		if c.relevant[i] || (!c.el[i].old && !c.el[i].new) {
+			continue
+		}
+		for _, k := range c.probes[i] {
+			if fAnchors[k] {
+				c.relevant[i] = true
+				break
+			}
+		}
+		if !c.relevant[i] {
+			for _, k := range c.anchors[i] {
+				if fProbes[k] {
+					c.relevant[i] = true
+					break
+				}
+			}
+		}
+		if !c.relevant[i] && fContent != nil {
+			// A superset: shares three content keys with the focus taken
+			// together; the plan asks only about pairs that really do.
+			shared := 0
+			for _, k := range c.content[i] {
+				if fContent[k] > 0 {
+					shared++
+				}
+			}
+			c.relevant[i] = shared >= 3
+		}
+	}
 }
 
 // newerThan returns the indices j > i of siblings eligible as the newer side

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -110,11 +111,13 @@ func (e *Engine) Process(ctx context.Context, cfg *config.Config, groups []*Grou
 			oldIDs = append(oldIDs, a.ID)
 		}
 	}
-	vetoed, err := loadVetoes(ctx, e.db, oldIDs, keys(agents))
+	tv := time.Now()
+	vetoed, err := loadVetoes(ctx, e.db, oldIDs, pass.Focus, keys(agents))
 	if err != nil {
 		return t, err
 	}
 	in.vetoed = vetoed
+	dVeto := time.Since(tv)
 
 	var candidates []Candidate
 	var again []*Group
@@ -161,9 +164,11 @@ func (e *Engine) Process(ctx context.Context, cfg *config.Config, groups []*Grou
 			}
 		}
 	}
+	dPlan := time.Since(tv) - dVeto
 	if err := e.write(ctx, candidates, pass, &t); err != nil {
 		return t, err
 	}
+	e.log.Debug("supersession: pass", "source", pass.Source, "vetoes", dVeto.String(), "plan", dPlan.String(), "write", (time.Since(tv) - dVeto - dPlan).String(), "candidates", len(candidates))
 	return t, nil
 }
 

@@ -160,9 +160,9 @@ func plan(g *Group, in planInput) planOutput {
 			out.skips[why]++
 		}
 	}
-	cands := newCandidates(g.Attrs, el, in.semantic)
+	cands := newCandidates(g.Attrs, el, in.semantic, in.focus)
 	for i, old := range g.Attrs {
-		if !el[i].old {
+		if !el[i].old || !cands.relevant[i] {
 			continue
 		}
 		var review *Candidate

@@ -109,3 +109,71 @@ func TestBlockedPlanEqualsAllPairs(t *testing.T) {
 	}
 	t.Logf("decided %d of %d pairs (%.1f%%)", blockedPairs, totalPairs, 100*float64(blockedPairs)/float64(totalPairs))
 }
+
+// With a focus (the inline hook), the narrowed plan decides exactly the
+// pairs touching the focus that the all-pairs plan would.
+func TestFocusedPlanEqualsAllPairsOnFocus(t *testing.T) {
+	t.Parallel()
+	stmts := corpusStatements(t)
+	r := rand.New(rand.NewPCG(3, 4))
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for round := range 40 {
+		n := 20 + r.IntN(200)
+		g := &Group{AgentID: "a", AspectID: "asp"}
+		focus := map[string]bool{}
+		for i := range n {
+			a := &Attribute{ID: fmt.Sprintf("f%d-%04d", round, i), AgentID: "a", AspectID: "asp", Kind: "attribute",
+				Content: sql.NullString{String: stmts[r.IntN(len(stmts))], Valid: true}, CreatedAt: base.Add(time.Duration(i) * time.Hour)}
+			g.Attrs = append(g.Attrs, a)
+			if r.IntN(15) == 0 {
+				focus[a.ID] = true
+			}
+		}
+		in := planInput{thresholds: Thresholds{Min: 0.7, Review: 0.5}, focus: focus}
+		want := bruteForceFocused(g, in)
+		got := plan(g, in).candidates
+		if len(got) != len(want) {
+			t.Fatalf("round %d: focused plan found %d candidates, all pairs %d", round, len(got), len(want))
+		}
+		for k := range want {
+			if want[k].Old.ID != got[k].Old.ID || want[k].New.ID != got[k].New.ID {
+				t.Fatalf("round %d: %s→%s vs %s→%s", round, want[k].Old.ID, want[k].New.ID, got[k].Old.ID, got[k].New.ID)
+			}
+		}
+	}
+}
+
+// bruteForceFocused is bruteForce restricted to pairs with a side in focus.
+func bruteForceFocused(g *Group, in planInput) []Candidate {
+	var out []Candidate
+	for i, old := range g.Attrs {
+		if o, _, _ := eligibility(old); !o {
+			continue
+		}
+		var apply, review *Candidate
+		for j := len(g.Attrs) - 1; j > i; j-- {
+			nw := g.Attrs[j]
+			if _, n, _ := eligibility(nw); !n || (!in.focus[old.ID] && !in.focus[nw.ID]) {
+				continue
+			}
+			c, _ := decide(old, nw, in)
+			if c == nil {
+				continue
+			}
+			if c.Confidence >= in.thresholds.Min {
+				apply = c
+				break
+			}
+			if c.Confidence >= in.thresholds.Review && review == nil {
+				review = c
+			}
+		}
+		switch {
+		case apply != nil:
+			out = append(out, *apply)
+		case review != nil:
+			out = append(out, *review)
+		}
+	}
+	return out
+}

@@ -231,7 +231,7 @@ func Propose(ctx context.Context, q sqlx.ExtContext, actor Actor, items []Propos
 }
 
 // vetoesSQL finds the pairs a reviewer rejected or an operator undid among
-// the given old attributes.
+// the given old attributes (the sweep: every attribute of the batch).
 const vetoesSQL = `
 SELECT metadata ->> 'old_attribute_id' AS old_id, metadata ->> 'new_attribute_id' AS new_id
 FROM memory_history
@@ -239,8 +239,27 @@ WHERE event IN ('supersession_proposal_rejected', 'supersession_reverted')
   AND metadata ->> 'old_attribute_id' = ANY($1)
   AND metadata ->> 'agent_id' = ANY($2)`
 
-func loadVetoes(ctx context.Context, q sqlx.QueryerContext, oldIDs, agents []string) (map[[2]string]bool, error) {
-	rows, err := q.QueryxContext(ctx, vetoesSQL, pq.Array(oldIDs), pq.Array(agents))
+// focusVetoesSQL finds them for pairs with a side among the focus (the
+// inline hook: only pairs touching the new classifications can be decided).
+const focusVetoesSQL = `
+SELECT metadata ->> 'old_attribute_id' AS old_id, metadata ->> 'new_attribute_id' AS new_id
+FROM memory_history
+WHERE event IN ('supersession_proposal_rejected', 'supersession_reverted')
+  AND (metadata ->> 'old_attribute_id' = ANY($1) OR metadata ->> 'new_attribute_id' = ANY($1))
+  AND metadata ->> 'agent_id' = ANY($2)`
+
+// loadVetoes returns the vetoed (old, new) pairs that matter to a pass:
+// those with an old attribute among oldIDs, or, when focus is given, with
+// either side in it.
+func loadVetoes(ctx context.Context, q sqlx.QueryerContext, oldIDs []string, focus map[string]bool, agents []string) (map[[2]string]bool, error) {
+	query, ids := vetoesSQL, oldIDs
+	if focus != nil {
+		query, ids = focusVetoesSQL, make([]string, 0, len(focus))
+		for id := range focus {
+			ids = append(ids, id)
+		}
+	}
+	rows, err := q.QueryxContext(ctx, query, pq.Array(ids), pq.Array(agents))
 	if err != nil {
 		return nil, fmt.Errorf("supersession: load vetoes: %w", err)
 	}

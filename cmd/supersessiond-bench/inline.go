@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -79,6 +80,9 @@ func (e *benchEnv) inline(ctx context.Context) (*inlineResult, error) {
 	cfg.Maintenance.Database.URL = dbURL
 	reg := prometheus.NewRegistry()
 	log := slog.New(slog.DiscardHandler)
+	if os.Getenv("BENCH_DEBUG") != "" {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
 	engine := supersession.New(db, log, supersession.NewMetrics(reg), nil)
 	hook := inline.New(db, log, engine, inline.NewMetrics(reg))
 	var mu sync.Mutex

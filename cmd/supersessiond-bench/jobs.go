@@ -23,6 +23,7 @@ type tombstoneResult struct {
 	NaivePerSec   float64 `json:"naive_tombstones_per_sec"`
 	NaiveCoverage string  `json:"naive_coverage"`
 	Ratio         float64 `json:"speedup"`
+	BatchSize     int     `json:"batch_size"`
 }
 
 // tombstones measures one reconcile pass over a generated documents table
@@ -46,12 +47,12 @@ func (e *benchEnv) tombstones(ctx context.Context) (*tombstoneResult, error) {
 	}
 	defer naiveDB.Close()
 
-	cfgEnv, cleanup, err := writeConfig("maintenance:\n  log:\n    level: warn\n")
+	cfgEnv, cleanup, err := writeConfig(fmt.Sprintf("maintenance:\n  tombstones:\n    batchSize: %d\n  log:\n    level: warn\n", e.o.tombstoneBatch))
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
-	logf("tombstones: supersessiond reconcile --once")
+	logf("tombstones: supersessiond reconcile --once (batchSize %d)", e.o.tombstoneBatch)
 	out, elapsed, rss, err := e.runBinary(dbURL, cfgEnv, "reconcile", "--once", "--json", "--budget", "30m")
 	if err != nil {
 		return nil, err
@@ -66,12 +67,12 @@ func (e *benchEnv) tombstones(ctx context.Context) (*tombstoneResult, error) {
 	}
 	r := &tombstoneResult{
 		Documents: int(stats.Documents), SoftDeleted: int(stats.SoftDeleted),
-		Seconds: elapsed.Seconds(), Preserved: rep.Preserved, Deleted: rep.Deleted, PeakRSS: rss,
+		Seconds: elapsed.Seconds(), Preserved: rep.Preserved, Deleted: rep.Deleted, PeakRSS: rss, BatchSize: e.o.tombstoneBatch,
 	}
 	r.PerSec = float64(rep.Examined) / r.Seconds
 
 	logf("tombstones: naive baseline (one dependent query per document)")
-	naive, err := bench.NaiveReconcile(ctx, naiveDB, 5*time.Minute, 500, 0)
+	naive, err := bench.NaiveReconcile(ctx, naiveDB, 5*time.Minute, e.o.tombstoneBatch, 0)
 	if err != nil {
 		return nil, err
 	}

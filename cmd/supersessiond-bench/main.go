@@ -8,6 +8,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -17,8 +18,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
-	"syscall"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -36,6 +38,7 @@ type options struct {
 	baselineAspects int
 	documents       int
 	deletedShare    float64
+	tombstoneBatch  int
 	events          int
 	llmLatency      time.Duration
 	llmConcurrency  int
@@ -70,6 +73,7 @@ func main() {
 	flag.IntVar(&o.baselineAspects, "baseline-aspects", 0, "aspects the naive sweep covers (0: all; otherwise extrapolated per attribute)")
 	flag.IntVar(&o.documents, "documents", 200000, "documents for tombstone reconciliation")
 	flag.Float64Var(&o.deletedShare, "deleted-share", 0.1, "share of documents soft-deleted")
+	flag.IntVar(&o.tombstoneBatch, "tombstone-batch", 500, "maintenance.tombstones.batchSize for the reconcile pass")
 	flag.IntVar(&o.events, "events", 1000, "stale compaction events")
 	flag.DurationVar(&o.llmLatency, "llm-latency", 50*time.Millisecond, "latency of the fake LLM for compaction")
 	flag.IntVar(&o.llmConcurrency, "llm-concurrency", 8, "maintenance.llm.maxConcurrency for compaction")
@@ -236,17 +240,58 @@ func (e *benchEnv) runBinary(dbURL string, extraEnv []string, args ...string) ([
 	cmd.Env = append(os.Environ(), "SUPERSESSIOND_DATABASE_URL="+dbURL)
 	cmd.Env = append(cmd.Env, extraEnv...)
 	cmd.Stderr = os.Stderr
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
 	start := time.Now()
-	out, err := cmd.Output()
+	if err := cmd.Start(); err != nil {
+		return nil, 0, 0, err
+	}
+	// The child's rusage maxrss would include this process's own peak
+	// (Linux folds the pre-exec address space, shared through vfork, into
+	// it), so the child's VmHWM is sampled from /proc instead: it belongs to
+	// the address space the binary got at exec.
+	var rss atomic.Int64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if v := vmHWM(cmd.Process.Pid); v > rss.Load() {
+				rss.Store(v)
+			}
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	err := cmd.Wait()
+	close(stop)
+	<-sampled
 	elapsed := time.Since(start)
-	var rss int64
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = ru.Maxrss * 1024 // kilobytes on Linux
-	}
+	out := stdout.Bytes()
 	if err != nil {
-		return out, elapsed, rss, fmt.Errorf("supersessiond %s: %w", strings.Join(args, " "), err)
+		return out, elapsed, rss.Load(), fmt.Errorf("supersessiond %s: %w", strings.Join(args, " "), err)
 	}
-	return out, elapsed, rss, nil
+	return out, elapsed, rss.Load(), nil
+}
+
+// vmHWM reads a process's peak resident set size, or 0 once it is gone.
+func vmHWM(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
 }
 
 func printTable(r result) {

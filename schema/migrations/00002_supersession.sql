@@ -18,12 +18,17 @@ CREATE TABLE IF NOT EXISTS supersessiond_llm_verdicts (
 );
 
 -- Vetoes: a pair a reviewer rejected, or a supersession an operator undid,
--- is never applied again by the sweep or the inline hook. Looked up per
--- batch by old attribute id.
+-- is never applied again by the sweep or the inline hook. The sweep looks
+-- them up per batch by old attribute id; the inline hook by either side of
+-- the attributes it was woken for.
 CREATE INDEX IF NOT EXISTS supersessiond_history_vetoes
   ON memory_history ((metadata ->> 'old_attribute_id'), (metadata ->> 'new_attribute_id'))
   WHERE event IN ('supersession_proposal_rejected', 'supersession_reverted');
+CREATE INDEX IF NOT EXISTS supersessiond_history_vetoes_new
+  ON memory_history ((metadata ->> 'new_attribute_id'))
+  WHERE event IN ('supersession_proposal_rejected', 'supersession_reverted');
 
 -- +goose Down
+DROP INDEX IF EXISTS supersessiond_history_vetoes_new;
 DROP INDEX IF EXISTS supersessiond_history_vetoes;
 DROP TABLE IF EXISTS supersessiond_llm_verdicts;
