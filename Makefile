@@ -5,7 +5,7 @@ COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: all build test demo demo-db demo-stop prereqs lint fmt clean
+.PHONY: all build test demo demo-db demo-stop bench prereqs lint fmt clean
 
 all: build
 
@@ -30,6 +30,14 @@ demo-db: prereqs build
 
 demo-stop:
 	$(GO) run ./cmd/supersessiond-demo --stop
+
+# The figures of the README's Performance section, at the issue's scale
+# (about five minutes on two cores). BENCH_FLAGS adds or overrides flags.
+BENCH_FLAGS ?=
+bench: prereqs build
+	$(GO) build -o bin/supersessiond-bench ./cmd/supersessiond-bench
+	bin/supersessiond-bench --binary bin/supersessiond --attributes 1000000 --baseline-aspects 300 \
+		--documents 1000000 --deleted-share 0.1 --events 2000 --classify-rate 500 --classify-for 20s $(BENCH_FLAGS)
 
 lint:
 	$(GO) vet ./...

@@ -310,11 +310,33 @@ func (d *demo) finale(ctx context.Context) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	type st struct {
+		What string `db:"what"`
+		N    int    `db:"n"`
+	}
+	var states []st
+	if err := d.db.SelectContext(ctx, &states, `
+		SELECT 'compaction events ' || status AS what, count(*) AS n FROM compaction_events GROUP BY status
+		UNION ALL
+		SELECT 'documents ' || CASE WHEN deleted_at IS NULL THEN 'live' WHEN tombstone_preserved_at IS NOT NULL THEN 'kept as tombstones'
+		                            ELSE 'soft-deleted, not yet due' END, count(*) FROM documents GROUP BY 1
+		ORDER BY 1`); err != nil {
+		return err
+	}
+	fmt.Fprintln(d.out, "\ncompaction and documents:")
+	tw = tabwriter.NewWriter(d.out, 0, 0, 2, ' ', 0)
+	for _, x := range states {
+		fmt.Fprintf(tw, "  %s\t%d\n", x.What, x.N)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
 	d.say("\nUntouched, as they must be: constraints (never superseded), the protected peanut allergy,")
 	d.say("Kim's row pointing at Sam's aspect (another agent), Speaks French / Speaks Japanese (many values),")
 	d.say("and the vetoed pairs (the rejected marathon proposal, the undone dark→light mode).")
 	d.say("Married → divorced stayed a review-band proposal (confidence 0.6): a human decides.")
 	d.say("'Apartment hunting with Sam' → 'Broke up with Sam' needs the LLM fallback (supersessionSemanticFallback with a real model).")
+	d.say("The compaction queued two minutes ago is left alone until it is stale; the document deleted a minute ago until minAge.")
 	return nil
 }
 
