@@ -7,6 +7,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
+
+	"github.com/supersessiond/supersessiond/store"
 )
 
 // TombstoneCorpus describes a documents table to generate for measuring
@@ -139,7 +141,7 @@ func GenerateTombstones(ctx context.Context, db *sqlx.DB, c TombstoneCorpus) (To
 		return TombstoneCorpusStats{}, fmt.Errorf("bench: invalid corpus %+v", c)
 	}
 	mult := coprime(int64(c.Documents))
-	err := inTx(ctx, db, func(tx *sqlx.Tx) error {
+	err := store.InTx(ctx, db, func(tx *sqlx.Tx) error {
 		if _, err := tx.ExecContext(ctx, `SELECT setseed($1)`, c.Seed); err != nil {
 			return fmt.Errorf("bench: seed: %w", err)
 		}
@@ -185,18 +187,6 @@ func gcd(a, b int64) int64 {
 		a, b = b, a%b
 	}
 	return a
-}
-
-func inTx(ctx context.Context, db *sqlx.DB, fn func(tx *sqlx.Tx) error) error {
-	tx, err := db.BeginTxx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	return tx.Commit()
 }
 
 // NaiveResult is what NaiveReconcile did.
@@ -278,7 +268,7 @@ func NaiveReconcile(ctx context.Context, db *sqlx.DB, minAge time.Duration, batc
 		}
 		done := false
 		var keep, drop []string
-		err := inTx(ctx, db, func(tx *sqlx.Tx) error {
+		err := store.InTx(ctx, db, func(tx *sqlx.Tx) error {
 			var batch []naiveDoc
 			if err := tx.SelectContext(ctx, &batch, naiveBatchSQL, minAge.Seconds(), n); err != nil {
 				return fmt.Errorf("bench: naive: fetch batch: %w", err)

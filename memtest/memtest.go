@@ -3,6 +3,7 @@
 package memtest
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -80,6 +81,22 @@ func (s *Seeder) Add(attrs ...Attr) {
 		s.Exec(`INSERT INTO entity_attributes (id, aspect_id, agent_id, memory_id, kind, content, normalized_content, protected, created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, lower($6), $7, $8, $8)`, a.ID, aspect, a.Agent, memory, a.Kind, a.Content, a.Protected, a.At)
 	}
+}
+
+// Moves creates n aspects of agent (entities <prefix>0..n-1, aspect
+// "home"), each holding one "Lives in <city>" attribute per city, in order:
+// a chain of real contradictions. Attribute ids are <prefix><i>-<k>, k
+// counting cities from 1. It returns the aspect ids.
+func (s *Seeder) Moves(agent, prefix string, n int, cities ...string) []string {
+	s.t.Helper()
+	aspects := make([]string, n)
+	for i := range n {
+		aspects[i] = s.Aspect(agent, fmt.Sprintf("%s%d", prefix, i), "home")
+		for k, city := range cities {
+			s.Add(Attr{ID: fmt.Sprintf("%s%d-%d", prefix, i, k+1), Agent: agent, Aspect: aspects[i], Content: "Lives in " + city})
+		}
+	}
+	return aspects
 }
 
 // Status returns an attribute's status and superseded_by ("" when NULL).

@@ -3,7 +3,6 @@ package sweep_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -256,13 +255,7 @@ func TestResumesFromCursorAcrossRuns(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
 	s := memtest.New(t, db.DB)
-	for i := range 7 {
-		asp := s.Aspect("a", fmt.Sprintf("person%d", i), "home")
-		s.Add(
-			memtest.Attr{ID: fmt.Sprintf("p%d-old", i), Agent: "a", Aspect: asp, Content: "Lives in Toronto"},
-			memtest.Attr{ID: fmt.Sprintf("p%d-new", i), Agent: "a", Aspect: asp, Content: "Lives in Halifax"},
-		)
-	}
+	s.Moves("a", "p", 7, "Toronto", "Halifax")
 	job := newJob(db.DB, nil)
 	job.BatchAspects = 2
 	job.Budget = time.Nanosecond
@@ -478,14 +471,7 @@ func TestConcurrentSweepsNeverDoubleWrite(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
 	s := memtest.New(t, db.DB)
-	for i := range 40 {
-		asp := s.Aspect("a", fmt.Sprintf("p%d", i), "home")
-		s.Add(
-			memtest.Attr{ID: fmt.Sprintf("c%d-1", i), Agent: "a", Aspect: asp, Content: "Lives in Toronto"},
-			memtest.Attr{ID: fmt.Sprintf("c%d-2", i), Agent: "a", Aspect: asp, Content: "Lives in Ottawa"},
-			memtest.Attr{ID: fmt.Sprintf("c%d-3", i), Agent: "a", Aspect: asp, Content: "Lives in Regina"},
-		)
-	}
+	s.Moves("a", "c", 40, "Toronto", "Ottawa", "Regina")
 	for _, cfg := range []*config.Config{shadow(), live()} {
 		var wg sync.WaitGroup
 		for range 4 {
