@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"os/exec"
@@ -81,7 +82,7 @@ func main() {
 	flag.DurationVar(&o.classifyFor, "classify-for", 20*time.Second, "how long to sustain the classification rate")
 	flag.StringVar(&o.only, "only", "", "comma-separated subset: heuristics,sweep,inline,tombstones,compaction")
 	flag.Parse()
-	if err := run(o); err != nil {
+	if err := run(o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -99,7 +100,7 @@ func (o options) want(part string) bool {
 	return false
 }
 
-func run(o options) error {
+func run(o options, out io.Writer) error {
 	ctx := context.Background()
 	bin, err := filepath.Abs(o.binary)
 	if err != nil {
@@ -149,9 +150,9 @@ func run(o options) error {
 			return err
 		}
 	}
-	printTable(res)
+	printTable(out, res)
 	line, _ := json.Marshal(res)
-	fmt.Println(string(line))
+	fmt.Fprintln(out, string(line))
 	return nil
 }
 
@@ -294,8 +295,8 @@ func vmHWM(pid int) int64 {
 	return 0
 }
 
-func printTable(r result) {
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+func printTable(w io.Writer, r result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "FIGURE\tVALUE\tGOAL\n")
 	fmt.Fprintf(tw, "heuristic decisions/s (1 goroutine)\t%.0f\t≥ 2,000,000\n", r.Heuristics.DecisionsPerSec)
 	if s := r.Sweep; s != nil {

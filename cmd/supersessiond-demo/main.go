@@ -40,7 +40,7 @@ func main() {
 	case *stop:
 		err = stopKept()
 	default:
-		err = run(*binary, *keep)
+		err = run(*binary, *keep, os.Stdout)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
@@ -69,7 +69,7 @@ type demo struct {
 	llm     *standInLLM
 }
 
-func run(binary string, keep bool) error {
+func run(binary string, keep bool, out io.Writer) error {
 	abs, err := filepath.Abs(binary)
 	if err != nil {
 		return err
@@ -78,7 +78,7 @@ func run(binary string, keep bool) error {
 		return fmt.Errorf("no supersessiond binary at %s: run `make build` (or `make demo`, which builds it)", abs)
 	}
 	ctx := context.Background()
-	d := &demo{binary: abs, out: os.Stdout}
+	d := &demo{binary: abs, out: out}
 
 	d.title("Starting a throwaway PostgreSQL")
 	cluster, err := pgcluster.Start(ctx, pgcluster.Options{})

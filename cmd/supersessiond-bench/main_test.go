@@ -1,0 +1,44 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/supersessiond/supersessiond/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// The bench end to end at a tiny scale: every phase runs, the baselines
+// agree with the daemon, and the last line is the JSON object of figures.
+func TestBenchSmoke(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "supersessiond")
+	if out, err := exec.Command("go", "build", "-o", bin, "../supersessiond").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	server := pgtest.New(t)
+	o := options{
+		binary: bin, databaseURL: server.URL, attributes: 3000, documents: 3000, deletedShare: 0.1,
+		tombstoneBatch: 100, events: 20, llmLatency: time.Millisecond, llmConcurrency: 4,
+		classifyRate: 100, classifyFor: time.Second,
+	}
+	var out bytes.Buffer
+	if err := run(o, &out); err != nil {
+		t.Fatalf("bench: %v\n%s", err, out.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	var res result
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
+		t.Fatalf("last line is not the figures: %v\n%s", err, out.String())
+	}
+	if res.Sweep == nil || res.Sweep.Supersessions == 0 || res.Inline == nil || res.Inline.Decided != 100 ||
+		res.Tombstones == nil || res.Tombstones.Ratio <= 0 || res.Compaction == nil || res.Compaction.Completed != 20 ||
+		res.Heuristics.DecisionsPerSec <= 0 {
+		t.Fatalf("missing figures: %s", lines[len(lines)-1])
+	}
+}
