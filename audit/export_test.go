@@ -1,0 +1,4 @@
+package audit
+
+// HistorySQL is exported to the tests that check its plans.
+const HistorySQL = historySQL
