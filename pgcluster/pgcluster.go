@@ -8,11 +8,13 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"os/signal"
 	"os/user"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -256,4 +258,26 @@ func StopDir(dir string) error {
 		c.runAs = "postgres"
 	}
 	return c.Stop()
+}
+
+// StopOnSignal stops the cluster and exits (status 130) if the process is
+// interrupted, terminated or loses its output pipe before cleanup would
+// run, so that a Ctrl-C or a `| head` does not leave a server behind. The
+// returned function unregisters the handler.
+func (c *Cluster) StopOnSignal() (unregister func()) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+			_ = c.Stop()
+			os.Exit(130)
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(sigs)
+		close(done)
+	}
 }

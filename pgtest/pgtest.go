@@ -71,6 +71,7 @@ func setup() error {
 		if err != nil {
 			return err
 		}
+		c.StopOnSignal() // Run stops it otherwise
 		cluster = c
 		baseURL = c.URL("postgres")
 	}

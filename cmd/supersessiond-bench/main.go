@@ -120,6 +120,7 @@ func run(o options, out io.Writer) error {
 			return err
 		}
 		defer c.Stop()
+		defer c.StopOnSignal()()
 		server = c.URL("postgres")
 	}
 	env := &benchEnv{server: server, o: o}

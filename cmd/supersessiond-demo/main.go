@@ -92,6 +92,7 @@ func run(binary string, keep bool, out io.Writer) error {
 	}
 	if !keep {
 		defer cleanup()
+		defer cluster.StopOnSignal()()
 	}
 	admin, err := sqlx.Open("postgres", cluster.URL("postgres"))
 	if err != nil {
