@@ -64,8 +64,9 @@ func (s *scheduler) apply(cfg *config.Config) error {
 	}
 	logger := cronLogger{s.d.log}
 	c := cron.New(
+		// Specs are parsed by config.ParseSchedule, the parser validation
+		// used, and handed over as schedules: no second parser to drift.
 		cron.WithLocation(loc),
-		cron.WithParser(cron.NewParser(cron.Minute|cron.Hour|cron.Dom|cron.Month|cron.Dow|cron.Descriptor)),
 		cron.WithLogger(logger),
 		// The default chain recovers nothing: a panicking job would take the
 		// daemon down. Recover first, then never overlap a job with itself.
