@@ -495,7 +495,11 @@ func (st *workspace) frame(j int, copula, aux bool, lx *lexicon) {
 // continues with. It returns the number of tokens used.
 func (st *workspace) lookupPred(lx *lexicon, v int) (*predicate, int, bool) {
 	t := &st.toks[v]
-	ni, ok := lx.predRoots.get(t.hash, st.stem(t))
+	k, ok := keyOf(st.stem(t))
+	if !ok {
+		return nil, 0, false
+	}
+	ni, ok := lx.predRoots.find(k, k.tab())
 	if !ok {
 		return nil, 0, false
 	}

@@ -1,6 +1,9 @@
 package heuristics
 
 import (
+	"bytes"
+	"encoding/binary"
+	"math/rand/v2"
 	"reflect"
 	"testing"
 	"unicode/utf8"
@@ -115,18 +118,112 @@ func FuzzTokenize(f *testing.F) {
 	})
 }
 
-func TestHashSpanIsFnv(t *testing.T) {
+// TestKeyHashIsFnv: a key hashes as fnv64 hashes its bytes, and so does
+// every prefix of it.
+func TestKeyHashIsFnv(t *testing.T) {
 	t.Parallel()
-	var st workspace
-	copy(st.buf[:], "abcdefghijklmnopqrstuvwxyz0123456789")
-	for i := 0; i < 20; i++ {
-		for j := i + 1; j <= 36; j++ {
-			if st.hashSpan(i, j) != fnv(st.buf[i:j]) {
-				t.Fatalf("hashSpan(%d, %d) differs from fnv", i, j)
+	r := rand.New(rand.NewPCG(1, 1))
+	for n := 1; n <= maxKey; n++ {
+		for range 200 {
+			b := make([]byte, n)
+			for i := range b {
+				b[i] = byte(r.IntN(256))
+			}
+			k, ok := keyOf(b)
+			if !ok || k.fnv() != fnv64(b) {
+				t.Fatalf("key %x: hash %x, fnv64 %x", b, k.fnv(), fnv64(b))
+			}
+			for m := 1; m <= n; m++ {
+				if p := k.prefix(m); p.fnv() != fnv64(b[:m]) {
+					t.Fatalf("prefix %d of %x: hash %x, fnv64 %x", m, b, p.fnv(), fnv64(b[:m]))
+				}
 			}
 		}
 	}
-	if st.hashSpan(len(st.buf)-3, len(st.buf)) != fnv(st.buf[len(st.buf)-3:]) {
-		t.Fatal("hashSpan at the end of the buffer")
+	if _, ok := keyOf(make([]byte, maxKey+1)); ok {
+		t.Fatal("a word longer than maxKey has a key")
+	}
+}
+
+// TestASCIIRun checks the eight-bytes-at-once scan against the bytes.
+func TestASCIIRun(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(2, 2))
+	alnum := func(c byte) bool { return c < utf8.RuneSelf && isASCIIAlnum(c) }
+	check := func(x uint64) {
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], x)
+		want := 0
+		for want < 8 && alnum(b[want]) {
+			want++
+		}
+		n, lower := asciiRun(x)
+		var l [8]byte
+		binary.LittleEndian.PutUint64(l[:], lower)
+		if n != want {
+			t.Fatalf("%q: run %d, want %d", b, n, want)
+		}
+		for i := 0; i < n; i++ {
+			if want := bytes.ToLower(b[i : i+1])[0]; l[i] != want {
+				t.Fatalf("%q: byte %d lowercased to %q, want %q", b, i, l[i], want)
+			}
+		}
+	}
+	for c := 0; c < 256; c++ {
+		for pos := 0; pos < 8; pos++ {
+			check(0x6161616161616161&^(0xff<<(8*pos)) | uint64(c)<<(8*pos))
+		}
+	}
+	for range 100000 {
+		x := r.Uint64()
+		if r.IntN(2) == 0 {
+			x &^= 0x8080808080808080
+		}
+		check(x)
+	}
+}
+
+// TestLexiconTable: every word of the lexicon is found in the run-time
+// table with its entry, and its stem as endWord derives it.
+func TestLexiconTable(t *testing.T) {
+	t.Parallel()
+	lx := defaultLexicon
+	for w, e := range lx.words {
+		k, ok := keyOf([]byte(w))
+		if !ok {
+			t.Fatalf("%q has no key", w)
+		}
+		s := lx.wordTab.find(k, k.tab())
+		if s == nil {
+			t.Fatalf("%q is not in the table", w)
+		}
+		if s.flags != e.flags || s.ant != e.ant || s.word != namedWords[w] {
+			t.Errorf("%q: slot %+v, entry %+v", w, *s, e)
+		}
+		var st workspace
+		st.tokenize(w, lx)
+		if st.ntok != 1 || string(st.raw(&st.toks[0])) != w {
+			continue // not a word as the tokenizer reads it ("e-mail" is, "n't" is not)
+		}
+		tk := &st.toks[0]
+		want := w
+		if e.stem != "" {
+			want = e.stem
+		} else if e.flags&nonContent == 0 || e.ant != 0 {
+			_, s1, y := stem([]byte(w))
+			want = w[:s1]
+			if y {
+				want += "y"
+			}
+		}
+		if got := string(st.stem(tk)); got != want || tk.hash != fnv([]byte(want)) {
+			t.Errorf("%q: stem %q hash %x, want %q %x", w, got, tk.hash, want, fnv([]byte(want)))
+		}
+	}
+	for _, w := range []string{"toronto", "zzzzzzzz", "abcdefghijklmnop", "x"} {
+		k, _ := keyOf([]byte(w))
+		if lx.wordTab.find(k, k.tab()) != nil {
+			t.Errorf("%q found in the lexicon", w)
+		}
 	}
 }
