@@ -57,6 +57,7 @@ type lexicon struct {
 	// Predicate keys ("live in", "go to bed at") as a trie: predRoots maps
 	// a verb stem to its node in predNodes.
 	predRoots rootTable
+	rootNodes []uint16 // the roots of predRoots, by token.root
 	predNodes []predNode
 	ants      [][]antonyms.Ref // antonym memberships, indexed by entry.ant-1
 	pairs     []antonyms.Pair
@@ -219,9 +220,6 @@ func newLexicon() *lexicon {
 
 // compile builds the run-time tables from the build-time maps.
 func (lx *lexicon) compile() {
-	if err := lx.newWordTable(); err != nil {
-		panic("heuristics: " + err.Error())
-	}
 	predKeys := make([]string, 0, len(lx.preds))
 	for k := range lx.preds {
 		predKeys = append(predKeys, k)
@@ -271,6 +269,23 @@ func (lx *lexicon) compile() {
 	}
 	var err error
 	if lx.predRoots, err = newRootTable(roots); err != nil {
+		panic("heuristics: " + err.Error())
+	}
+	// Known words know their stem's root, numbered in stem order.
+	stems := make([]string, 0, len(roots))
+	for w := range roots {
+		stems = append(stems, w)
+	}
+	slices.Sort(stems)
+	if len(stems) > 255-int(rootIndex) {
+		panic("heuristics: too many predicate roots for token.root")
+	}
+	index := make(map[string]uint8, len(stems))
+	for i, w := range stems {
+		index[w] = uint8(i)
+		lx.rootNodes = append(lx.rootNodes, roots[w])
+	}
+	if err := lx.newWordTable(index); err != nil {
 		panic("heuristics: " + err.Error())
 	}
 }

@@ -143,10 +143,17 @@ type lexSlot struct {
 	ant    uint16 // as entry.ant
 	stem0  uint16 // stemCanon: the stem is lexicon.stems[stem0 : stem0+cut]
 	n      uint8  // length of the word; 0 marks an empty slot
-	how    uint8
+	kind   uint8  // how the stem is derived (stemRaw...), plus the word's name (wordTo...) << 2
 	cut    uint8
-	word   uint8 // wordTo...: words the analysis recognises by name
+	root   uint8 // as token.root
 }
+
+// token.root: where lookupPred starts.
+const (
+	rootUnknown uint8 = iota // not known: look the stem up
+	rootNone                 // no predicate key starts with the stem
+	rootIndex                // rootIndex+i: lexicon.rootNodes[i]
+)
 
 // Words the analysis recognises by name (token.word). A word is only named
 // when its token was found as such in the lexicon, so token.word == wordTo
@@ -221,8 +228,25 @@ func slotBitsFor(n int) uint { return uint(bits.Len(uint(2*n - 1))) }
 // bucketBitsFor is the number of buckets for n keys: about two keys each.
 func bucketBitsFor(n int) uint { return uint(bits.Len(uint(n / 2))) }
 
-// newWordTable builds the run-time table of the lexicon's words.
-func (lx *lexicon) newWordTable() error {
+// stemForm is how the stem of the lexicon word w, whose entry is e, is
+// derived, and the stem.
+func stemForm(w string, e entry) (uint8, string) {
+	switch {
+	case e.stem != "":
+		return stemCanon, e.stem
+	case e.flags&nonContent != 0 && e.ant == 0:
+		return stemRaw, w
+	}
+	_, s1, y := stem([]byte(w))
+	if y {
+		return stemY, w[:s1] + "y"
+	}
+	return stemPrefix, w[:s1]
+}
+
+// newWordTable builds the run-time table of the lexicon's words; roots
+// numbers the predicate trie's roots by stem.
+func (lx *lexicon) newWordTable(roots map[string]uint8) error {
 	words := make([]string, 0, len(lx.words))
 	for w := range lx.words {
 		words = append(words, w)
@@ -248,21 +272,23 @@ func (lx *lexicon) newWordTable() error {
 	copy(lx.wordTab.seeds[:], p.seeds)
 	for i, w := range words {
 		e := lx.words[w]
-		s := lexSlot{k0: keys[i].k0, k1: keys[i].k1, n: uint8(keys[i].n), flags: e.flags, ant: e.ant, word: namedWords[w]}
+		s := lexSlot{k0: keys[i].k0, k1: keys[i].k1, n: uint8(keys[i].n), flags: e.flags, ant: e.ant}
 		// What endWord would do with this word: see its miss path.
-		switch {
-		case e.stem != "":
-			s.how, s.cut, s.stem0 = stemCanon, uint8(len(e.stem)), uint16(len(lx.stems))
-			s.hash = fnv([]byte(e.stem))
+		how, stem := stemForm(w, e)
+		switch how {
+		case stemCanon:
+			s.cut, s.stem0 = uint8(len(e.stem)), uint16(len(lx.stems))
 			lx.stems = append(lx.stems, e.stem...)
-		case e.flags&nonContent != 0 && e.ant == 0:
-			s.how, s.hash = stemRaw, fnv([]byte(w))
-		default:
-			_, s1, y := stem([]byte(w))
-			s.how, s.cut, s.hash = stemPrefix, uint8(s1), fnv([]byte(w[:s1]))
-			if y {
-				s.how, s.hash = stemY, fnv([]byte(w[:s1]+"y"))
-			}
+		case stemPrefix:
+			s.cut = uint8(len(stem))
+		case stemY:
+			s.cut = uint8(len(stem) - 1)
+		}
+		s.kind = how | namedWords[w]<<2
+		s.hash = fnv([]byte(stem))
+		s.root = rootNone
+		if r, ok := roots[stem]; ok {
+			s.root = rootIndex + r
 		}
 		lx.wordTab.slots[at[i]] = s
 	}

@@ -24,8 +24,8 @@ type token struct {
 	hash       uint32 // FNV-1a of the stem
 	flags      uint32 // lexicon flags, plus tBreak
 	ant        uint16 // index+1 into lexicon.antRefs lists, 0 when none
-	role       uint8
-	word       uint8 // wordTo...: the word's name, when the analysis knows it by name
+	word       uint8  // wordTo...: the word's name, when the analysis knows it by name
+	root       uint8  // the stem's root in the predicate trie: rootUnknown, rootNone or an index+rootIndex
 }
 
 // tokenizer state flags kept on tokens (high bits, above lexicon flags).
@@ -50,6 +50,7 @@ func (st *workspace) tokenize(s string, lx *lexicon) {
 	}
 	st.nbuf = 0
 	st.ntok = 0
+	st.flagsOr, st.named = 0, 0
 	brk := false // a clause break precedes the next word
 	for i := 0; i < len(s); {
 		// Between words: separators, of which some break the clause.
@@ -88,6 +89,25 @@ func (st *workspace) tokenize(s string, lx *lexicon) {
 func (st *workspace) word(s string, i int, lx *lexicon, brk bool) (int, bool, bool) {
 	start := st.nbuf
 	limit := len(st.buf) - maxStemGrowth
+	if start+8 < limit {
+		// Most words: fewer than eight ASCII letters or digits, then a
+		// space or the end. (What the loop below does, in short.)
+		var x uint64
+		if i+8 <= len(s) {
+			w := s[i : i+8]
+			x = uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+				uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		} else {
+			x = loadTail(s[i:])
+		}
+		run, lower := asciiRun(x)
+		if j := i + run; run > 0 && run < 8 && (j == len(s) || s[j] == ' ') {
+			binary.LittleEndian.PutUint64(st.buf[start:start+8], lower)
+			st.nbuf = start + run
+			st.endWord(start, lx, brk, key{k0: lower & (1<<(8*uint(run)) - 1), n: run})
+			return min(j+1, len(s)), false, true
+		}
+	}
 	// The key of the word while it is one ASCII run of at most eight
 	// bytes (most words), so that endWord need not load it back.
 	var fast key
@@ -292,28 +312,35 @@ func (st *workspace) endWord(start int, lx *lexicon, brk bool, fast key) {
 	// built on the stack and copied with wide loads that stall on its
 	// narrow stores.
 	t.raw0, t.raw1 = uint16(start), uint16(end)
-	t.role = 0
+	t.root = rootUnknown
 	if k.n == 0 {
 		t.flags, t.ant, t.word = flags, 0, wordNone
 		st.unknownWord(t, fnv(st.buf[start:end]), k, lx)
+		st.flagsOr |= t.flags
 		return
 	}
 	e := lx.wordTab.find(k, k.tab())
 	if e == nil {
 		t.flags, t.ant, t.word = flags, 0, wordNone
 		st.unknownWord(t, uint32(k.fnv()>>32), k, lx)
+		st.flagsOr |= t.flags
 		return
 	}
+	st.flagsOr |= flags | e.flags
+	st.named |= 1 << (e.kind >> 2)
 	t.st0, t.st1 = uint16(start), uint16(end)
-	t.hash, t.flags, t.ant, t.word = e.hash, flags|e.flags, e.ant, e.word
-	switch e.how {
+	t.hash, t.flags, t.ant, t.word, t.root = e.hash, flags|e.flags, e.ant, e.kind>>2, e.root
+	switch e.kind & 3 {
 	case stemCanon:
-		st.setStem(t, lx.stems[e.stem0:int(e.stem0)+maxKey], int(e.cut), e.hash)
+		if !st.setStem(t, lx.stems[e.stem0:int(e.stem0)+maxKey], int(e.cut), e.hash) {
+			t.root = rootUnknown
+		}
 	case stemPrefix:
 		t.st1 = t.raw0 + uint16(e.cut)
 	case stemY:
 		if !st.writeY(t, int(e.cut)) {
 			t.hash = fnv(st.stem(t))
+			t.root = rootUnknown
 		}
 	}
 }
@@ -359,7 +386,7 @@ func (st *workspace) pluralOf(t *token, sk key, lx *lexicon) {
 	if e == nil {
 		return
 	}
-	if e.how == stemCanon {
+	if e.kind&3 == stemCanon {
 		st.setStem(t, lx.stems[e.stem0:int(e.stem0)+maxKey], int(e.cut), e.hash)
 	}
 	t.flags |= e.flags
@@ -383,8 +410,9 @@ func (st *workspace) writeY(t *token, cut int) bool {
 }
 
 // setStem writes a canonical stem, stem[:n], whose hash is h, after the
-// text. stem has maxKey bytes, which are copied at once when there is room.
-func (st *workspace) setStem(t *token, stem []byte, n int, h uint32) {
+// text, and reports whether it did; without room for it, the stem is the
+// word. stem has maxKey bytes, which are copied at once when there is room.
+func (st *workspace) setStem(t *token, stem []byte, n int, h uint32) bool {
 	p := st.nbuf
 	switch {
 	case p+maxKey <= len(st.buf):
@@ -395,11 +423,12 @@ func (st *workspace) setStem(t *token, stem []byte, n int, h uint32) {
 	default:
 		t.st0, t.st1 = t.raw0, t.raw1
 		t.hash = fnv(st.buf[t.st0:t.st1])
-		return
+		return false
 	}
 	t.st0, t.st1 = uint16(p), uint16(p+n)
 	t.hash = h
 	st.nbuf = p + n
+	return true
 }
 
 // loadTail returns the bytes of s (fewer than eight), little-endian, zero
@@ -471,25 +500,36 @@ func stem(w []byte) (s0, s1 int, y bool) {
 	if n >= 3 && w[n-2] == '\'' && w[n-1] == 's' {
 		n -= 2 // possessive
 	}
-	for i := 0; i < n; i++ {
-		if !(w[i] >= 'a' && w[i] <= 'z') {
+	for _, c := range w[:n] {
+		if c-'a' > 'z'-'a' {
 			return 0, n, false
 		}
 	}
-	has := func(suf string) bool { return hasSuffix(w[:n], suf) }
-	switch {
-	case n >= 5 && (has("ies") || has("ied")):
+	if n < 4 {
+		return 0, n, false
+	}
+	// The rules in order (each needs the length it says): -ies/-ied → y;
+	// -sses/-shes/-ches/-xes/-zes lose -es; another -s loses it unless
+	// after s, u or i; -ing goes, then -ed unless after e, and either
+	// undoubles a final consonant; then a final e goes.
+	switch a, b, c := w[n-1], w[n-2], w[n-3]; {
+	case n >= 5 && (a == 's' || a == 'd') && b == 'e' && c == 'i':
 		return 0, n - 3, true
-	case n >= 5 && (has("sses") || has("shes") || has("ches") || has("xes") || has("zes")):
-		n -= 2
-	case n >= 4 && w[n-1] == 's' && w[n-2] != 's' && w[n-2] != 'u' && w[n-2] != 'i':
-		n--
-	case n >= 6 && has("ing"):
-		n -= 3
-		n = undouble(w, n)
-	case n >= 5 && w[n-1] == 'd' && w[n-2] == 'e' && w[n-3] != 'e':
-		n -= 2
-		n = undouble(w, n)
+	case a == 's':
+		switch {
+		case n >= 5 && b == 'e' && (c == 'x' || c == 'z' || (c == 's' || c == 'h') && (w[n-4] == 's' || c == 'h' && w[n-4] == 'c')):
+			n -= 2
+		case b != 's' && b != 'u' && b != 'i':
+			n--
+		}
+	case a == 'g':
+		if n >= 6 && b == 'n' && c == 'i' {
+			n = undouble(w, n-3)
+		}
+	case a == 'd':
+		if n >= 5 && b == 'e' && c != 'e' {
+			n = undouble(w, n-2)
+		}
 	}
 	if n >= 4 && w[n-1] == 'e' {
 		n--

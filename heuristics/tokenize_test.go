@@ -197,7 +197,7 @@ func TestLexiconTable(t *testing.T) {
 		if s == nil {
 			t.Fatalf("%q is not in the table", w)
 		}
-		if s.flags != e.flags || s.ant != e.ant || s.word != namedWords[w] {
+		if s.flags != e.flags || s.ant != e.ant || s.kind>>2 != namedWords[w] {
 			t.Errorf("%q: slot %+v, entry %+v", w, *s, e)
 		}
 		var st workspace
@@ -224,6 +224,74 @@ func TestLexiconTable(t *testing.T) {
 		k, _ := keyOf([]byte(w))
 		if lx.wordTab.find(k, k.tab()) != nil {
 			t.Errorf("%q found in the lexicon", w)
+		}
+	}
+}
+
+// stemRule is stem as first written, rule by rule: the specification
+// that stem, written for speed, must agree with.
+func stemRule(w []byte) (s0, s1 int, y bool) {
+	n := len(w)
+	if n >= 3 && w[n-2] == '\'' && w[n-1] == 's' {
+		n -= 2 // possessive
+	}
+	for i := 0; i < n; i++ {
+		if !(w[i] >= 'a' && w[i] <= 'z') {
+			return 0, n, false
+		}
+	}
+	has := func(suf string) bool { return hasSuffix(w[:n], suf) }
+	switch {
+	case n >= 5 && (has("ies") || has("ied")):
+		return 0, n - 3, true
+	case n >= 5 && (has("sses") || has("shes") || has("ches") || has("xes") || has("zes")):
+		n -= 2
+	case n >= 4 && w[n-1] == 's' && w[n-2] != 's' && w[n-2] != 'u' && w[n-2] != 'i':
+		n--
+	case n >= 6 && has("ing"):
+		n -= 3
+		n = undouble(w, n)
+	case n >= 5 && w[n-1] == 'd' && w[n-2] == 'e' && w[n-3] != 'e':
+		n -= 2
+		n = undouble(w, n)
+	}
+	if n >= 4 && w[n-1] == 'e' {
+		n--
+	}
+	return 0, n, false
+}
+
+// TestStemMatchesRules compares stem with stemRule on every word of up to
+// six letters from the letters the rules look at, and on the lexicon.
+func TestStemMatchesRules(t *testing.T) {
+	t.Parallel()
+	letters := []byte("abcdeghinsuxzy'A")
+	w := make([]byte, 0, 8)
+	var walk func()
+	walk = func() {
+		a0, a1, ay := stem(w)
+		b0, b1, by := stemRule(w)
+		if a0 != b0 || a1 != b1 || ay != by {
+			t.Fatalf("stem(%q) = %d %d %v, the rules say %d %d %v", w, a0, a1, ay, b0, b1, by)
+		}
+		if len(w) == 6 {
+			return
+		}
+		for _, c := range letters {
+			w = append(w, c)
+			walk()
+			w = w[:len(w)-1]
+		}
+	}
+	walk()
+	for word := range defaultLexicon.words {
+		for _, suf := range []string{"", "s", "es", "ing", "ed", "'s", "ies", "ied"} {
+			b := []byte(word + suf)
+			a0, a1, ay := stem(b)
+			b0, b1, by := stemRule(b)
+			if a0 != b0 || a1 != b1 || ay != by {
+				t.Fatalf("stem(%q) = %d %d %v, the rules say %d %d %v", b, a0, a1, ay, b0, b1, by)
+			}
 		}
 	}
 }
