@@ -36,7 +36,13 @@ type Statement struct {
 	created time.Time
 	toks    []token
 	buf     []byte // lowercased text, then the stems that are not part of it
+	frame
+}
 
+// frame is what the analysis of a statement finds besides its tokens and
+// text. It holds no pointer, so that copying it out of a workspace does not
+// move the workspace's buffers to the heap.
+type frame struct {
 	// Token sets the signals compare (see sets.go), as bitmaps of token
 	// indexes, and their stems as one bit per stem hash.
 	subjIdx, predIdx, objIdx, coreIdx, allIdx, scopeIdx uint64
@@ -70,8 +76,11 @@ type Statement struct {
 // Token indexes fit int8.
 var _ [127 - maxTokens]struct{}
 
-// workspace is an analysis in progress: the statement, its fixed-size
-// buffers and its frame as ints. Analysis methods work on the workspace.
+// workspace is an analysis in progress: the statement, its buffers and its
+// frame as ints. Analysis methods work on the workspace. The buffers (toks,
+// buf) are arrays of whoever owns the workspace, so that they live on its
+// stack: a storage, or a smallStorage for an attribute of at most
+// smallInput bytes.
 type workspace struct {
 	Statement
 	ntok, nbuf int
@@ -85,20 +94,65 @@ type workspace struct {
 	flagsOr uint32
 	named   uint16
 	roles   [nRoles]uint64 // the tokens of each role (the tail's are [coreEnd, ntok))
-	toks    [maxTokens]token
-	buf     [bufSize]byte
+	toks    []token
+	buf     []byte
 }
+
+// storage holds the buffers of the analysis of any attribute.
+type storage struct {
+	toks [maxTokens]token
+	buf  [bufSize]byte
+}
+
+// smallStorage holds the buffers of the analysis of an attribute of at most
+// smallInput bytes, which never fills them: Go zeroes a workspace's storage
+// when it declares it, and most attributes are short. An attribute of n
+// bytes has at most (n+1)/2 tokens; its lowercased text takes at most 1.5n
+// bytes (a rune lowercases to at most 1.5 times its length), and the stems
+// written after it at most the text plus a byte per token (a canonical stem
+// is at most one byte longer than its word). So it needs at most 3.5n+1
+// bytes, and the analysis reads and writes as with a storage as long as
+// that stays below bufSize-maxStemGrowth: it never reaches a limit in
+// either. TestSmallStorageBound checks the facts this rests on.
+type smallStorage struct {
+	toks [smallTokens]token
+	buf  [smallBuf]byte
+}
+
+const (
+	smallInput  = 64
+	smallTokens = (smallInput + 1) / 2
+	smallBuf    = 320 // >= 3.5*smallInput + 1 + maxStemGrowth
+)
+
+var _ [smallBuf - (7*smallInput/2 + 1 + maxStemGrowth)]struct{}
 
 // Analyze prepares an attribute for many decisions. The result does not
 // refer to in.Content.
 func Analyze(in Input) *Statement {
 	var w workspace
+	if len(in.Content) <= smallInput {
+		var s smallStorage
+		w.toks, w.buf = s.toks[:], s.buf[:]
+		w.analyze(in, defaultLexicon)
+		return keep(in, &w.frame, w.toks[:w.ntok], w.buf[:w.nbuf])
+	}
+	var s storage
+	w.toks, w.buf = s.toks[:], s.buf[:]
 	w.analyze(in, defaultLexicon)
-	st := new(Statement)
-	*st = w.Statement
-	st.toks = append([]token(nil), w.toks[:w.ntok]...)
-	st.buf = append([]byte(nil), w.buf[:w.nbuf]...)
-	return st
+	return keep(in, &w.frame, w.toks[:w.ntok], w.buf[:w.nbuf])
+}
+
+// keep copies an analysed statement to the heap. (It copies the frame, not
+// the workspace's statement, whose pointers would move the workspace's
+// buffers to the heap with it.)
+func keep(in Input, f *frame, toks []token, buf []byte) *Statement {
+	return &Statement{
+		created: in.CreatedAt,
+		toks:    append([]token(nil), toks...),
+		buf:     append([]byte(nil), buf...),
+		frame:   *f,
+	}
 }
 
 // defaultLexicon is the read-only word table shared by every analysis. It is
@@ -106,7 +160,13 @@ func Analyze(in Input) *Statement {
 var defaultLexicon = newLexicon()
 
 func isConstraint(kind string) bool {
-	return kind == "constraint" || strings.EqualFold(strings.TrimSpace(kind), "constraint")
+	switch kind {
+	case "", "attribute":
+		return false
+	case "constraint":
+		return true
+	}
+	return strings.EqualFold(strings.TrimSpace(kind), "constraint")
 }
 
 func (st *workspace) analyze(in Input, lx *lexicon) {
@@ -128,7 +188,7 @@ func (st *workspace) analyze(in Input, lx *lexicon) {
 		st.findCore()
 		i := st.findSubject()
 		j, copula, aux := st.chain(i)
-		st.frame(j, copula, aux, lx)
+		st.findFrame(j, copula, aux, lx)
 		st.markers()
 		st.sets()
 	}
@@ -382,9 +442,9 @@ func (st *workspace) participle(i int) bool {
 	return t.flags&fPast != 0 || n > 3 && (string(r[n-2:]) == "ed" || string(r[n-2:]) == "en")
 }
 
-// frame finds the predicate, the value and the slot, starting after the
+// findFrame finds the predicate, the value and the slot, starting after the
 // verb chain at j.
-func (st *workspace) frame(j int, copula, aux bool, lx *lexicon) {
+func (st *workspace) findFrame(j int, copula, aux bool, lx *lexicon) {
 	k := j
 	pastCopula := st.past
 	st.past = pastCopula

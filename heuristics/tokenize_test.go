@@ -5,13 +5,22 @@ import (
 	"encoding/binary"
 	"math/rand/v2"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
+// newWorkspace is a workspace with heap buffers, for tests.
+func newWorkspace() *workspace {
+	s := new(storage)
+	return &workspace{toks: s.toks[:], buf: s.buf[:]}
+}
+
 // words returns the raw and stem forms of the tokens of s.
 func words(s string) (raw, stems []string) {
-	var st workspace
+	st := newWorkspace()
 	st.analyze(Input{Content: s}, defaultLexicon)
 	for i := 0; i < st.ntok; i++ {
 		raw = append(raw, string(st.raw(&st.toks[i])))
@@ -71,7 +80,7 @@ func TestStemsAgree(t *testing.T) {
 
 func TestClauseBreaks(t *testing.T) {
 	t.Parallel()
-	var st workspace
+	st := newWorkspace()
 	st.analyze(Input{Content: "Lives in Vancouver, in a two-bedroom apartment"}, defaultLexicon)
 	if st.coreEnd != 3 {
 		t.Errorf("core ends at %d, want 3", st.coreEnd)
@@ -99,7 +108,7 @@ func FuzzTokenize(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		var st workspace
+		st := newWorkspace()
 		st.analyze(Input{Content: s}, defaultLexicon)
 		if st.ntok > maxTokens || st.nbuf > bufSize || st.coreEnd > st.ntok {
 			t.Fatalf("bounds: %d tokens, %d bytes, core %d", st.ntok, st.nbuf, st.coreEnd)
@@ -200,7 +209,7 @@ func TestLexiconTable(t *testing.T) {
 		if s.flags != e.flags || s.ant != e.ant || s.kind>>2 != namedWords[w] {
 			t.Errorf("%q: slot %+v, entry %+v", w, *s, e)
 		}
-		var st workspace
+		st := newWorkspace()
 		st.tokenize(w, lx)
 		if st.ntok != 1 || string(st.raw(&st.toks[0])) != w {
 			continue // not a word as the tokenizer reads it ("e-mail" is, "n't" is not)
@@ -292,6 +301,62 @@ func TestStemMatchesRules(t *testing.T) {
 			if a0 != b0 || a1 != b1 || ay != by {
 				t.Fatalf("stem(%q) = %d %d %v, the rules say %d %d %v", b, a0, a1, ay, b0, b1, by)
 			}
+		}
+	}
+}
+
+// TestSmallStorageBound checks what smallStorage rests on: no rune
+// lowercases to more than 1.5 times its length, and no canonical stem is
+// more than one byte longer than its word. Then it analyses short
+// attributes built to fill the buffers with both storages.
+func TestSmallStorageBound(t *testing.T) {
+	t.Parallel()
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if !utf8.ValidRune(r) {
+			continue
+		}
+		if l, n := utf8.RuneLen(unicode.ToLower(r)), utf8.RuneLen(r); 2*l > 3*n {
+			t.Fatalf("%U lowercases from %d to %d bytes", r, n, l)
+		}
+	}
+	for w, e := range defaultLexicon.words {
+		if len(e.stem) > len(w)+1 {
+			t.Errorf("canonical stem %q of %q is longer than the word plus one byte", e.stem, w)
+		}
+	}
+	r := rand.New(rand.NewPCG(3, 3))
+	var vocab []string
+	for w := range defaultLexicon.words {
+		vocab = append(vocab, w)
+	}
+	slices.Sort(vocab)
+	parts := []string{"Ⱥ", "ȺȺ", "had", "led", "shot", "studies", "flies", "a", "I", " ", ",", ".", "'s", "-", "é", "\xff"}
+	for range 20000 {
+		var b strings.Builder
+		for b.Len() < smallInput {
+			if r.IntN(2) == 0 {
+				b.WriteString(parts[r.IntN(len(parts))])
+			} else {
+				b.WriteString(vocab[r.IntN(len(vocab))])
+			}
+			if r.IntN(2) == 0 {
+				b.WriteByte(' ')
+			}
+		}
+		in := b.String()
+		for len(in) > smallInput {
+			in = in[:len(in)-1]
+		}
+		var small smallStorage
+		w := &workspace{toks: small.toks[:], buf: small.buf[:]}
+		w.analyze(Input{Content: in}, defaultLexicon)
+		big := newWorkspace()
+		big.analyze(Input{Content: in}, defaultLexicon)
+		if w.nbuf > 7*len(in)/2+1 {
+			t.Fatalf("%q: %d bytes of buffer, more than the bound", in, w.nbuf)
+		}
+		if w.frame != big.frame || !slices.Equal(w.toks[:w.ntok], big.toks[:big.ntok]) || !bytes.Equal(w.buf[:w.nbuf], big.buf[:big.nbuf]) {
+			t.Fatalf("%q: analysed differently with small buffers", in)
 		}
 	}
 }
