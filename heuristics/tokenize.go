@@ -98,7 +98,7 @@ func (st *workspace) word(s string, i int, lx *lexicon, brk bool) (int, bool, bo
 			x = uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
 				uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
 		} else {
-			x = loadTail(s[i:])
+			x = loadTail(s, i)
 		}
 		run, lower := asciiRun(x)
 		if j := i + run; run > 0 && run < 8 && (j == len(s) || s[j] == ' ') {
@@ -129,7 +129,7 @@ func (st *workspace) word(s string, i int, lx *lexicon, brk bool) (int, bool, bo
 					x = uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
 						uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
 				} else {
-					x = loadTail(s[i:])
+					x = loadTail(s, i)
 				}
 				run, lower := asciiRun(x)
 				binary.LittleEndian.PutUint64(st.buf[n:n+8], lower)
@@ -431,11 +431,18 @@ func (st *workspace) setStem(t *token, stem []byte, n int, h uint32) bool {
 	return true
 }
 
-// loadTail returns the bytes of s (fewer than eight), little-endian, zero
-// padded.
-func loadTail(s string) uint64 {
+// loadTail returns the bytes of s from i (fewer than eight), little-endian,
+// zero padded.
+func loadTail(s string, i int) uint64 {
+	if n := len(s); n >= 8 {
+		// The last eight bytes, shifted past the ones before i.
+		w := s[n-8:]
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		return x >> (8 * uint(i+8-n))
+	}
 	var x uint64
-	for k := len(s) - 1; k >= 0; k-- {
+	for k := len(s) - 1; k >= i; k-- {
 		x = x<<8 | uint64(s[k])
 	}
 	return x
