@@ -354,9 +354,20 @@ func (st *workspace) verbalPlain(i int) bool { return st.toks[i].flags&verbalFla
 // after the chain (the object, or the main verb's next token), and whether a
 // copula or an auxiliary was seen.
 func (st *workspace) chain(i int) (next int, copula, aux bool) {
+	// After the copula of a noun slot's frame ("Favourite movie is ...",
+	// "Timezone is ..."), the value comes whatever the class of its words:
+	// "Favourite sport is cycling", "Favourite movie is Her" or "Ran".
+	slot := st.flagsOr&(fAttr|fSingleMod) != 0 && st.nounSubject(i)
 	j := i
 	for ; j < st.coreEnd; j++ {
 		t := &st.toks[j]
+		if slot && copula && !aux && t.flags&tCap != 0 {
+			// A capitalised word there is a name, a title: not a
+			// function word ("Her", "May", "No Country for Old Men").
+			t.flags &^= nonContent
+			t.word = wordNone
+			return j, copula, aux
+		}
 		f := t.flags
 		switch {
 		case f&fNeg != 0:
@@ -419,6 +430,11 @@ func (st *workspace) chain(i int) (next int, copula, aux bool) {
 			continue
 		}
 		if f&fVerb != 0 {
+			if slot && copula && !aux && !(j+1 < st.coreEnd && st.toks[j+1].flags&fPrep != 0) {
+				// "Favourite sport is golf": not a verb but the value
+				// ("Office is based in Berlin" keeps its predicate).
+				return j, copula, aux
+			}
 			st.verb = j
 			st.roles[rVerb] |= 1 << uint(j)
 			return j + 1, copula, aux
@@ -426,6 +442,17 @@ func (st *workspace) chain(i int) (next int, copula, aux bool) {
 		break
 	}
 	return j, copula, aux
+}
+
+// nounSubject reports whether the subject, tokens [0, i), names a one-value
+// noun slot ("favourite movie", "rent", "manager"), as findSlot reads it.
+func (st *workspace) nounSubject(i int) bool {
+	for k := 0; k < i; k++ {
+		if st.toks[k].flags&(fAttr|fSingleMod) != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // participle reports a past participle or "been" after have/get.

@@ -32,6 +32,7 @@ type token struct {
 const (
 	tBreak  uint32 = 1 << 31 // a clause break (punctuation) precedes the token
 	tNumber uint32 = 1 << 30 // starts with a digit
+	tCap    uint32 = 1 << 29 // starts with a capital letter in the text
 )
 
 // isApostrophe reports the quote characters used as apostrophes.
@@ -55,6 +56,7 @@ func (st *workspace) tokenize(s string, lx *lexicon) {
 	for i := 0; i < len(s); {
 		// Between words: separators, of which some break the clause.
 		c := s[i]
+		capital := c >= 'A' && c <= 'Z'
 		if c < utf8.RuneSelf {
 			if !isASCIIAlnum(c) {
 				if isBreak(rune(c)) {
@@ -70,12 +72,19 @@ func (st *workspace) tokenize(s string, lx *lexicon) {
 			}
 			i += size
 			continue
+		} else {
+			capital = unicode.IsUpper(r)
 		}
 		if st.ntok >= maxTokens {
 			return
 		}
+		n := st.ntok
 		var more bool
-		if i, brk, more = st.word(s, i, lx, brk); !more {
+		i, brk, more = st.word(s, i, lx, brk)
+		if capital && st.ntok > n {
+			st.toks[n].flags |= tCap
+		}
+		if !more {
 			return
 		}
 	}
