@@ -78,24 +78,26 @@ func (st *workspace) tokenize(s string, lx *lexicon) {
 		if st.ntok >= maxTokens {
 			return
 		}
-		n := st.ntok
-		var more bool
-		i, brk, more = st.word(s, i, lx, brk)
-		if capital && st.ntok > n {
-			st.toks[n].flags |= tCap
+		var pre uint32 // flags the word's token gets from what precedes it
+		if brk {
+			pre = tBreak
 		}
-		if !more {
+		if capital {
+			pre |= tCap
+		}
+		var more bool
+		if i, brk, more = st.word(s, i, lx, pre); !more {
 			return
 		}
 	}
 }
 
 // word reads the word that starts at s[i] (a letter or a digit) into buf
-// and adds its token, brk saying whether a clause break precedes it. It
+// and adds its token, with the flags pre (tBreak, tCap). It
 // returns where reading goes on, whether the character that ended the word
 // breaks the clause, and false when buf is full (the rest of s is then
 // ignored).
-func (st *workspace) word(s string, i int, lx *lexicon, brk bool) (int, bool, bool) {
+func (st *workspace) word(s string, i int, lx *lexicon, pre uint32) (int, bool, bool) {
 	start := st.nbuf
 	limit := len(st.buf) - maxStemGrowth
 	if start+8 < limit {
@@ -113,7 +115,7 @@ func (st *workspace) word(s string, i int, lx *lexicon, brk bool) (int, bool, bo
 		if j := i + run; run > 0 && run < 8 && (j == len(s) || s[j] == ' ') {
 			binary.LittleEndian.PutUint64(st.buf[start:start+8], lower)
 			st.nbuf = start + run
-			st.endWord(start, lx, brk, key{k0: lower & (1<<(8*uint(run)) - 1), n: run})
+			st.endWord(start, lx, pre, key{k0: lower & (1<<(8*uint(run)) - 1), n: run})
 			return min(j+1, len(s)), false, true
 		}
 	}
@@ -160,7 +162,7 @@ func (st *workspace) word(s string, i int, lx *lexicon, brk bool) (int, bool, bo
 			}
 			st.nbuf = n
 			if n >= limit {
-				st.endWord(start, lx, brk, fast)
+				st.endWord(start, lx, pre, fast)
 				return i, false, false
 			}
 			lastClass = 'a'
@@ -170,7 +172,7 @@ func (st *workspace) word(s string, i int, lx *lexicon, brk bool) (int, bool, bo
 			continue
 		}
 		if c == ' ' {
-			st.endWord(start, lx, brk, fast)
+			st.endWord(start, lx, pre, fast)
 			return i + 1, false, true
 		}
 		r, size := rune(c), 1
@@ -178,13 +180,13 @@ func (st *workspace) word(s string, i int, lx *lexicon, brk bool) (int, bool, bo
 			r, size = utf8.DecodeRuneInString(s[i:])
 			if r == utf8.RuneError && size <= 1 {
 				// Invalid byte: a separator.
-				st.endWord(start, lx, brk, fast)
+				st.endWord(start, lx, pre, fast)
 				return i + 1, false, true
 			}
 			if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) {
 				lr := unicode.ToLower(r)
 				if st.nbuf+utf8.RuneLen(lr) > limit {
-					st.endWord(start, lx, brk, fast)
+					st.endWord(start, lx, pre, fast)
 					return i, false, false
 				}
 				st.nbuf += utf8.EncodeRune(st.buf[st.nbuf:], lr)
@@ -201,18 +203,18 @@ func (st *workspace) word(s string, i int, lx *lexicon, brk bool) (int, bool, bo
 			// Followed by a letter: part of the word.
 			if lastClass == 'a' && i+size < len(s) && isASCIILetter(s[i+size]) {
 				if !st.put('\'') {
-					st.endWord(start, lx, brk, fast)
+					st.endWord(start, lx, pre, fast)
 					return i, false, false
 				}
 				lastClass = 'j'
 				i += size
 				continue
 			}
-			st.endWord(start, lx, brk, fast)
+			st.endWord(start, lx, pre, fast)
 			return i + size, false, true
 		case lastClass != 'j' && isJoiner(c) && i+1 < len(s) && joins(c, lastClass, s[i+1]):
 			if !st.put(c) {
-				st.endWord(start, lx, brk, fast)
+				st.endWord(start, lx, pre, fast)
 				return i, false, false
 			}
 			lastClass = 'j'
@@ -221,18 +223,18 @@ func (st *workspace) word(s string, i int, lx *lexicon, brk bool) (int, bool, bo
 		case (c == '+' || c == '#') && lastClass == 'a' && (i+1 >= len(s) || !isASCIIAlnum(s[i+1])):
 			// "c++", "c#", "f#".
 			if !st.put(c) {
-				st.endWord(start, lx, brk, fast)
+				st.endWord(start, lx, pre, fast)
 				return i, false, false
 			}
 			i++
 			continue
 		}
-		st.endWord(start, lx, brk, fast)
+		st.endWord(start, lx, pre, fast)
 		// The period of "Dr. Nguyen" or "vs. Code" ends no clause.
-		brk = isBreak(r) && !(c == '.' && st.ntok > 0 && isAbbrev(st.raw(&st.toks[st.ntok-1])))
+		brk := isBreak(r) && !(c == '.' && st.ntok > 0 && isAbbrev(st.raw(&st.toks[st.ntok-1])))
 		return i + size, brk, true
 	}
-	st.endWord(start, lx, brk, fast)
+	st.endWord(start, lx, pre, fast)
 	return i, false, true
 }
 
@@ -283,11 +285,11 @@ func isBreak(r rune) bool {
 	return false
 }
 
-// endWord finishes the word written at buf[start:nbuf]: looks it up in the
-// lexicon, which knows the stem and its hash of every word it holds, or
-// stems and hashes it. fast is the word's key when it is one ASCII run of
-// at most eight bytes.
-func (st *workspace) endWord(start int, lx *lexicon, brk bool, fast key) {
+// endWord finishes the word written at buf[start:nbuf], whose token gets
+// the flags pre: looks it up in the lexicon, which knows the stem and its
+// hash of every word it holds, or stems and hashes it. fast is the word's
+// key when it is one ASCII run of at most eight bytes.
+func (st *workspace) endWord(start int, lx *lexicon, pre uint32, fast key) {
 	end := st.nbuf
 	k := fast
 	if fast.n == 0 || end-start != fast.n {
@@ -310,10 +312,7 @@ func (st *workspace) endWord(start int, lx *lexicon, brk bool, fast key) {
 	}
 	t := &st.toks[st.ntok]
 	st.ntok++
-	var flags uint32
-	if brk {
-		flags = tBreak
-	}
+	flags := pre
 	if isASCIIDigit(byte(k.k0)) || k.n == 0 && isASCIIDigit(st.buf[start]) {
 		flags |= tNumber
 	}
