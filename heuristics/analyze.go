@@ -1,6 +1,7 @@
 package heuristics
 
 import (
+	"math/bits"
 	"strings"
 	"time"
 )
@@ -12,14 +13,15 @@ type Input struct {
 	Kind      string    // "attribute" (also when empty) or "constraint"
 }
 
-// Token roles within a statement.
+// Token roles within a statement. Analysis gives each token one role at
+// most, and keeps them as a bitmap of tokens per role (workspace.roles).
 const (
-	rSubj  uint8 = 1 << iota // before the verb: who or what the statement is about
-	rChain                   // auxiliaries, negation, markers, particles of the predicate
-	rVerb                    // the main verb
-	rVal                     // the value: the object up to the first preposition
-	rQual                    // the rest of the main clause: qualifiers
-	rTail                    // after the main clause (subordinate clauses, appositions)
+	rSubj  = iota // before the verb: who or what the statement is about
+	rChain        // auxiliaries, negation, markers, particles of the predicate
+	rVerb         // the main verb
+	rVal          // the value: the object up to the first preposition
+	rQual         // the rest of the main clause: qualifiers
+	nRoles
 )
 
 // Statement is an analysed attribute: tokens with their roles, the frame
@@ -34,7 +36,13 @@ type Statement struct {
 	created time.Time
 	toks    []token
 	buf     []byte // lowercased text, then the stems that are not part of it
+	frame
+}
 
+// frame is what the analysis of a statement finds besides its tokens and
+// text. It holds no pointer, so that copying it out of a workspace does not
+// move the workspace's buffers to the heap.
+type frame struct {
 	// Token sets the signals compare (see sets.go), as bitmaps of token
 	// indexes, and their stems as one bit per stem hash.
 	subjIdx, predIdx, objIdx, coreIdx, allIdx, scopeIdx uint64
@@ -68,8 +76,11 @@ type Statement struct {
 // Token indexes fit int8.
 var _ [127 - maxTokens]struct{}
 
-// workspace is an analysis in progress: the statement, its fixed-size
-// buffers and its frame as ints. Analysis methods work on the workspace.
+// workspace is an analysis in progress: the statement, its buffers and its
+// frame as ints. Analysis methods work on the workspace. The buffers (toks,
+// buf) are arrays of whoever owns the workspace, so that they live on its
+// stack: a storage, or a smallStorage for an attribute of at most
+// smallInput bytes.
 type workspace struct {
 	Statement
 	ntok, nbuf int
@@ -78,20 +89,70 @@ type workspace struct {
 	coreEnd, verb, val0, val1, as0, as1, from0, from1 int
 	slot0, slot1, replaceAt, tgt0, tgt1               int
 
+	// The flags and the named words of every token, as bits: a pass that
+	// looks for what no token has is skipped.
+	flagsOr uint32
+	named   uint16
+	roles   [nRoles]uint64 // the tokens of each role (the tail's are [coreEnd, ntok))
+	toks    []token
+	buf     []byte
+}
+
+// storage holds the buffers of the analysis of any attribute.
+type storage struct {
 	toks [maxTokens]token
 	buf  [bufSize]byte
 }
+
+// smallStorage holds the buffers of the analysis of an attribute of at most
+// smallInput bytes, which never fills them: Go zeroes a workspace's storage
+// when it declares it, and most attributes are short. An attribute of n
+// bytes has at most (n+1)/2 tokens; its lowercased text takes at most 1.5n
+// bytes (a rune lowercases to at most 1.5 times its length), and the stems
+// written after it at most the text plus a byte per token (a canonical stem
+// is at most one byte longer than its word). So it needs at most 3.5n+1
+// bytes, and the analysis reads and writes as with a storage as long as
+// that stays below bufSize-maxStemGrowth: it never reaches a limit in
+// either. TestSmallStorageBound checks the facts this rests on.
+type smallStorage struct {
+	toks [smallTokens]token
+	buf  [smallBuf]byte
+}
+
+const (
+	smallInput  = 64
+	smallTokens = (smallInput + 1) / 2
+	smallBuf    = 320 // >= 3.5*smallInput + 1 + maxStemGrowth
+)
+
+var _ [smallBuf - (7*smallInput/2 + 1 + maxStemGrowth)]struct{}
 
 // Analyze prepares an attribute for many decisions. The result does not
 // refer to in.Content.
 func Analyze(in Input) *Statement {
 	var w workspace
+	if len(in.Content) <= smallInput {
+		var s smallStorage
+		w.toks, w.buf = s.toks[:], s.buf[:]
+		w.analyze(in, defaultLexicon)
+		return keep(in, &w.frame, w.toks[:w.ntok], w.buf[:w.nbuf])
+	}
+	var s storage
+	w.toks, w.buf = s.toks[:], s.buf[:]
 	w.analyze(in, defaultLexicon)
-	st := new(Statement)
-	*st = w.Statement
-	st.toks = append([]token(nil), w.toks[:w.ntok]...)
-	st.buf = append([]byte(nil), w.buf[:w.nbuf]...)
-	return st
+	return keep(in, &w.frame, w.toks[:w.ntok], w.buf[:w.nbuf])
+}
+
+// keep copies an analysed statement to the heap. (It copies the frame, not
+// the workspace's statement, whose pointers would move the workspace's
+// buffers to the heap with it.)
+func keep(in Input, f *frame, toks []token, buf []byte) *Statement {
+	return &Statement{
+		created: in.CreatedAt,
+		toks:    append([]token(nil), toks...),
+		buf:     append([]byte(nil), buf...),
+		frame:   *f,
+	}
 }
 
 // defaultLexicon is the read-only word table shared by every analysis. It is
@@ -99,7 +160,13 @@ func Analyze(in Input) *Statement {
 var defaultLexicon = newLexicon()
 
 func isConstraint(kind string) bool {
-	return kind == "constraint" || strings.EqualFold(strings.TrimSpace(kind), "constraint")
+	switch kind {
+	case "", "attribute":
+		return false
+	case "constraint":
+		return true
+	}
+	return strings.EqualFold(strings.TrimSpace(kind), "constraint")
 }
 
 func (st *workspace) analyze(in Input, lx *lexicon) {
@@ -116,52 +183,59 @@ func (st *workspace) analyze(in Input, lx *lexicon) {
 	st.subjIdx, st.predIdx, st.objIdx, st.coreIdx, st.allIdx, st.scopeIdx = 0, 0, 0, 0, 0, 0
 	st.subjMask, st.predMask, st.objMask, st.coreMask, st.allMask = 0, 0, 0, 0, 0
 	st.hasAnt = false
+	st.roles = [nRoles]uint64{}
 	if st.ntok > 0 {
 		st.findCore()
 		i := st.findSubject()
 		j, copula, aux := st.chain(i)
-		st.frame(j, copula, aux, lx)
+		st.findFrame(j, copula, aux, lx)
 		st.markers()
 		st.sets()
 	}
 	st.pack()
 }
 
-// sets computes the token sets of the statement (see sets.go).
+// sets computes the token sets of the statement (see sets.go). The loop
+// selects with masks rather than branches: which sets a token belongs to
+// is as unpredictable as the text.
 func (st *workspace) sets() {
+	var content, ants, scopes uint64
 	for k := 0; k < st.ntok; k++ {
 		t := &st.toks[k]
-		if t.ant != 0 && k < st.coreEnd {
-			st.hasAnt = true
-		}
 		at := uint64(1) << uint(k)
-		if t.flags&fScope != 0 && t.role&(rQual|rChain|rSubj) != 0 && k < st.coreEnd {
-			st.scopeIdx |= at
-		}
-		if !t.content() {
-			continue
-		}
-		bit := uint64(1) << (t.hash & 63)
-		st.allIdx |= at
-		st.allMask |= bit
-		if t.role&rTail != 0 {
-			continue
-		}
-		st.coreIdx |= at
-		st.coreMask |= bit
-		if t.role&rSubj != 0 {
-			st.subjIdx |= at
-			st.subjMask |= bit
-		}
-		if t.role&(rChain|rVerb|rVal|rQual) != 0 {
-			st.predIdx |= at
-			st.predMask |= bit
-		}
-		if t.role&(rVal|rQual) != 0 {
-			st.objIdx |= at
-			st.objMask |= bit
-		}
+		content |= at & ones(t.content())
+		ants |= at & ones(t.ant != 0)
+		scopes |= at & ones(t.flags&fScope != 0)
 	}
+	head := span(0, st.coreEnd)
+	r := &st.roles
+	core := content & head
+	subj := content & r[rSubj]
+	pred := content & (r[rChain] | r[rVerb] | r[rVal] | r[rQual])
+	obj := content & (r[rVal] | r[rQual])
+	var allM, coreM, subjM, predM, objM uint64
+	for m := content; m != 0; m &= m - 1 {
+		k := uint(bits.TrailingZeros64(m))
+		bit := uint64(1) << (st.toks[k].hash & 63)
+		allM |= bit
+		coreM |= bit & -(core >> k & 1)
+		subjM |= bit & -(subj >> k & 1)
+		predM |= bit & -(pred >> k & 1)
+		objM |= bit & -(obj >> k & 1)
+	}
+	st.hasAnt = ants&head != 0
+	st.scopeIdx = scopes & head & (r[rQual] | r[rChain] | r[rSubj])
+	st.allIdx, st.coreIdx, st.subjIdx, st.predIdx, st.objIdx = content, core, subj, pred, obj
+	st.allMask, st.coreMask, st.subjMask, st.predMask, st.objMask = allM, coreM, subjM, predM, objM
+}
+
+// ones is all ones when b holds, else zero.
+func ones(b bool) uint64 {
+	var x uint64
+	if b {
+		x = 1
+	}
+	return -x
 }
 
 // pack stores the frame as int8 in the statement. The caller, which owns
@@ -195,12 +269,17 @@ func (st *workspace) rawIs(i int, w string) bool {
 	return i >= 0 && i < st.ntok && string(st.raw(&st.toks[i])) == w
 }
 
+// is reports whether token i is the named word w (wordTo...).
+func (st *workspace) is(i int, w uint8) bool {
+	return i >= 0 && i < st.ntok && st.toks[i].word == w
+}
+
 // findCore ends the main clause at the first clause break: punctuation, or a
 // subordinating word ("because", "but", "since moving"). "since 2019" is a
 // preposition, not a clause.
 func (st *workspace) findCore() {
 	st.coreEnd = st.ntok
-	for i := 1; i < st.ntok; i++ {
+	for i := 1; i < st.ntok && st.flagsOr&(tBreak|fSub) != 0; i++ {
 		t := &st.toks[i]
 		if t.flags&tBreak != 0 {
 			st.coreEnd = i
@@ -214,9 +293,7 @@ func (st *workspace) findCore() {
 			break
 		}
 	}
-	for i := st.coreEnd; i < st.ntok; i++ {
-		st.toks[i].role = rTail
-	}
+
 }
 
 // verbalFlags start the verb chain.
@@ -226,19 +303,14 @@ const verbalFlags = fVerb | fCopula | fAux | fNeg | fCease | fReplace | fAddVerb
 // returns where the chain starts.
 func (st *workspace) findSubject() int {
 	i := 0
-	for ; i < st.coreEnd; i++ {
-		if st.verbal(i) {
-			break
-		}
-		st.toks[i].role = rSubj
+	for i < st.coreEnd && !st.verbal(i) {
+		i++
 	}
 	if i == st.coreEnd {
 		// No verb at all ("Vegetarian since 2015"): no subject, all object.
-		for k := 0; k < st.coreEnd; k++ {
-			st.toks[k].role = 0
-		}
 		return 0
 	}
+	st.roles[rSubj] = span(0, i)
 	return i
 }
 
@@ -277,92 +349,110 @@ func (st *workspace) verbal(i int) bool {
 
 func (st *workspace) verbalPlain(i int) bool { return st.toks[i].flags&verbalFlags != 0 }
 
-func isGiveForm(b []byte) bool {
-	switch string(b) {
-	case "gave", "give", "gives", "giving", "given":
-		return true
-	}
-	return false
-}
-
 // chain walks the verb chain from i: auxiliaries, negation, markers and
 // change or cessation verbs, up to the main verb. It returns the first token
 // after the chain (the object, or the main verb's next token), and whether a
 // copula or an auxiliary was seen.
 func (st *workspace) chain(i int) (next int, copula, aux bool) {
+	// After the copula of a noun slot's frame ("Favourite movie is ...",
+	// "Timezone is ..."), the value comes whatever the class of its words:
+	// "Favourite sport is cycling", "Favourite movie is Her" or "Ran".
+	slot := st.flagsOr&(fAttr|fSingleMod) != 0 && st.nounSubject(i)
 	j := i
 	for ; j < st.coreEnd; j++ {
 		t := &st.toks[j]
+		if slot && copula && !aux && t.flags&tCap != 0 {
+			// A capitalised word there is a name, a title: not a
+			// function word ("Her", "May", "No Country for Old Men").
+			t.flags &^= nonContent
+			t.word = wordNone
+			return j, copula, aux
+		}
 		f := t.flags
-		raw := st.raw(t)
 		switch {
 		case f&fNeg != 0:
-			t.role = rChain
+			st.roles[rChain] |= 1 << uint(j)
 			if f&fCopula != 0 {
 				copula = true
 			}
 			continue
-		case f&fUsed != 0 && st.rawIs(j+1, "to"):
-			t.role, st.toks[j+1].role = rChain, rChain
+		case f&fUsed != 0 && st.is(j+1, wordTo):
+			st.roles[rChain] |= 3 << uint(j)
 			st.cease = true
 			j++
 			continue
 		case f&fCease != 0:
-			if isGiveForm(raw) {
-				if st.rawIs(j+1, "up") {
-					t.role, st.toks[j+1].role = rChain, rChain
+			if t.word == wordGive {
+				if st.is(j+1, wordUp) {
+					st.roles[rChain] |= 3 << uint(j)
 					st.cease = true
 					j++
 					continue
 				}
 				break // an ordinary "give"
 			}
-			t.role = rChain
+			st.roles[rChain] |= 1 << uint(j)
 			st.cease = true
 			continue
 		case f&fReplace != 0:
 			st.replaceAt = j
 			st.verb = j
-			t.role = rVerb
+			st.roles[rVerb] |= 1 << uint(j)
 			return j + 1, copula, aux
 		case f&fAddVerb != 0:
-			t.role = rChain
+			st.roles[rChain] |= 1 << uint(j)
 			st.addVerb = true
 			continue
-		case f&fIrreal != 0 && f&fAdv == 0 && !(string(raw) == "going" && !(st.rawIs(j+1, "to") && j+2 < st.coreEnd && st.toks[j+2].flags&fVerb != 0)):
-			t.role = rChain
+		case f&fIrreal != 0 && f&fAdv == 0 && !(t.word == wordGoing && !(st.is(j+1, wordTo) && j+2 < st.coreEnd && st.toks[j+2].flags&fVerb != 0)):
+			st.roles[rChain] |= 1 << uint(j)
 			st.irreal = true
 			continue
 		case f&fCopula != 0:
-			t.role = rChain
+			st.roles[rChain] |= 1 << uint(j)
 			copula = true
 			if f&fPast != 0 {
 				st.past = true
 			}
 			continue
 		case f&fAux != 0:
-			t.role = rChain
+			st.roles[rChain] |= 1 << uint(j)
 			aux = true
 			continue
 		case f&(fAdv|fNow|fStrong|fAddAdv) != 0:
-			t.role = rChain
+			st.roles[rChain] |= 1 << uint(j)
 			continue
-		case string(raw) == "to":
-			t.role = rChain
+		case t.word == wordTo:
+			st.roles[rChain] |= 1 << uint(j)
 			continue
 		case f&fLight != 0 && j+1 < st.coreEnd && st.participle(j+1):
-			t.role = rChain // "has been", "had given up", "got engaged"
+			st.roles[rChain] |= 1 << uint(j) // "has been", "had given up", "got engaged"
 			aux = true
 			continue
 		}
 		if f&fVerb != 0 {
+			if slot && copula && !aux && !(j+1 < st.coreEnd && st.toks[j+1].flags&fPrep != 0) {
+				// "Favourite sport is golf": not a verb but the value
+				// ("Office is based in Berlin" keeps its predicate).
+				return j, copula, aux
+			}
 			st.verb = j
-			t.role = rVerb
+			st.roles[rVerb] |= 1 << uint(j)
 			return j + 1, copula, aux
 		}
 		break
 	}
 	return j, copula, aux
+}
+
+// nounSubject reports whether the subject, tokens [0, i), names a one-value
+// noun slot ("favourite movie", "rent", "manager"), as findSlot reads it.
+func (st *workspace) nounSubject(i int) bool {
+	for k := 0; k < i; k++ {
+		if st.toks[k].flags&(fAttr|fSingleMod) != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // participle reports a past participle or "been" after have/get.
@@ -379,9 +469,9 @@ func (st *workspace) participle(i int) bool {
 	return t.flags&fPast != 0 || n > 3 && (string(r[n-2:]) == "ed" || string(r[n-2:]) == "en")
 }
 
-// frame finds the predicate, the value and the slot, starting after the
+// findFrame finds the predicate, the value and the slot, starting after the
 // verb chain at j.
-func (st *workspace) frame(j int, copula, aux bool, lx *lexicon) {
+func (st *workspace) findFrame(j int, copula, aux bool, lx *lexicon) {
 	k := j
 	pastCopula := st.past
 	st.past = pastCopula
@@ -401,13 +491,13 @@ func (st *workspace) frame(j int, copula, aux bool, lx *lexicon) {
 		if p, n, ok := st.lookupPred(lx, st.verb); ok {
 			st.pred, st.hasPred = p, true
 			for m := 1; m < n; m++ {
-				st.toks[st.verb+m].role = rChain
+				st.roles[rChain] |= 1 << uint(st.verb+m)
 			}
 			k = st.verb + n
 		}
-	} else if copula && j < st.coreEnd && st.rawIs(j, "from") {
+	} else if copula && j < st.coreEnd && st.is(j, wordFrom) {
 		st.pred, st.hasPred = lx.beFrom, true
-		st.toks[j].role = rChain
+		st.roles[rChain] |= 1 << uint(j)
 		k = j + 1
 	}
 	// The value: skip articles, negation and (after a copula) a leading
@@ -415,7 +505,7 @@ func (st *workspace) frame(j int, copula, aux bool, lx *lexicon) {
 	for k < st.coreEnd {
 		f := st.toks[k].flags
 		if f&(fDet|fNeg) != 0 || (f&fStop != 0 && f&(fPrep|fConj) == 0) || (copula && st.verb < 0 && f&fPrep != 0 && k == j) {
-			st.toks[k].role = rChain
+			st.roles[rChain] |= 1 << uint(k)
 			k++
 			continue
 		}
@@ -423,16 +513,14 @@ func (st *workspace) frame(j int, copula, aux bool, lx *lexicon) {
 	}
 	st.val0 = k
 	for k < st.coreEnd && st.toks[k].flags&(fPrep|fConj|fSub) == 0 {
-		st.toks[k].role = rVal
 		k++
 	}
 	st.val1 = k
-	for m := k; m < st.coreEnd; m++ {
-		st.toks[m].role = rQual
-	}
+	st.roles[rVal] |= span(st.val0, k)
+	st.roles[rQual] |= span(k, st.coreEnd)
 	// "as (the) main editor", "as a backend engineer".
 	for m := k; m < st.coreEnd; m++ {
-		if !st.rawIs(m, "as") || st.rawIs(m+1, "well") {
+		if !st.is(m, wordAs) || st.rawIs(m+1, "well") {
 			continue
 		}
 		a := m + 1
@@ -450,13 +538,13 @@ func (st *workspace) frame(j int, copula, aux bool, lx *lexicon) {
 	// "into" ("switched from X to Y", "traded X for Y"), else the value.
 	st.tgt0, st.tgt1 = st.val0, st.val1
 	if st.replaceAt >= 0 {
-		into := [2]string{"to", "into"}
+		into := [2]uint8{wordTo, wordInto}
 		switch string(st.stem(&st.toks[st.replaceAt])) {
 		case "replace", "swap", "trade":
-			into = [2]string{"with", "for"}
+			into = [2]uint8{wordWith, wordFor}
 		}
 		for m := st.coreEnd - 1; m > st.replaceAt; m-- {
-			if st.rawIs(m, into[0]) || st.rawIs(m, into[1]) {
+			if st.is(m, into[0]) || st.is(m, into[1]) {
 				a := m + 1
 				b := a
 				for b < st.coreEnd && st.toks[b].flags&(fPrep|fConj) == 0 {
@@ -475,7 +563,7 @@ func (st *workspace) frame(j int, copula, aux bool, lx *lexicon) {
 	// "from X (to Y)" after a change verb.
 	if st.replaceAt >= 0 {
 		for m := st.replaceAt + 1; m < st.coreEnd; m++ {
-			if st.rawIs(m, "from") {
+			if st.is(m, wordFrom) {
 				a := m + 1
 				b := a
 				for b < st.coreEnd && st.toks[b].flags&(fPrep|fConj) == 0 {
@@ -495,9 +583,20 @@ func (st *workspace) frame(j int, copula, aux bool, lx *lexicon) {
 // continues with. It returns the number of tokens used.
 func (st *workspace) lookupPred(lx *lexicon, v int) (*predicate, int, bool) {
 	t := &st.toks[v]
-	ni, ok := lx.predRoots.get(t.hash, st.stem(t))
-	if !ok {
+	var ni uint16
+	switch t.root {
+	case rootNone:
 		return nil, 0, false
+	case rootUnknown:
+		k, ok := keyOf(st.stem(t))
+		if !ok {
+			return nil, 0, false
+		}
+		if ni, ok = lx.predRoots.find(k, k.tab()); !ok {
+			return nil, 0, false
+		}
+	default:
+		ni = lx.rootNodes[t.root-rootIndex]
 	}
 	node := &lx.predNodes[ni]
 	n := int(t.st1 - t.st0)
@@ -541,7 +640,7 @@ func (st *workspace) findSlot(lx *lexicon) {
 		return
 	}
 	// Age: "N years old" anywhere in the main clause.
-	for i := 0; i < st.coreEnd; i++ {
+	for i := 0; i < st.coreEnd && st.flagsOr&fAge != 0; i++ {
 		if st.toks[i].flags&fAge != 0 && i > 0 {
 			n := i - 1
 			if n > 0 && (string(st.stem(&st.toks[n])) == "year") {
@@ -561,7 +660,7 @@ func (st *workspace) findSlot(lx *lexicon) {
 	}
 	// An attribute noun or a one-value modifier in the subject.
 	end := st.subjectEnd()
-	for i := 0; i < end; i++ {
+	for i := 0; i < end && st.flagsOr&(fAttr|fSingleMod) != 0; i++ {
 		if st.toks[i].flags&(fAttr|fSingleMod) != 0 {
 			st.pred, st.hasPred = lx.nounPred, true
 			st.slot0, st.slot1 = 0, end
@@ -572,22 +671,19 @@ func (st *workspace) findSlot(lx *lexicon) {
 }
 
 func (st *workspace) subjectEnd() int {
-	i := 0
-	for i < st.coreEnd && st.toks[i].role == rSubj {
-		i++
-	}
-	return i
+	return min(bits.TrailingZeros64(^st.roles[rSubj]), st.coreEnd)
 }
 
 // markers sets negation parity and the change, addition and irrealis
 // markers of the main clause.
 func (st *workspace) markers() {
 	neg := st.cease
-	for i := 0; i < st.coreEnd; i++ {
+	const marks = fNeg | fNow | fStrong | fAddAdv | fIrreal
+	for i := 0; i < st.coreEnd && (st.flagsOr&marks != 0 || st.named&(1<<wordAs) != 0); i++ {
 		t := &st.toks[i]
 		f := t.flags
 		if f&fNeg != 0 {
-			if st.rawIs(i, "no") && st.rawIs(i+1, "matter") {
+			if t.word == wordNo && st.rawIs(i+1, "matter") {
 				continue
 			}
 			neg = !neg
@@ -604,7 +700,7 @@ func (st *workspace) markers() {
 		if f&fIrreal != 0 && f&fAdv != 0 {
 			st.irreal = true
 		}
-		if f&fPrep != 0 && st.rawIs(i, "as") && st.rawIs(i+1, "well") {
+		if t.word == wordAs && st.rawIs(i+1, "well") {
 			st.addAdv = true
 		}
 	}

@@ -42,7 +42,30 @@ func Decide(older, newer Input) Decision {
 	if isConstraint(older.Kind) || isConstraint(newer.Kind) {
 		return blocked(isConstraint(older.Kind))
 	}
+	if len(older.Content) <= smallInput && len(newer.Content) <= smallInput {
+		return decideSmall(older, newer)
+	}
+	// The owner of a workspace points it to its buffers and its statement
+	// to its tokens and text: a method storing them would move them to the
+	// heap.
 	var a, b workspace
+	var sa, sb storage
+	a.toks, a.buf = sa.toks[:], sa.buf[:]
+	b.toks, b.buf = sb.toks[:], sb.buf[:]
+	a.analyze(older, defaultLexicon)
+	b.analyze(newer, defaultLexicon)
+	a.Statement.toks, a.Statement.buf = a.toks[:a.ntok], a.buf[:a.nbuf]
+	b.Statement.toks, b.Statement.buf = b.toks[:b.ntok], b.buf[:b.nbuf]
+	return decide(&a.Statement, &b.Statement)
+}
+
+// decideSmall is Decide for two attributes of at most smallInput bytes,
+// with smaller buffers to zero.
+func decideSmall(older, newer Input) Decision {
+	var a, b workspace
+	var sa, sb smallStorage
+	a.toks, a.buf = sa.toks[:], sa.buf[:]
+	b.toks, b.buf = sb.toks[:], sb.buf[:]
 	a.analyze(older, defaultLexicon)
 	b.analyze(newer, defaultLexicon)
 	a.Statement.toks, a.Statement.buf = a.toks[:a.ntok], a.buf[:a.nbuf]

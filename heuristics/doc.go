@@ -16,7 +16,11 @@
 // verbs), main verb, predicate (a table of single-valued predicates such as
 // "lives in", "works at", "reports to" and multi-valued ones such as
 // "speaks", "plays", "owns"), value, qualifiers, and the slot the value
-// belongs to.
+// belongs to. After the copula of a noun slot ("Favourite movie is ...",
+// "Timezone is ..."), the value is read whatever the class of its words: a
+// verb there is the value unless a preposition follows ("Favourite sport is
+// cycling", but "Office is based in Berlin"), and a capitalised word is a
+// name, not a function word ("Favourite movie is Her", "... is May").
 //
 // # The four signals
 //
@@ -85,13 +89,21 @@
 //
 // # Invariants
 //
-//   - Analysis runs in a workspace with fixed buffers (text, stems,
-//     tokens) and allocates nothing. Analyze then copies the result out
+//   - Analysis runs in a workspace whose fixed buffers (text, stems,
+//     tokens) its owner declares, so that they live on its stack, and
+//     allocates nothing. An attribute of at most 64 bytes gets smaller
+//     buffers, which it provably cannot fill, so that the analysis is the
+//     same with either (smallStorage). Analyze then copies the result out
 //     as a compact Statement (a 192-byte header, tokens and text sized to
 //     the attribute: about 320 bytes for a short attribute), because the
 //     engine holds thousands at once. Decide keeps both workspaces on the
 //     stack and allocates only its result: the reason (whose substrings are
 //     the signals' details) and the signal list, when a signal fires.
+//   - The lexicon's run-time table is a perfect hash built with it: a
+//     word of at most 16 bytes is found with one compare of two 64-bit
+//     words, and its slot holds everything its token needs (flags,
+//     antonyms, stem and stem hash, predicate root), so that a known word
+//     is never stemmed or hashed. Only unknown words go through stem.
 //   - The signals compare sets of words by stem. Analyze computes each set
 //     once, as a bitmap of token indexes with a 64-bit mask of stem hashes;
 //     a subset or equality test ends on the masks unless the stems can

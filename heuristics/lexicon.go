@@ -41,23 +41,23 @@ const nonContent = fStop | fNeg | fAux | fCopula | fLight | fPrep | fConj | fSub
 
 // entry is what the lexicon knows about one surface form (or stem).
 type entry struct {
-	flags    uint32
-	stemHash uint32 // fnv(stem), when stem is set
-	stem     string // canonical stem, when the algorithmic one would be wrong or a spelling variant
-	ant      uint16 // index+1 into lexicon.ants
+	flags uint32
+	stem  string // canonical stem, when the algorithmic one would be wrong or a spelling variant
+	ant   uint16 // index+1 into lexicon.ants
 }
 
 // lexicon is the read-only word table. It is built once, by newLexicon, and
 // never written afterwards, so it is safe for concurrent use.
 type lexicon struct {
 	words map[string]entry // build-time form of wordTab
-	// Run-time lookups: tables keyed by the tokenizer's FNV hashes.
-	wordTab *table
-	entries []entry
+	// Run-time lookups: perfect hash tables keyed by the words' bytes.
+	wordTab *wordTable
+	stems   []byte // the canonical stems of wordTab
 	predVal []predicate
 	// Predicate keys ("live in", "go to bed at") as a trie: predRoots maps
 	// a verb stem to its node in predNodes.
-	predRoots *table
+	predRoots rootTable
+	rootNodes []uint16 // the roots of predRoots, by token.root
 	predNodes []predNode
 	ants      [][]antonyms.Ref // antonym memberships, indexed by entry.ant-1
 	pairs     []antonyms.Pair
@@ -220,17 +220,6 @@ func newLexicon() *lexicon {
 
 // compile builds the run-time tables from the build-time maps.
 func (lx *lexicon) compile() {
-	keys := make([]string, 0, len(lx.words))
-	vals := make([]uint16, 0, len(lx.words))
-	for w, e := range lx.words {
-		keys = append(keys, w)
-		vals = append(vals, uint16(len(lx.entries)))
-		if e.stem != "" {
-			e.stemHash = fnvString(e.stem)
-		}
-		lx.entries = append(lx.entries, e)
-	}
-	lx.wordTab = newTable(keys, vals)
 	predKeys := make([]string, 0, len(lx.preds))
 	for k := range lx.preds {
 		predKeys = append(predKeys, k)
@@ -278,20 +267,27 @@ func (lx *lexicon) compile() {
 			lx.beFrom = p
 		}
 	}
-	keys, vals = make([]string, 0, len(roots)), make([]uint16, 0, len(roots))
-	for w, n := range roots {
-		keys, vals = append(keys, w), append(vals, n)
+	var err error
+	if lx.predRoots, err = newRootTable(roots); err != nil {
+		panic("heuristics: " + err.Error())
 	}
-	lx.predRoots = newTable(keys, vals)
-}
-
-// lookup returns the entry of a word whose FNV-1a hash is h.
-func (lx *lexicon) lookup(h uint32, w []byte) (*entry, bool) {
-	i, ok := lx.wordTab.get(h, w)
-	if !ok {
-		return nil, false
+	// Known words know their stem's root, numbered in stem order.
+	stems := make([]string, 0, len(roots))
+	for w := range roots {
+		stems = append(stems, w)
 	}
-	return &lx.entries[i], true
+	slices.Sort(stems)
+	if len(stems) > 255-int(rootIndex) {
+		panic("heuristics: too many predicate roots for token.root")
+	}
+	index := make(map[string]uint8, len(stems))
+	for i, w := range stems {
+		index[w] = uint8(i)
+		lx.rootNodes = append(lx.rootNodes, roots[w])
+	}
+	if err := lx.newWordTable(index); err != nil {
+		panic("heuristics: " + err.Error())
+	}
 }
 
 // predNode is a node of the predicate trie: the predicate whose key ends
