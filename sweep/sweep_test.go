@@ -503,3 +503,31 @@ func TestConcurrentSweepsNeverDoubleWrite(t *testing.T) {
 		t.Fatalf("want 80 history rows, got %d", n)
 	}
 }
+
+// With the inline hook off nobody drains its outbox: a complete pass, which
+// covered everything classified before it started, empties it.
+func TestCompletePassPrunesTheOutboxWhenTheHookIsOff(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	s := memtest.New(t, db.DB)
+	seedHome(s) // inserted classified: the trigger filled the outbox
+	if n := s.Count(`SELECT count(*) FROM supersessiond_classified`); n == 0 {
+		t.Fatal("the trigger should have filled the outbox")
+	}
+	on := live()
+	if _, err := newJob(db.DB, nil).Once(ctx, on, ""); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Count(`SELECT count(*) FROM supersessiond_classified`); n == 0 {
+		t.Fatal("with the hook on, the hook owns the outbox")
+	}
+	off := live()
+	off.Maintenance.InlineHook.Enabled = false
+	if _, err := newJob(db.DB, nil).Once(ctx, off, ""); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Count(`SELECT count(*) FROM supersessiond_classified`); n != 0 {
+		t.Fatalf("%d outbox rows left after a complete pass with the hook off", n)
+	}
+}
