@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Cluster is a running throwaway PostgreSQL cluster listening only on a Unix
@@ -264,20 +266,49 @@ func StopDir(dir string) error {
 // interrupted, terminated or loses its output pipe before cleanup would
 // run, so that a Ctrl-C or a `| head` does not leave a server behind. The
 // returned function unregisters the handler.
+//
+// Asking for SIGPIPE makes the runtime deliver every SIGPIPE to the
+// channel, including those raised by a write to a socket whose peer went
+// away (a PostgreSQL backend a fault test killed, an HTTP client that hung
+// up). Those are the writer's to handle through its EPIPE error, so a
+// SIGPIPE counts only when standard output or standard error is in fact a
+// broken pipe.
 func (c *Cluster) StopOnSignal() (unregister func()) {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
 	done := make(chan struct{})
 	go func() {
-		select {
-		case <-sigs:
-			_ = c.Stop()
-			os.Exit(130)
-		case <-done:
+		for {
+			select {
+			case sig := <-sigs:
+				if sig == syscall.SIGPIPE && !outputBroken() {
+					continue
+				}
+				_ = c.Stop()
+				os.Exit(130)
+			case <-done:
+				return
+			}
 		}
 	}()
 	return func() {
 		signal.Stop(sigs)
 		close(done)
 	}
+}
+
+// outputBroken reports whether standard output or standard error is a pipe
+// or socket whose reader has gone: poll reports POLLERR (pipe) or POLLHUP
+// (socket) on it without blocking.
+func outputBroken() bool {
+	fds := []unix.PollFd{{Fd: 1, Events: unix.POLLOUT}, {Fd: 2, Events: unix.POLLOUT}}
+	if _, err := unix.Poll(fds, 0); err != nil {
+		return false
+	}
+	for _, fd := range fds {
+		if fd.Revents&(unix.POLLERR|unix.POLLHUP) != 0 {
+			return true
+		}
+	}
+	return false
 }
