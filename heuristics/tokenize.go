@@ -102,9 +102,46 @@ func (st *workspace) tokenize(s string, lx *lexicon) {
 		if j := i + run; run > 0 && run < 8 && (j == len(s) || s[j] == ' ') {
 			if start := st.nbuf; start+8 < len(st.buf)-maxStemGrowth {
 				binary.LittleEndian.PutUint64(st.buf[start:start+8], lower)
-				st.nbuf = start + run
-				st.addShort(start, run, lower&(1<<(8*uint(run))-1), pre, lx)
-				i, brk = min(j+1, len(s)), false
+				end := start + run
+				st.nbuf = end
+				i, brk = j+1, false // past the end when j is: the loop ends
+				k := key{k0: lower & (1<<(8*uint(run)) - 1), n: run}
+				if isASCIIDigit(byte(k.k0)) {
+					pre |= tNumber
+				}
+				e := lx.wordTab.find(k, k.tab())
+				if e == nil {
+					st.addUnknown(start, k, pre, lx)
+					continue
+				}
+				// A word of the lexicon, which knows everything about
+				// it (knownWord, written out here: most words are
+				// this, and a call costs as much).
+				flags := pre | e.flags
+				st.flagsOr |= flags
+				st.named |= 1 << (e.kind >> 2)
+				t := &st.toks[st.ntok]
+				st.ntok++
+				t.raw0, t.raw1, t.st0, t.st1 = uint16(start), uint16(end), uint16(start), uint16(end)
+				t.hash, t.flags, t.ant, t.word, t.root = e.hash, flags, e.ant, e.kind>>2, e.root
+				switch e.kind & 3 {
+				case stemPrefix:
+					t.st1 = uint16(start) + uint16(e.cut)
+				case stemCanon:
+					// The stem is written after the word, where there
+					// is room for maxKey bytes (start+8 is below the
+					// limit, which keeps maxStemGrowth bytes free).
+					stem := lx.stems[e.stem0 : int(e.stem0)+maxKey]
+					binary.LittleEndian.PutUint64(st.buf[end:end+8], binary.LittleEndian.Uint64(stem[:8]))
+					binary.LittleEndian.PutUint64(st.buf[end+8:end+16], binary.LittleEndian.Uint64(stem[8:16]))
+					t.st0, t.st1 = uint16(end), uint16(end+int(e.cut))
+					st.nbuf = end + int(e.cut)
+				case stemY:
+					if !st.writeY(t, int(e.cut)) {
+						t.hash = fnv(st.stem(t))
+						t.root = rootUnknown
+					}
+				}
 				continue
 			}
 		}
@@ -345,23 +382,15 @@ func (st *workspace) addToken(start, end int, lx *lexicon, pre uint32, k key) {
 	st.flagsOr |= t.flags
 }
 
-// addShort adds the token of the word buf[start:start+n], at most eight
-// bytes long, whose key is k0, with the flags pre: addToken for the words
-// that tokenize reads itself.
-func (st *workspace) addShort(start, n int, k0 uint64, pre uint32, lx *lexicon) {
-	flags := pre
-	if isASCIIDigit(byte(k0)) {
-		flags |= tNumber
-	}
+// addUnknown adds the token of the word buf[start:start+k.n], at most
+// eight bytes long, whose key is k and which the lexicon does not hold,
+// with the flags pre: addToken's miss path, for the words that tokenize
+// reads itself.
+func (st *workspace) addUnknown(start int, k key, pre uint32, lx *lexicon) {
 	t := &st.toks[st.ntok]
 	st.ntok++
-	t.raw0, t.raw1 = uint16(start), uint16(start+n)
-	k := key{k0: k0, n: n}
-	if e := lx.wordTab.find(k, k.tab()); e != nil {
-		st.knownWord(t, e, flags, lx)
-		return
-	}
-	t.flags, t.ant, t.word, t.root = flags, 0, wordNone, rootUnknown
+	t.raw0, t.raw1 = uint16(start), uint16(start+k.n)
+	t.flags, t.ant, t.word, t.root = pre, 0, wordNone, rootUnknown
 	st.unknownWord(t, uint32(k.fnv()>>32), k, lx)
 	st.flagsOr |= t.flags
 }
