@@ -99,13 +99,27 @@ func (st *workspace) tokenize(s string, lx *lexicon) {
 		if capital {
 			pre |= tCap
 		}
-		if j := i + run; run > 0 && run < 8 && (j == len(s) || s[j] == ' ') {
-			if start := st.nbuf; start+8 < len(st.buf)-maxStemGrowth {
-				binary.LittleEndian.PutUint64(st.buf[start:start+8], lower)
-				end := start + run
+		// A word of fewer than sixteen ASCII letters or digits, then a
+		// space or the end: its key is the bytes loaded, lowercased.
+		k := key{k0: lower & (1<<(8*uint(run)) - 1), n: run}
+		if run == 8 {
+			if i+16 <= len(s) {
+				w := s[i+8 : i+16]
+				x = uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+					uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+			} else {
+				x = loadTail(s, i+8)
+			}
+			run2, hi := asciiRun(x)
+			k = key{k0: lower, k1: hi & (1<<(8*uint(run2)) - 1), n: 8 + run2}
+		}
+		if j := i + k.n; run > 0 && k.n < maxKey && (j == len(s) || s[j] == ' ') {
+			if start := st.nbuf; start+maxKey < len(st.buf)-maxStemGrowth {
+				binary.LittleEndian.PutUint64(st.buf[start:start+8], k.k0)
+				binary.LittleEndian.PutUint64(st.buf[start+8:start+16], k.k1)
+				end := start + k.n
 				st.nbuf = end
 				i, brk = j+1, false // past the end when j is: the loop ends
-				k := key{k0: lower & (1<<(8*uint(run)) - 1), n: run}
 				if isASCIIDigit(byte(k.k0)) {
 					pre |= tNumber
 				}
@@ -129,8 +143,8 @@ func (st *workspace) tokenize(s string, lx *lexicon) {
 					t.st1 = uint16(start) + uint16(e.cut)
 				case stemCanon:
 					// The stem is written after the word, where there
-					// is room for maxKey bytes (start+8 is below the
-					// limit, which keeps maxStemGrowth bytes free).
+					// is room for maxKey bytes (start+maxKey is below
+					// the limit, which keeps maxStemGrowth bytes free).
 					stem := lx.stems[e.stem0 : int(e.stem0)+maxKey]
 					binary.LittleEndian.PutUint64(st.buf[end:end+8], binary.LittleEndian.Uint64(stem[:8]))
 					binary.LittleEndian.PutUint64(st.buf[end+8:end+16], binary.LittleEndian.Uint64(stem[8:16]))
@@ -382,8 +396,8 @@ func (st *workspace) addToken(start, end int, lx *lexicon, pre uint32, k key) {
 	st.flagsOr |= t.flags
 }
 
-// addUnknown adds the token of the word buf[start:start+k.n], at most
-// eight bytes long, whose key is k and which the lexicon does not hold,
+// addUnknown adds the token of the word buf[start:start+k.n], shorter
+// than a key, whose key is k and which the lexicon does not hold,
 // with the flags pre: addToken's miss path, for the words that tokenize
 // reads itself.
 func (st *workspace) addUnknown(start int, k key, pre uint32, lx *lexicon) {
