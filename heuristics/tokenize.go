@@ -123,9 +123,16 @@ func (st *workspace) tokenize(s string, lx *lexicon) {
 				if isASCIIDigit(byte(k.k0)) {
 					pre |= tNumber
 				}
+				t := &st.toks[st.ntok]
+				st.ntok++
+				t.raw0, t.raw1 = uint16(start), uint16(end)
 				e := lx.wordTab.find(k, k.tab())
 				if e == nil {
-					st.addUnknown(start, k, pre, lx)
+					// Not in the lexicon: stemmed and hashed (as
+					// addToken does).
+					t.flags, t.ant, t.word, t.root = pre, 0, wordNone, rootUnknown
+					st.unknownWord(t, uint32(k.fnv()>>32), k, lx)
+					st.flagsOr |= t.flags
 					continue
 				}
 				// A word of the lexicon, which knows everything about
@@ -134,9 +141,7 @@ func (st *workspace) tokenize(s string, lx *lexicon) {
 				flags := pre | e.flags
 				st.flagsOr |= flags
 				st.named |= 1 << (e.kind >> 2)
-				t := &st.toks[st.ntok]
-				st.ntok++
-				t.raw0, t.raw1, t.st0, t.st1 = uint16(start), uint16(end), uint16(start), uint16(end)
+				t.st0, t.st1 = uint16(start), uint16(end)
 				t.hash, t.flags, t.ant, t.word, t.root = e.hash, flags, e.ant, e.kind>>2, e.root
 				switch e.kind & 3 {
 				case stemPrefix:
@@ -393,19 +398,6 @@ func (st *workspace) addToken(start, end int, lx *lexicon, pre uint32, k key) {
 	} else {
 		st.unknownWord(t, uint32(k.fnv()>>32), k, lx)
 	}
-	st.flagsOr |= t.flags
-}
-
-// addUnknown adds the token of the word buf[start:start+k.n], shorter
-// than a key, whose key is k and which the lexicon does not hold,
-// with the flags pre: addToken's miss path, for the words that tokenize
-// reads itself.
-func (st *workspace) addUnknown(start int, k key, pre uint32, lx *lexicon) {
-	t := &st.toks[st.ntok]
-	st.ntok++
-	t.raw0, t.raw1 = uint16(start), uint16(start+k.n)
-	t.flags, t.ant, t.word, t.root = pre, 0, wordNone, rootUnknown
-	st.unknownWord(t, uint32(k.fnv()>>32), k, lx)
 	st.flagsOr |= t.flags
 }
 
