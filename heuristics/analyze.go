@@ -195,17 +195,18 @@ func (st *workspace) analyze(in Input, lx *lexicon) {
 	st.pack()
 }
 
-// sets computes the token sets of the statement (see sets.go). The loop
-// selects with masks rather than branches: which sets a token belongs to
-// is as unpredictable as the text.
+// sets computes the token sets of the statement (see sets.go). Which
+// sets a token belongs to is as unpredictable as the text, so the first
+// loop selects with bits rather than branches; the masks are then made one
+// set at a time, which keeps the loops short enough for registers.
 func (st *workspace) sets() {
 	var content, ants, scopes uint64
-	for k := 0; k < st.ntok; k++ {
-		t := &st.toks[k]
-		at := uint64(1) << uint(k)
-		content |= at & ones(t.content())
-		ants |= at & ones(t.ant != 0)
-		scopes |= at & ones(t.flags&fScope != 0)
+	toks := st.toks[:st.ntok]
+	for k := range toks {
+		t := &toks[k]
+		content |= bit(t.content()) << uint(k&63)
+		ants |= bit(t.ant != 0) << uint(k&63)
+		scopes |= bit(t.flags&fScope != 0) << uint(k&63)
 	}
 	head := span(0, st.coreEnd)
 	r := &st.roles
@@ -213,15 +214,15 @@ func (st *workspace) sets() {
 	subj := content & r[rSubj]
 	pred := content & (r[rChain] | r[rVerb] | r[rVal] | r[rQual])
 	obj := content & (r[rVal] | r[rQual])
-	var allM, coreM, subjM, predM, objM uint64
-	for m := content; m != 0; m &= m - 1 {
-		k := uint(bits.TrailingZeros64(m))
-		bit := uint64(1) << (st.toks[k].hash & 63)
-		allM |= bit
-		coreM |= bit & -(core >> k & 1)
-		subjM |= bit & -(subj >> k & 1)
-		predM |= bit & -(pred >> k & 1)
-		objM |= bit & -(obj >> k & 1)
+	allM := st.stemMask(content)
+	subjM, predM, objM := st.stemMask(subj), st.stemMask(pred), st.stemMask(obj)
+	coreM := allM
+	switch core {
+	case content:
+	case subj | pred: // the mask of a union is the union of the masks
+		coreM = subjM | predM
+	default:
+		coreM = st.stemMask(core)
 	}
 	st.hasAnt = ants&head != 0
 	st.scopeIdx = scopes & head & (r[rQual] | r[rChain] | r[rSubj])
@@ -229,13 +230,23 @@ func (st *workspace) sets() {
 	st.allMask, st.coreMask, st.subjMask, st.predMask, st.objMask = allM, coreM, subjM, predM, objM
 }
 
-// ones is all ones when b holds, else zero.
-func ones(b bool) uint64 {
+// stemMask is the mask of the tokens of idx (Statement.stemMask, on the
+// workspace's tokens).
+func (st *workspace) stemMask(idx uint64) uint64 {
+	var m uint64
+	for ; idx != 0; idx &= idx - 1 {
+		m |= 1 << (st.toks[bits.TrailingZeros64(idx)].hash & 63)
+	}
+	return m
+}
+
+// bit is 1 when b holds, else 0.
+func bit(b bool) uint64 {
 	var x uint64
 	if b {
 		x = 1
 	}
-	return -x
+	return x
 }
 
 // pack stores the frame as int8 in the statement. The caller, which owns

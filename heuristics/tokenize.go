@@ -54,25 +54,39 @@ func (st *workspace) tokenize(s string, lx *lexicon) {
 	st.flagsOr, st.named = 0, 0
 	brk := false // a clause break precedes the next word
 	for i := 0; i < len(s); {
-		// Between words: separators, of which some break the clause.
-		c := s[i]
-		capital := c >= 'A' && c <= 'Z'
-		if c < utf8.RuneSelf {
-			if !isASCIIAlnum(c) {
+		// Eight bytes from i, zero padded past the end: most words are
+		// fewer than eight ASCII letters or digits, then a space or the
+		// end, and are read from these.
+		var x uint64
+		if i+8 <= len(s) {
+			w := s[i : i+8]
+			x = uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+				uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		} else {
+			x = loadTail(s, i)
+		}
+		run, lower := asciiRun(x)
+		capital := byte(x)-'A' <= 'Z'-'A'
+		if run == 0 {
+			// Between words: separators, of which some break the
+			// clause, or a word that starts with a non-ASCII letter.
+			c := s[i]
+			if c < utf8.RuneSelf {
 				if isBreak(rune(c)) {
 					brk = true
 				}
 				i++
 				continue
 			}
-		} else if r, size := utf8.DecodeRuneInString(s[i:]); !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			// Invalid UTF-8 decodes as RuneError, size 1: a separator.
-			if isBreak(r) {
-				brk = true
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+				// Invalid UTF-8 decodes as RuneError, size 1: a separator.
+				if isBreak(r) {
+					brk = true
+				}
+				i += size
+				continue
 			}
-			i += size
-			continue
-		} else {
 			capital = unicode.IsUpper(r)
 		}
 		if st.ntok >= maxTokens {
@@ -84,6 +98,71 @@ func (st *workspace) tokenize(s string, lx *lexicon) {
 		}
 		if capital {
 			pre |= tCap
+		}
+		// A word of fewer than sixteen ASCII letters or digits, then a
+		// space or the end: its key is the bytes loaded, lowercased.
+		k := key{k0: lower & (1<<(8*uint(run)) - 1), n: run}
+		if run == 8 {
+			if i+16 <= len(s) {
+				w := s[i+8 : i+16]
+				x = uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+					uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+			} else {
+				x = loadTail(s, i+8)
+			}
+			run2, hi := asciiRun(x)
+			k = key{k0: lower, k1: hi & (1<<(8*uint(run2)) - 1), n: 8 + run2}
+		}
+		if j := i + k.n; run > 0 && k.n < maxKey && (j == len(s) || s[j] == ' ') {
+			if start := st.nbuf; start+maxKey < len(st.buf)-maxStemGrowth {
+				binary.LittleEndian.PutUint64(st.buf[start:start+8], k.k0)
+				binary.LittleEndian.PutUint64(st.buf[start+8:start+16], k.k1)
+				end := start + k.n
+				st.nbuf = end
+				i, brk = j+1, false // past the end when j is: the loop ends
+				if isASCIIDigit(byte(k.k0)) {
+					pre |= tNumber
+				}
+				t := &st.toks[st.ntok]
+				st.ntok++
+				t.raw0, t.raw1 = uint16(start), uint16(end)
+				e := lx.wordTab.find(k, k.tab())
+				if e == nil {
+					// Not in the lexicon: stemmed and hashed (as
+					// addToken does).
+					t.flags, t.ant, t.word, t.root = pre, 0, wordNone, rootUnknown
+					st.unknownWord(t, uint32(k.fnv()>>32), k, lx)
+					st.flagsOr |= t.flags
+					continue
+				}
+				// A word of the lexicon, which knows everything about
+				// it (knownWord, written out here: most words are
+				// this, and a call costs as much).
+				flags := pre | e.flags
+				st.flagsOr |= flags
+				st.named |= 1 << (e.kind >> 2)
+				t.st0, t.st1 = uint16(start), uint16(end)
+				t.hash, t.flags, t.ant, t.word, t.root = e.hash, flags, e.ant, e.kind>>2, e.root
+				switch e.kind & 3 {
+				case stemPrefix:
+					t.st1 = uint16(start) + uint16(e.cut)
+				case stemCanon:
+					// The stem is written after the word, where there
+					// is room for maxKey bytes (start+maxKey is below
+					// the limit, which keeps maxStemGrowth bytes free).
+					stem := lx.stems[e.stem0 : int(e.stem0)+maxKey]
+					binary.LittleEndian.PutUint64(st.buf[end:end+8], binary.LittleEndian.Uint64(stem[:8]))
+					binary.LittleEndian.PutUint64(st.buf[end+8:end+16], binary.LittleEndian.Uint64(stem[8:16]))
+					t.st0, t.st1 = uint16(end), uint16(end+int(e.cut))
+					st.nbuf = end + int(e.cut)
+				case stemY:
+					if !st.writeY(t, int(e.cut)) {
+						t.hash = fnv(st.stem(t))
+						t.root = rootUnknown
+					}
+				}
+				continue
+			}
 		}
 		var more bool
 		if i, brk, more = st.word(s, i, lx, pre); !more {
@@ -100,25 +179,6 @@ func (st *workspace) tokenize(s string, lx *lexicon) {
 func (st *workspace) word(s string, i int, lx *lexicon, pre uint32) (int, bool, bool) {
 	start := st.nbuf
 	limit := len(st.buf) - maxStemGrowth
-	if start+8 < limit {
-		// Most words: fewer than eight ASCII letters or digits, then a
-		// space or the end. (What the loop below does, in short.)
-		var x uint64
-		if i+8 <= len(s) {
-			w := s[i : i+8]
-			x = uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
-				uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
-		} else {
-			x = loadTail(s, i)
-		}
-		run, lower := asciiRun(x)
-		if j := i + run; run > 0 && run < 8 && (j == len(s) || s[j] == ' ') {
-			binary.LittleEndian.PutUint64(st.buf[start:start+8], lower)
-			st.nbuf = start + run
-			st.endWord(start, lx, pre, key{k0: lower & (1<<(8*uint(run)) - 1), n: run})
-			return min(j+1, len(s)), false, true
-		}
-	}
 	// The key of the word while it is one ASCII run of at most eight
 	// bytes (most words), so that endWord need not load it back.
 	var fast key
@@ -310,34 +370,45 @@ func (st *workspace) endWord(start int, lx *lexicon, pre uint32, fast key) {
 			k = key{k0: binary.LittleEndian.Uint64(st.buf[start : start+8]), k1: binary.LittleEndian.Uint64(st.buf[start+8 : start+16]), n: n}.prefix(n)
 		}
 	}
-	t := &st.toks[st.ntok]
-	st.ntok++
+	st.addToken(start, end, lx, pre, k)
+}
+
+// addToken adds the token of the word buf[start:end], whose key is k (k.n
+// is 0 when the word is longer than a key), with the flags pre.
+func (st *workspace) addToken(start, end int, lx *lexicon, pre uint32, k key) {
 	flags := pre
 	if isASCIIDigit(byte(k.k0)) || k.n == 0 && isASCIIDigit(st.buf[start]) {
 		flags |= tNumber
 	}
+	t := &st.toks[st.ntok]
+	st.ntok++
+	t.raw0, t.raw1 = uint16(start), uint16(end)
+	if k.n != 0 {
+		if e := lx.wordTab.find(k, k.tab()); e != nil {
+			st.knownWord(t, e, flags, lx)
+			return
+		}
+	}
 	// The token's fields are stored one by one: a composite literal is
 	// built on the stack and copied with wide loads that stall on its
 	// narrow stores.
-	t.raw0, t.raw1 = uint16(start), uint16(end)
-	t.root = rootUnknown
+	t.flags, t.ant, t.word, t.root = flags, 0, wordNone, rootUnknown
 	if k.n == 0 {
-		t.flags, t.ant, t.word = flags, 0, wordNone
 		st.unknownWord(t, fnv(st.buf[start:end]), k, lx)
-		st.flagsOr |= t.flags
-		return
-	}
-	e := lx.wordTab.find(k, k.tab())
-	if e == nil {
-		t.flags, t.ant, t.word = flags, 0, wordNone
+	} else {
 		st.unknownWord(t, uint32(k.fnv()>>32), k, lx)
-		st.flagsOr |= t.flags
-		return
 	}
-	st.flagsOr |= flags | e.flags
+	st.flagsOr |= t.flags
+}
+
+// knownWord gives t, a word of the lexicon whose slot is e, what the
+// lexicon knows of it, and flags.
+func (st *workspace) knownWord(t *token, e *lexSlot, flags uint32, lx *lexicon) {
+	flags |= e.flags
+	st.flagsOr |= flags
 	st.named |= 1 << (e.kind >> 2)
-	t.st0, t.st1 = uint16(start), uint16(end)
-	t.hash, t.flags, t.ant, t.word, t.root = e.hash, flags|e.flags, e.ant, e.kind>>2, e.root
+	t.st0, t.st1 = t.raw0, t.raw1
+	t.hash, t.flags, t.ant, t.word, t.root = e.hash, flags, e.ant, e.kind>>2, e.root
 	switch e.kind & 3 {
 	case stemCanon:
 		if !st.setStem(t, lx.stems[e.stem0:int(e.stem0)+maxKey], int(e.cut), e.hash) {
