@@ -248,19 +248,12 @@ cut AS (
   FROM (SELECT agent_id, aspect_id, sum(n) OVER (ORDER BY agent_id, aspect_id) - n AS before FROM aspects) s
   WHERE before < $5
 )
-SELECT ` + supersession.AttributeColumns + `,
-       coalesce(asp.name, '') AS aspect_name, asp.id IS NULL AS dangling
+SELECT ` + supersession.GroupColumns + `
 FROM cut
 JOIN entity_attributes a ON a.agent_id = cut.agent_id AND a.aspect_id = cut.aspect_id
 LEFT JOIN entity_aspects asp ON asp.id = a.aspect_id
 WHERE a.status = 'active' AND a.kind <> 'constraint'
 ORDER BY a.agent_id, a.aspect_id, a.created_at, a.id`
-
-type batchRow struct {
-	supersession.Attribute
-	AspectName string `db:"aspect_name"`
-	Dangling   bool   `db:"dangling"`
-}
 
 func (j *Job) loadBatch(ctx context.Context, cur cursor, agent string) ([]*supersession.Group, error) {
 	rows, err := j.db.QueryxContext(ctx, batchSQL, cur.AgentID, cur.AspectID, agent, j.BatchAspects, batchAttributes)
@@ -268,21 +261,8 @@ func (j *Job) loadBatch(ctx context.Context, cur cursor, agent string) ([]*super
 		return nil, fmt.Errorf("sweep: load aspects after (%q, %q): %w", cur.AgentID, cur.AspectID, err)
 	}
 	defer rows.Close()
-	var groups []*supersession.Group
-	var g *supersession.Group
-	for rows.Next() {
-		var br batchRow
-		if err := rows.StructScan(&br); err != nil {
-			return nil, fmt.Errorf("sweep: read attribute row: %w", err)
-		}
-		if g == nil || g.AgentID != br.AgentID || g.AspectID != br.AspectID {
-			g = &supersession.Group{AgentID: br.AgentID, AspectID: br.AspectID, AspectName: br.AspectName, Dangling: br.Dangling}
-			groups = append(groups, g)
-		}
-		a := br.Attribute
-		g.Attrs = append(g.Attrs, &a)
-	}
-	if err := rows.Err(); err != nil {
+	groups, err := supersession.ScanGroups(rows)
+	if err != nil {
 		return nil, fmt.Errorf("sweep: load aspects after (%q, %q): %w", cur.AgentID, cur.AspectID, err)
 	}
 	return groups, nil
