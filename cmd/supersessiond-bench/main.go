@@ -124,6 +124,7 @@ func run(o options, out io.Writer) error {
 		server = c.URL("postgres")
 	}
 	env := &benchEnv{server: server, o: o}
+	defer env.dropAll()
 	var res result
 	res.Machine = fmt.Sprintf("%s/%s, %d CPUs, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
 
@@ -163,24 +164,50 @@ func logf(format string, args ...any) {
 
 // benchEnv creates databases on the server and runs the binary against them.
 type benchEnv struct {
-	server string
-	o      options
-	n      int
+	server  string
+	o       options
+	n       int
+	created []string // databases to drop at the end
+}
+
+// createDB creates database name with stmt (CREATE DATABASE name ...),
+// replacing one of that name a previous run left, and remembers to drop it.
+func (e *benchEnv) createDB(ctx context.Context, name, stmt string) error {
+	admin, err := sqlx.Open("postgres", e.server)
+	if err != nil {
+		return err
+	}
+	defer admin.Close()
+	if _, err := admin.ExecContext(ctx, `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`); err != nil {
+		return fmt.Errorf("drop database %s: %w", name, err)
+	}
+	if _, err := admin.ExecContext(ctx, stmt); err != nil {
+		return fmt.Errorf("create database %s: %w", name, err)
+	}
+	e.created = append(e.created, name)
+	return nil
+}
+
+// dropAll drops the databases the run created: on a server given with
+// --database-url they would otherwise stay, gigabytes of them at full scale.
+func (e *benchEnv) dropAll() {
+	admin, err := sqlx.Open("postgres", e.server)
+	if err != nil {
+		return
+	}
+	defer admin.Close()
+	for _, name := range e.created {
+		if _, err := admin.Exec(`DROP DATABASE IF EXISTS ` + name + ` WITH (FORCE)`); err != nil {
+			logf("could not drop database %s: %v", name, err)
+		}
+	}
 }
 
 // newDB creates a fresh database with the reference schema and migrations.
 func (e *benchEnv) newDB(ctx context.Context, name string) (*sqlx.DB, string, error) {
 	e.n++
 	name = fmt.Sprintf("bench_%s_%d", name, e.n)
-	admin, err := sqlx.Open("postgres", e.server)
-	if err != nil {
-		return nil, "", err
-	}
-	defer admin.Close()
-	if _, err := admin.ExecContext(ctx, `DROP DATABASE IF EXISTS `+name); err != nil {
-		return nil, "", err
-	}
-	if _, err := admin.ExecContext(ctx, `CREATE DATABASE `+name); err != nil {
+	if err := e.createDB(ctx, name, `CREATE DATABASE `+name); err != nil {
 		return nil, "", err
 	}
 	u, err := url.Parse(e.server)
@@ -220,14 +247,9 @@ func (e *benchEnv) cloneDB(ctx context.Context, src *sqlx.DB, srcURL, name strin
 	if err != nil {
 		return nil, "", err
 	}
-	admin, err := sqlx.Open("postgres", e.server)
-	if err != nil {
-		return nil, "", err
-	}
-	defer admin.Close()
 	e.n++
 	name = fmt.Sprintf("bench_%s_%d", name, e.n)
-	if _, err := admin.ExecContext(ctx, fmt.Sprintf(`CREATE DATABASE %s TEMPLATE %s`, name, strings.TrimPrefix(su.Path, "/"))); err != nil {
+	if err := e.createDB(ctx, name, fmt.Sprintf(`CREATE DATABASE %s TEMPLATE %s`, name, strings.TrimPrefix(su.Path, "/"))); err != nil {
 		return nil, "", fmt.Errorf("clone database: %w", err)
 	}
 	su.Path = "/" + name

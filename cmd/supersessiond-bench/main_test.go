@@ -41,4 +41,12 @@ func TestBenchSmoke(t *testing.T) {
 		res.Heuristics.DecisionsPerSec <= 0 {
 		t.Fatalf("missing figures: %s", lines[len(lines)-1])
 	}
+	// A run on a server of one's own (--database-url) leaves nothing behind.
+	var left []string
+	if err := server.Select(&left, `SELECT datname FROM pg_database WHERE datname LIKE 'bench\_%'`); err != nil {
+		t.Fatal(err)
+	}
+	if len(left) > 0 {
+		t.Fatalf("the bench left databases behind: %v", left)
+	}
 }
