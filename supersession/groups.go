@@ -26,18 +26,20 @@ type groupRow struct {
 func ScanGroups(rows *sqlx.Rows) ([]*Group, error) {
 	type key struct{ agent, aspect string }
 	var groups []*Group
+	var g *Group // the last row's: rows of one group mostly come together
 	index := map[key]*Group{}
 	for rows.Next() {
 		var r groupRow
 		if err := rows.StructScan(&r); err != nil {
 			return nil, err
 		}
-		k := key{r.AgentID, r.AspectID}
-		g := index[k]
-		if g == nil {
-			g = &Group{AgentID: r.AgentID, AspectID: r.AspectID, AspectName: r.AspectName, Dangling: r.Dangling}
-			index[k] = g
-			groups = append(groups, g)
+		if g == nil || g.AgentID != r.AgentID || g.AspectID != r.AspectID {
+			k := key{r.AgentID, r.AspectID}
+			if g = index[k]; g == nil {
+				g = &Group{AgentID: r.AgentID, AspectID: r.AspectID, AspectName: r.AspectName, Dangling: r.Dangling}
+				index[k] = g
+				groups = append(groups, g)
+			}
 		}
 		a := r.Attribute
 		g.Attrs = append(g.Attrs, &a)
