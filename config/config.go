@@ -47,6 +47,11 @@ type Maintenance struct {
 type Database struct {
 	URL       string `koanf:"url"`
 	ListenURL string `koanf:"listenUrl"`
+	// MaxOpenConns and MaxIdleConns bound the daemon's connection pool (the
+	// LISTEN connection of the inline hook comes on top): the agent's own
+	// writes must never find the server full because of us.
+	MaxOpenConns int `koanf:"maxOpenConns"`
+	MaxIdleConns int `koanf:"maxIdleConns"`
 }
 
 // Schedules are standard 5-field cron specs (descriptors such as @hourly and
@@ -123,7 +128,9 @@ func Default() *Config {
 		}},
 		Maintenance: Maintenance{
 			Database: Database{
-				URL: "postgres://supersessiond@127.0.0.1:5432/agent?sslmode=disable",
+				URL:          "postgres://supersessiond@127.0.0.1:5432/agent?sslmode=disable",
+				MaxOpenConns: 4,
+				MaxIdleConns: 1,
 			},
 			Schedules: Schedules{
 				Timezone:        "UTC",

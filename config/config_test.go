@@ -196,6 +196,18 @@ func TestInvalid(t *testing.T) {
 		{"batch size", "maintenance:\n  tombstones:\n    batchSize: 0\n", nil, "maintenance.tombstones.batchSize", "between 1 and"},
 		{"max attempts", "maintenance:\n  compaction:\n    maxAttempts: 0\n", nil, "maintenance.compaction.maxAttempts", "between 1 and"},
 		{"yaml syntax", "maintenance:\n  http: [\n", nil, "", "cannot read or parse"},
+		{"yaml error on its own line", "memory:\n  pipelineV2:\n    shadowMode: true\n   bad: x\n", nil, "line 4", `"   bad: x"`},
+		{"every negative", "maintenance:\n  schedules:\n    sweep: \"@every -5s\"\n", nil, "maintenance.schedules.sweep", "positive interval"},
+		{"every zero", "maintenance:\n  schedules:\n    tombstones: \"@every 0s\"\n", nil, "maintenance.schedules.tombstones", "positive interval"},
+		{"every sub-second", "maintenance:\n  schedules:\n    compactionRetry: \"@every 500ms\"\n", nil, "maintenance.schedules.compactionRetry", "at least 1s"},
+		{"every garbage", "maintenance:\n  schedules:\n    sweep: \"@every often\"\n", nil, "maintenance.schedules.sweep", "needs a duration"},
+		{"env sets a section", "", []string{"SUPERSESSIOND_MAINTENANCE=1"}, "maintenance", "SUPERSESSIOND_MAINTENANCE__"},
+		{"env sets a nested section", "", []string{"SUPERSESSIOND_MAINTENANCE__HTTP=x"}, "maintenance.http", "SUPERSESSIOND_MAINTENANCE__HTTP__LISTEN"},
+		{"bad sslmode", "maintenance:\n  database:\n    url: \"postgres://u@db/agent?sslmode=bogus\"\n", nil, "maintenance.database.url", `"bogus" is not supported`},
+		{"bad kv sslmode", "maintenance:\n  database:\n    url: \"host=db sslmode=bogus\"\n", nil, "maintenance.database.url", "sslmode"},
+		{"unencoded password", "maintenance:\n  database:\n    url: \"postgres://u:pa#ss@db/agent\"\n", nil, "maintenance.database.url", "percent-encoded"},
+		{"pool too small", "maintenance:\n  database:\n    maxOpenConns: 0\n", nil, "maintenance.database.maxOpenConns", "between 1 and 100"},
+		{"idle above open", "maintenance:\n  database:\n    maxOpenConns: 2\n    maxIdleConns: 3\n", nil, "maintenance.database.maxIdleConns", "between 0 and maxOpenConns"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -218,12 +230,29 @@ func TestInvalid(t *testing.T) {
 
 func TestPasswordNeverInErrors(t *testing.T) {
 	t.Parallel()
-	_, err := load(t, "maintenance:\n  database:\n    url: \"postgres://u:hunter2@db:notaport/agent\"\n", noEnv)
-	if err == nil {
-		t.Skip("URL accepted; nothing to check")
+	cases := []struct{ url, password string }{
+		{"postgres://u:hunter2@db:notaport/agent", "hunter2"},
+		{"postgres://agent:Hunter#2secret@db/agent", "Hunter#2secret"},
+		{"postgres://agent:Hunter/2secret@db/agent", "Hunter/2secret"},
+		{"postgres://agent:Hunter?2secret@db/agent", "Hunter?2secret"},
+		{"postgres://agent:Hunter2secret@db/agent?sslmode=bogus", "Hunter2secret"},
+		{"host=db password='Hunter 2secret' sslmode=bogus", "Hunter 2secret"},
 	}
-	if strings.Contains(err.Error(), "hunter2") {
-		t.Fatalf("password leaked: %v", err)
+	for _, c := range cases {
+		for _, via := range []string{"file", "env"} {
+			var err error
+			if via == "file" {
+				_, err = load(t, "maintenance:\n  database:\n    url: \""+c.url+"\"\n", noEnv)
+			} else {
+				_, err = load(t, "", envOf(EnvDatabaseURL+"="+c.url))
+			}
+			if err == nil {
+				t.Fatalf("%s via %s: accepted", c.url, via)
+			}
+			if strings.Contains(err.Error(), "Hunter") || strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "2secret") {
+				t.Fatalf("%s via %s: password leaked: %v", c.url, via, err)
+			}
+		}
 	}
 }
 
@@ -300,4 +329,61 @@ func TestWatchSurvivesRenameSaves(t *testing.T) {
 		t.Fatal("unrelated file triggered a reload")
 	case <-time.After(300 * time.Millisecond):
 	}
+}
+
+func TestWatchFollowsSymlinks(t *testing.T) {
+	t.Parallel()
+	etc, agentDir, otherDir := t.TempDir(), t.TempDir(), t.TempDir()
+	target := filepath.Join(agentDir, "agent.yaml")
+	other := filepath.Join(otherDir, "agent.yaml")
+	for _, p := range []string{target, other} {
+		if err := os.WriteFile(p, []byte("a: 1\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(etc, "agent.yaml")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	changes := make(chan struct{}, 16)
+	if err := Watch(t.Context(), link, 50*time.Millisecond, func() { changes <- struct{}{} }); err != nil {
+		t.Fatal(err)
+	}
+	expect := func(what string) {
+		t.Helper()
+		select {
+		case <-changes:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s not noticed", what)
+		}
+	}
+	drain := func() {
+		for {
+			select {
+			case <-changes:
+			case <-time.After(300 * time.Millisecond):
+				return
+			}
+		}
+	}
+	if err := os.WriteFile(target, []byte("a: 2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	expect("an edit of the link's target (in another directory)")
+	drain()
+
+	// Re-point the link the way deploy tools do: a new link renamed over it.
+	tmp := filepath.Join(etc, ".agent.yaml.new")
+	if err := os.Symlink(other, tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, link); err != nil {
+		t.Fatal(err)
+	}
+	expect("re-pointing the link")
+	drain()
+	if err := os.WriteFile(other, []byte("a: 3\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	expect("an edit of the new target")
 }

@@ -92,6 +92,19 @@ func (s *schema) childrenOf(section string) []string {
 	return out
 }
 
+// exampleLeaf returns the first key below a section, in sorted order, for
+// messages that need an example.
+func (s *schema) exampleLeaf(section string) string {
+	prefix := strings.ToLower(section) + "."
+	best := ""
+	for l, k := range s.leaves {
+		if strings.HasPrefix(l, prefix) && (best == "" || k.path < best) {
+			best = k.path
+		}
+	}
+	return best
+}
+
 // nearestSection returns the deepest known section that is a prefix of path.
 func (s *schema) nearestSection(lowerPath string) string {
 	parts := strings.Split(lowerPath, ".")

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,8 +12,6 @@ import (
 
 	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/providers/env/v2"
-	"github.com/knadh/koanf/providers/file"
-	"github.com/knadh/koanf/v2"
 )
 
 // EnvPrefix marks environment variables that override agent.yaml keys.
@@ -65,9 +65,29 @@ type Loaded struct {
 	Config *Config
 	// File is the file that was read, or "" when built-in defaults apply.
 	File string
+	// Digest identifies the bytes File held when they were read ("" without
+	// a file), so the daemon can tell whether the file on disk is the
+	// configuration it runs.
+	Digest string
 	// Notes are things worth saying once in the log: defaults in use,
 	// environment overrides applied, settings that cannot take effect.
 	Notes []string
+}
+
+// Digest names file contents, for comparison with FileDigest.
+func Digest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// FileDigest is the Digest of the file at path as it is now, following
+// symbolic links.
+func FileDigest(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	return Digest(b), nil
 }
 
 // Load builds a Config from scratch: defaults, then the file, then
@@ -84,18 +104,24 @@ func Load(src Source) (*Loaded, error) {
 	var problems []Problem
 
 	if src.Path != "" {
-		k := koanf.New("\x00") // keys are split below; YAML keys may contain dots
-		err := k.Load(file.Provider(src.Path), yaml.Parser())
+		// Read once, parse those bytes and remember their digest: what runs
+		// is then known to be exactly what was on disk (see Digest).
+		raw, err := os.ReadFile(src.Path)
+		var tree map[string]any
+		if err == nil {
+			out.Digest = Digest(raw)
+			tree, err = yaml.Parser().Unmarshal(raw)
+		}
 		switch {
 		case err == nil:
 			out.File = src.Path
-			problems = append(problems, s.apply(cfg, "", k.Raw(), fileOrigin)...)
+			problems = append(problems, s.apply(cfg, "", tree, fileOrigin)...)
 		case errors.Is(err, fs.ErrNotExist) && !src.Explicit:
 			out.Notes = append(out.Notes, fmt.Sprintf("no configuration file at %s: using built-in defaults", src.Path))
 		case errors.Is(err, fs.ErrNotExist):
 			return nil, &Error{Path: src.Path, Problems: []Problem{{Rule: fmt.Sprintf("configuration file %s does not exist", src.Path)}}}
 		default:
-			return nil, &Error{Path: src.Path, Problems: []Problem{{Rule: fmt.Sprintf("cannot read or parse %s: %v", src.Path, err)}}}
+			return nil, &Error{Path: src.Path, Problems: []Problem{{Rule: fmt.Sprintf("cannot read or parse %s: %v", src.Path, yamlError(src.Path, err))}}}
 		}
 	}
 
@@ -110,6 +136,13 @@ func Load(src Source) (*Loaded, error) {
 	if len(problems) == 0 {
 		problems = cfg.validate(s)
 		out.Notes = append(out.Notes, cfg.warnings()...)
+		if lookupEnv(src.Environ, EnvDatabaseURL) != "" {
+			for i := range problems {
+				if problems[i].Key == "maintenance.database.url" {
+					problems[i].Rule += " (from " + EnvDatabaseURL + ")"
+				}
+			}
+		}
 	}
 	if len(problems) > 0 {
 		return nil, &Error{Path: src.Path, Problems: problems}
@@ -170,6 +203,9 @@ func (s *schema) apply(cfg *Config, prefix string, tree map[string]any, o origin
 
 func (s *schema) unknown(path string) Problem {
 	section := s.nearestSection(strings.ToLower(path))
+	if section == "" {
+		return Problem{Key: path, Rule: "unknown key (the daemon reads memory.pipelineV2 and maintenance)"}
+	}
 	return Problem{Key: path, Rule: fmt.Sprintf("unknown key (known keys under %s: %s)",
 		section, strings.Join(s.childrenOf(section), ", "))}
 }
@@ -218,6 +254,12 @@ func (s *schema) applyEnv(cfg *Config, environ func() []string) ([]Problem, []st
 			notes = append(notes, fmt.Sprintf("%s overridden by %s", k.path, name))
 			continue
 		}
+		if canonical, ok := s.sections[path]; ok {
+			problems = append(problems, Problem{Key: canonical, Rule: fmt.Sprintf(
+				"%s sets a whole section to %s: set one of its keys instead, e.g. %s (keys under %s: %s)",
+				name, describe(flat[path]), envName(s.exampleLeaf(canonical)), canonical, strings.Join(s.childrenOf(canonical), ", "))})
+			continue
+		}
 		if strings.HasPrefix(path, "maintenance") || strings.HasPrefix(path, "memory.pipelinev2") {
 			pr := s.unknown(path)
 			pr.Rule += " (from " + name + ")"
@@ -248,4 +290,9 @@ func flatten(prefix string, m map[string]any, out map[string]any) {
 		}
 		out[path] = v
 	}
+}
+
+// envName is the environment variable that overrides a key.
+func envName(path string) string {
+	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(path, ".", "__"))
 }

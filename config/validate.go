@@ -7,7 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lib/pq"
 	"github.com/robfig/cron/v3"
+
+	"github.com/supersessiond/supersessiond/internal/redact"
 )
 
 // Problem is one thing wrong with a configuration: the key path, and the rule
@@ -49,10 +52,26 @@ func (e *Error) Error() string {
 
 var scheduleParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 
+// minEvery is the shortest "@every" interval accepted: cron rounds anything
+// shorter up to a second, and a job every second is a mistake, not a plan.
+const minEvery = time.Second
+
 // ParseSchedule parses a 5-field cron spec (or a descriptor like @hourly).
 func ParseSchedule(spec string) (cron.Schedule, error) {
-	if strings.HasPrefix(strings.TrimSpace(spec), "TZ=") || strings.HasPrefix(strings.TrimSpace(spec), "CRON_TZ=") {
+	trimmed := strings.TrimSpace(spec)
+	if strings.HasPrefix(trimmed, "TZ=") || strings.HasPrefix(trimmed, "CRON_TZ=") {
 		return nil, fmt.Errorf("per-schedule time zones are not supported: set maintenance.schedules.timezone")
+	}
+	if rest, ok := strings.CutPrefix(trimmed, "@every"); ok {
+		// robfig/cron takes negative and zero intervals and runs them every
+		// second; refuse them here.
+		d, err := time.ParseDuration(strings.TrimSpace(rest))
+		if err != nil {
+			return nil, fmt.Errorf("@every needs a duration such as 10m or 1h: %v", err)
+		}
+		if d < minEvery {
+			return nil, fmt.Errorf("@every %s is not a positive interval of at least %s", d, minEvery)
+		}
 	}
 	return scheduleParser.Parse(spec)
 }
@@ -89,6 +108,12 @@ func (c *Config) validate(s *schema) []Problem {
 		if err := checkDSN(m.Database.ListenURL); err != nil {
 			add("maintenance.database.listenUrl", "%v", err)
 		}
+	}
+	if m.Database.MaxOpenConns < 1 || m.Database.MaxOpenConns > 100 {
+		add("maintenance.database.maxOpenConns", "%d is out of range: must be between 1 and 100", m.Database.MaxOpenConns)
+	}
+	if m.Database.MaxIdleConns < 0 || m.Database.MaxIdleConns > m.Database.MaxOpenConns {
+		add("maintenance.database.maxIdleConns", "%d is out of range: must be between 0 and maxOpenConns (%d)", m.Database.MaxIdleConns, m.Database.MaxOpenConns)
 	}
 
 	if _, err := time.LoadLocation(m.Schedules.Timezone); err != nil || m.Schedules.Timezone == "" {
@@ -169,38 +194,29 @@ func (c *Config) validate(s *schema) []Problem {
 	return ps
 }
 
-// checkDSN accepts a postgres:// URL or a key=value connection string.
+// checkDSN accepts a postgres:// URL or a key=value connection string that
+// the driver can parse (so a typo such as sslmode=bogus is a configuration
+// error, exit 2, not an unreachable database). No message quotes the
+// password, not even the prefix a URL parser stops at.
 func checkDSN(dsn string) error {
-	if strings.Contains(dsn, "://") {
+	if i := strings.Index(dsn, "://"); i >= 0 {
+		scheme := dsn[:i]
+		if scheme != "postgres" && scheme != "postgresql" {
+			return fmt.Errorf("scheme %q is not postgres:// or postgresql://", scheme)
+		}
 		u, err := url.Parse(dsn)
-		if err != nil {
-			return fmt.Errorf("is not a valid URL: %v", redactErr(err, dsn))
+		userinfo := strings.LastIndex(dsn, "@") > i
+		if err != nil || (userinfo && u.User == nil) {
+			return fmt.Errorf("%s is not a valid URL: characters such as # / ? @ : in the user name or password "+
+				"must be percent-encoded (%%23 %%2F %%3F %%40 %%3A), or use the key=value form", redact.DSN(dsn))
 		}
-		if u.Scheme != "postgres" && u.Scheme != "postgresql" {
-			return fmt.Errorf("scheme %q is not postgres:// or postgresql://", u.Scheme)
-		}
-		return nil
-	}
-	if !strings.Contains(dsn, "=") {
+	} else if !strings.Contains(dsn, "=") {
 		return fmt.Errorf("is neither a postgres:// URL nor a key=value connection string")
 	}
+	if _, err := pq.NewConfig(dsn); err != nil {
+		return fmt.Errorf("%s: %s", redact.DSN(dsn), redact.Secret(strings.TrimPrefix(err.Error(), "pq: "), redact.DSNSecrets(dsn)...))
+	}
 	return nil
-}
-
-// redactErr keeps a password in a malformed URL out of the message.
-func redactErr(err error, dsn string) string {
-	msg := err.Error()
-	if u, perr := url.Parse(dsn); perr == nil && u.User != nil {
-		if pw, ok := u.User.Password(); ok && pw != "" {
-			msg = strings.ReplaceAll(msg, pw, "xxxxx")
-		}
-	}
-	if i := strings.Index(dsn, "://"); i >= 0 {
-		if at := strings.LastIndex(dsn, "@"); at > i {
-			msg = strings.ReplaceAll(msg, dsn[i+3:at], "xxxxx")
-		}
-	}
-	return msg
 }
 
 // warnings are valid but probably unintended settings.

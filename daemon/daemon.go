@@ -86,6 +86,10 @@ type Deps struct {
 	Metrics *metrics.Metrics // jobs register their own collectors on Metrics.Registry
 	Logger  *slog.Logger
 	LLM     *llm.Provider
+	// Config returns the configuration in force now. A run uses the one it
+	// was given, but asks this one before each write batch whether the
+	// brake (shadowMode, mutationsFrozen) was engaged meanwhile.
+	Config func() *config.Config
 }
 
 // Daemon is `supersessiond run`.
@@ -101,10 +105,15 @@ type Daemon struct {
 	sched   *scheduler
 	svcs    *services
 
+	reloads   chan struct{} // reload requests from the file watch and the health loop
 	reloadMu  sync.Mutex
 	reloadErr atomic.Pointer[string] // last failed reload, "" when fine
-	dbUp      atomic.Bool
-	started   time.Time
+	// running is the digest of the file the configuration in force was
+	// read from; tried is the digest the last reload attempt read. Both ""
+	// when no file was read.
+	running, tried atomic.Pointer[string]
+	dbUp           atomic.Bool
+	started        time.Time
 }
 
 // New prepares a daemon; Run starts it.
@@ -127,11 +136,14 @@ func New(opts Options) (*Daemon, error) {
 	if opts.LeaseTTL == 0 {
 		opts.LeaseTTL = 30 * time.Second
 	}
-	d := &Daemon{opts: opts}
+	d := &Daemon{opts: opts, reloads: make(chan struct{}, 1)}
 	cfg := opts.Initial.Config
 	d.cfg.Store(cfg)
 	empty := ""
 	d.reloadErr.Store(&empty)
+	digest := opts.Initial.Digest
+	d.running.Store(&digest)
+	d.tried.Store(&digest)
 	d.level.Set(parseLevel(cfg.Maintenance.Log.Level))
 	d.log = newLogger(opts.LogOutput, cfg.Maintenance.Log.Format, &d.level)
 	d.notify = sdnotify.New(getenv(opts.Environ, "NOTIFY_SOCKET"))
@@ -166,7 +178,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.metrics.DatabaseUp.Set(1)
 	d.leases = lease.New(db, holderID(), d.opts.LeaseTTL)
 
-	deps := &Deps{DB: db, Metrics: d.metrics, Logger: d.log, LLM: llm.NewProvider(func(k string) string { return getenv(d.opts.Environ, k) }, nil)}
+	deps := &Deps{DB: db, Metrics: d.metrics, Logger: d.log, LLM: llm.NewProvider(func(k string) string { return getenv(d.opts.Environ, k) }, nil),
+		Config: d.Config}
 	std := newStandard(deps)
 	jobs := d.opts.Jobs
 	if jobs == nil {
@@ -186,15 +199,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.svcs = newServices(jobsCtx, d, svcList)
 	// Watch before serving: an edit made as soon as /readyz answers must be
 	// seen.
-	var changed chan struct{}
 	if d.opts.Source.Path != "" {
-		changed = make(chan struct{}, 1)
-		err := config.Watch(jobsCtx, d.opts.Source.Path, 300*time.Millisecond, func() {
-			select {
-			case changed <- struct{}{}:
-			default:
-			}
-		})
+		err := config.Watch(jobsCtx, d.opts.Source.Path, 300*time.Millisecond, d.requestReload)
 		if err != nil {
 			d.log.Warn("not watching the configuration file for changes; reload with SIGHUP", "err", err)
 		}
@@ -219,7 +225,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return d.shutdown(srv, cancelJobs)
-		case <-changed:
+		case <-d.reloads:
 			d.reload("file changed")
 		case sig := <-d.opts.Signals:
 			switch sig {
@@ -239,7 +245,8 @@ func (d *Daemon) connect(ctx context.Context, cfg *config.Config) (*sqlx.DB, err
 	deadline := time.Now().Add(d.opts.StartupTimeout)
 	delay := 250 * time.Millisecond
 	for {
-		db, err := store.Open(ctx, cfg.Maintenance.Database.URL, 5*time.Second)
+		dc := cfg.Maintenance.Database
+		db, err := store.Open(ctx, dc.URL, store.Pool{MaxOpen: dc.MaxOpenConns, MaxIdle: dc.MaxIdleConns, IdleTime: 30 * time.Second}, 5*time.Second)
 		if err == nil {
 			return db, nil
 		}
@@ -319,6 +326,47 @@ func (d *Daemon) healthLoop(ctx context.Context) {
 		if up && wd > 0 {
 			_ = d.notify.Notify(sdnotify.Watchdog)
 		}
+		if d.configOnDisk() == fileChanged {
+			d.requestReload()
+		}
+	}
+}
+
+// fileState is how the configuration file on disk relates to the one in
+// force.
+type fileState int
+
+const (
+	fileRunning fileState = iota // the file holds what runs (or there is no file to follow)
+	fileChanged                  // the file changed and no reload has read it yet
+	fileRefused                  // the file changed and a reload refused it
+)
+
+// configOnDisk compares the file with the configuration in force. A file
+// watch can miss a change (a link chain it could not follow, a network file
+// system); the health loop's comparison catches it, and /readyz reports it.
+func (d *Daemon) configOnDisk() fileState {
+	if d.opts.Source.Path == "" {
+		return fileRunning
+	}
+	now, err := config.FileDigest(d.opts.Source.Path)
+	if err != nil {
+		now = "" // gone or unreadable: a reload says why
+	}
+	switch now {
+	case *d.running.Load():
+		return fileRunning
+	case *d.tried.Load():
+		return fileRefused
+	}
+	return fileChanged
+}
+
+// requestReload asks the main loop for a reload, without waiting.
+func (d *Daemon) requestReload() {
+	select {
+	case d.reloads <- struct{}{}:
+	default:
 	}
 }
 

@@ -67,10 +67,22 @@ maintenance:
 
 func start(t *testing.T, dbURL string, extraYAML string, jobs []daemon.Job) *harness {
 	t.Helper()
+	return startAt(t, "", dbURL, extraYAML, jobs)
+}
+
+// startAt starts a daemon whose --config is configPath, a symbolic link to
+// the file the harness edits; "" means the harness's file itself.
+func startAt(t *testing.T, configPath, dbURL string, extraYAML string, jobs []daemon.Job) *harness {
+	t.Helper()
 	h := &harness{t: t, signals: make(chan os.Signal, 4), log: &syncBuffer{}, done: make(chan error, 1), exited: make(chan struct{})}
 	h.path = filepath.Join(t.TempDir(), "agent.yaml")
 	h.write(fmt.Sprintf(baseYAML, dbURL) + extraYAML)
-	src := config.Source{Path: h.path, Explicit: true, Environ: func() []string { return nil }}
+	if configPath == "" {
+		configPath = h.path
+	} else if err := os.Symlink(h.path, configPath); err != nil {
+		t.Fatal(err)
+	}
+	src := config.Source{Path: configPath, Explicit: true, Environ: func() []string { return nil }}
 	loaded, err := config.Load(src)
 	if err != nil {
 		t.Fatal(err)
@@ -217,6 +229,37 @@ func TestReloadOnSIGHUPAndOnFileEditAndKeepsRunningOnBrokenEdit(t *testing.T) {
 	h.eventually("recovery", func() bool {
 		code, _ := h.get("/readyz")
 		return code == 200 && h.d.Config().Frozen()
+	})
+	if err := h.stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The README's advice is to symlink the agent's own agent.yaml into
+// /etc/supersessiond: an edit of the link's target must be picked up, and
+// /readyz must never claim that a file it has not read is running.
+func TestReloadFollowsASymlinkedConfig(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	link := filepath.Join(t.TempDir(), "agent.yaml")
+	h := startAt(t, link, db.URL, "", nil)
+	base := fmt.Sprintf(baseYAML, db.URL)
+
+	h.write(base + "memory:\n  pipelineV2:\n    mutationsFrozen: true\n")
+	h.eventually("an edit of the link's target", func() bool { return h.d.Config().Frozen() })
+	h.eventually("readiness with the edit in force", func() bool {
+		code, body := h.get("/readyz")
+		return code == 200 && strings.Contains(body, "mutations_frozen=true")
+	})
+
+	// An edit the watch cannot see (the target replaced in place while the
+	// watch was told nothing) is still found by the health loop's comparison.
+	if err := os.WriteFile(h.path, []byte(base+"memory:\n  pipelineV2:\n    shadowMode: true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.eventually("the in-place edit", func() bool {
+		c := h.d.Config()
+		return c.Memory.PipelineV2.ShadowMode && !c.Frozen()
 	})
 	if err := h.stop(); err != nil {
 		t.Fatal(err)

@@ -36,6 +36,9 @@ func (d *Daemon) readyz(w http.ResponseWriter, r *http.Request) {
 	}
 	if msg := *d.reloadErr.Load(); msg != "" {
 		problems = append(problems, "config: last reload failed, previous configuration still running: "+msg)
+	} else if d.configOnDisk() == fileChanged {
+		problems = append(problems, "config: "+d.opts.Source.Path+" changed on disk and is not in force yet (reload pending)")
+		d.requestReload()
 	}
 	if err := d.svcs.ready(); err != nil {
 		problems = append(problems, err.Error())

@@ -19,6 +19,10 @@ func (d *Daemon) reload(reason string) {
 
 	loaded, err := config.Load(d.opts.Source)
 	if err != nil {
+		if d.opts.Source.Path != "" {
+			digest, _ := config.FileDigest(d.opts.Source.Path)
+			d.tried.Store(&digest)
+		}
 		msg := time.Now().UTC().Format(time.RFC3339) + ": " + err.Error()
 		d.reloadErr.Store(&msg)
 		d.metrics.ConfigReloads.WithLabelValues("error").Inc()
@@ -38,6 +42,7 @@ func (d *Daemon) reload(reason string) {
 	// swapped: a schedule must be installable.
 	d.cfg.Store(next)
 	if err := d.sched.apply(next); err != nil {
+		d.tried.Store(&loaded.Digest)
 		d.cfg.Store(old)
 		_ = d.sched.apply(old)
 		msg := time.Now().UTC().Format(time.RFC3339) + ": " + err.Error()
@@ -47,6 +52,8 @@ func (d *Daemon) reload(reason string) {
 		d.log.Error("configuration reload failed; still running the previous configuration", "reason", reason, "err", err)
 		return
 	}
+	d.running.Store(&loaded.Digest)
+	d.tried.Store(&loaded.Digest)
 	d.svcs.apply(next)
 	d.level.Set(parseLevel(next.Maintenance.Log.Level))
 	empty := ""

@@ -7,13 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
+
+	"github.com/supersessiond/supersessiond/internal/redact"
 )
 
 // UnavailableError means the database could not be reached. The CLI maps it
@@ -29,65 +29,46 @@ func (e *UnavailableError) Error() string {
 
 func (e *UnavailableError) Unwrap() error { return e.Err }
 
-// Open connects to PostgreSQL and checks the connection within timeout.
-func Open(ctx context.Context, dsn string, timeout time.Duration) (*sqlx.DB, error) {
+// Pool bounds the connections the daemon holds, so that it never crowds out
+// the agent it serves: at most MaxOpen at once, at most MaxIdle kept between
+// uses, and those closed after IdleTime unused.
+type Pool struct {
+	MaxOpen  int
+	MaxIdle  int
+	IdleTime time.Duration
+}
+
+// DefaultPool is what a command-line run uses: one operation at a time.
+var DefaultPool = Pool{MaxOpen: 2, MaxIdle: 1, IdleTime: 30 * time.Second}
+
+// Open connects to PostgreSQL and checks the connection within timeout. A
+// connection string that cannot be parsed is reported without the driver's
+// message, which would quote the password's prefix.
+func Open(ctx context.Context, dsn string, pool Pool, timeout time.Duration) (*sqlx.DB, error) {
+	if _, err := pq.NewConnector(dsn); err != nil {
+		return nil, &UnavailableError{DSN: redact.DSN(dsn), Err: errors.New(redact.Secret(err.Error(), redact.DSNSecrets(dsn)...))}
+	}
 	db, err := sqlx.Open("postgres", dsn)
 	if err != nil {
-		return nil, &UnavailableError{DSN: Redact(dsn), Err: errors.New(scrub(err.Error(), dsn))}
+		return nil, &UnavailableError{DSN: redact.DSN(dsn), Err: errors.New(redact.Secret(err.Error(), redact.DSNSecrets(dsn)...))}
 	}
-	// Jobs run one at a time per kind and keep transactions short; a small
-	// pool is plenty and leaves the agent's own connections alone.
-	db.SetMaxOpenConns(16)
-	db.SetMaxIdleConns(4)
-	db.SetConnMaxIdleTime(5 * time.Minute)
+	if pool.MaxOpen <= 0 {
+		pool = DefaultPool
+	}
+	db.SetMaxOpenConns(pool.MaxOpen)
+	db.SetMaxIdleConns(min(pool.MaxIdle, pool.MaxOpen))
+	db.SetConnMaxIdleTime(pool.IdleTime)
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if err := db.PingContext(pctx); err != nil {
 		_ = db.Close()
-		return nil, &UnavailableError{DSN: Redact(dsn), Err: errors.New(scrub(err.Error(), dsn))}
+		return nil, &UnavailableError{DSN: redact.DSN(dsn), Err: errors.New(redact.Secret(err.Error(), redact.DSNSecrets(dsn)...))}
 	}
 	return db, nil
 }
 
-var kvPassword = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)`)
-
 // Redact returns dsn with any password replaced, for logs and errors.
-func Redact(dsn string) string {
-	if strings.Contains(dsn, "://") {
-		u, err := url.Parse(dsn)
-		if err != nil {
-			return "<unparseable database URL>"
-		}
-		if u.User != nil {
-			if _, ok := u.User.Password(); ok {
-				u.User = url.UserPassword(u.User.Username(), "xxxxx")
-			}
-		}
-		q := u.Query()
-		if q.Has("password") {
-			q.Set("password", "xxxxx")
-			u.RawQuery = q.Encode()
-		}
-		return u.String()
-	}
-	return kvPassword.ReplaceAllString(dsn, "${1}xxxxx")
-}
-
-// scrub removes a DSN's password from a driver message, should a driver ever
-// echo it.
-func scrub(msg, dsn string) string {
-	if u, err := url.Parse(dsn); err == nil && u.User != nil {
-		if pw, ok := u.User.Password(); ok && pw != "" {
-			msg = strings.ReplaceAll(msg, pw, "xxxxx")
-		}
-	}
-	for _, m := range kvPassword.FindAllStringSubmatch(dsn, -1) {
-		if v := strings.Trim(m[2], "'"); v != "" {
-			msg = strings.ReplaceAll(msg, v, "xxxxx")
-		}
-	}
-	return msg
-}
+func Redact(dsn string) string { return redact.DSN(dsn) }
 
 // InTx runs fn in a transaction, committing when fn returns nil.
 func InTx(ctx context.Context, db *sqlx.DB, fn func(tx *sqlx.Tx) error) error {
