@@ -129,7 +129,7 @@ func Default() *Config {
 		Maintenance: Maintenance{
 			Database: Database{
 				URL:          "postgres://supersessiond@127.0.0.1:5432/agent?sslmode=disable",
-				MaxOpenConns: 4,
+				MaxOpenConns: 3,
 				MaxIdleConns: 1,
 			},
 			Schedules: Schedules{

@@ -19,6 +19,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/internal/redact"
 	"github.com/supersessiond/supersessiond/lease"
 	"github.com/supersessiond/supersessiond/llm"
 	"github.com/supersessiond/supersessiond/metrics"
@@ -73,6 +74,11 @@ type Options struct {
 	// LeaseTTL bounds how long a dead replica keeps a job's lease
 	// (default 30s).
 	LeaseTTL time.Duration
+	// MinFreeConnections is how many connection slots the server must have
+	// free for ordinary roles before a scheduled run starts (default 2): a
+	// crowded server's last slots are the agent's, and the run waits for
+	// the next tick.
+	MinFreeConnections int
 	// Jobs and Services replace the standard set when non-nil (tests).
 	Jobs     []Job
 	Services func(d *Deps) []Service
@@ -136,6 +142,9 @@ func New(opts Options) (*Daemon, error) {
 	if opts.LeaseTTL == 0 {
 		opts.LeaseTTL = 30 * time.Second
 	}
+	if opts.MinFreeConnections == 0 {
+		opts.MinFreeConnections = 2
+	}
 	d := &Daemon{opts: opts, reloads: make(chan struct{}, 1)}
 	cfg := opts.Initial.Config
 	d.cfg.Store(cfg)
@@ -161,7 +170,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	for _, n := range d.opts.Initial.Notes {
 		d.log.Info(n)
 	}
-	d.log.Info("starting", "config", describeFile(d.opts.Initial), "database", store.Redact(cfg.Maintenance.Database.URL),
+	d.log.Info("starting", "config", describeFile(d.opts.Initial), "database", redact.DSN(cfg.Maintenance.Database.URL),
 		"shadow_mode", cfg.Memory.PipelineV2.ShadowMode, "mutations_frozen", cfg.Memory.PipelineV2.MutationsFrozen)
 
 	db, err := d.connect(ctx, cfg)

@@ -65,14 +65,14 @@ maintenance:
     format: text
 `
 
-func start(t *testing.T, dbURL string, extraYAML string, jobs []daemon.Job) *harness {
+func start(t *testing.T, dbURL string, extraYAML string, jobs []daemon.Job, tweaks ...func(*daemon.Options)) *harness {
 	t.Helper()
-	return startAt(t, "", dbURL, extraYAML, jobs)
+	return startAt(t, "", dbURL, extraYAML, jobs, tweaks...)
 }
 
 // startAt starts a daemon whose --config is configPath, a symbolic link to
 // the file the harness edits; "" means the harness's file itself.
-func startAt(t *testing.T, configPath, dbURL string, extraYAML string, jobs []daemon.Job) *harness {
+func startAt(t *testing.T, configPath, dbURL string, extraYAML string, jobs []daemon.Job, tweaks ...func(*daemon.Options)) *harness {
 	t.Helper()
 	h := &harness{t: t, signals: make(chan os.Signal, 4), log: &syncBuffer{}, done: make(chan error, 1), exited: make(chan struct{})}
 	h.path = filepath.Join(t.TempDir(), "agent.yaml")
@@ -91,13 +91,17 @@ func startAt(t *testing.T, configPath, dbURL string, extraYAML string, jobs []da
 	if jobs == nil {
 		jobs = []daemon.Job{}
 	}
-	d, err := daemon.New(daemon.Options{
+	opts := daemon.Options{
 		Source: src, Initial: loaded, LogOutput: h.log, Signals: h.signals,
 		Environ: func() []string { return nil }, ShutdownTimeout: 3 * time.Second, StartupTimeout: time.Second,
 		LeaseTTL: 3 * time.Second, Jobs: jobs,
 		Services:      func(*daemon.Deps) []daemon.Service { return nil },
 		ListenerReady: func(a string) { addr <- a },
-	})
+	}
+	for _, tweak := range tweaks {
+		tweak(&opts)
+	}
+	d, err := daemon.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,6 +267,28 @@ func TestReloadFollowsASymlinkedConfig(t *testing.T) {
 	})
 	if err := h.stop(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A server nearly out of connection slots keeps them for the agent: a
+// scheduled run waits for a tick when enough are free, and says why.
+func TestCrowdedServerSkipsTheTick(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	if _, err := db.Exec(`CREATE TABLE job_runs (job text, replica text, at timestamptz)`); err != nil {
+		t.Fatal(err)
+	}
+	job := &countingJob{name: "busy", spec: "@every 1s", db: db.DB, replica: "r"}
+	h := start(t, db.URL, "", []daemon.Job{job}, func(o *daemon.Options) { o.MinFreeConnections = 1 << 20 })
+	h.eventually("the skip logged", func() bool {
+		return strings.Contains(h.log.String(), "nearly out of connection slots")
+	})
+	var runs int
+	if err := db.Get(&runs, `SELECT count(*) FROM job_runs`); err != nil || runs != 0 {
+		t.Fatalf("%d runs (%v): a crowded server must not be given another session", runs, err)
+	}
+	if _, body := h.get("/metrics"); !strings.Contains(body, `supersessiond_job_runs_total{job="busy",result="skipped"}`) {
+		t.Fatal("skips not counted")
 	}
 }
 

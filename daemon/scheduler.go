@@ -14,6 +14,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/store"
 )
 
 // scheduler runs the scheduled jobs with robfig/cron. On a reload that
@@ -156,6 +157,12 @@ func (s *scheduler) execute(j Job, sched cron.Schedule) {
 	if s.ctx.Err() != nil {
 		return
 	}
+	if free, ok := s.crowded(); !ok {
+		m.JobRuns.WithLabelValues(name, "skipped").Inc()
+		s.d.log.Warn("job skipped this tick: the database is nearly out of connection slots, and they are left to the agent",
+			"job", name, "free_slots", free, "min_free_slots", s.d.opts.MinFreeConnections)
+		return
+	}
 	tick := tickOf(sched, time.Now())
 	l, err := s.d.leases.Acquire(s.ctx, name, tick)
 	if err != nil {
@@ -184,6 +191,12 @@ func (s *scheduler) execute(j Job, sched cron.Schedule) {
 	})
 	elapsed := time.Since(start)
 	m.JobDuration.WithLabelValues(name).Observe(elapsed.Seconds())
+	if store.IsTooManyConnections(err) {
+		m.JobRuns.WithLabelValues(name, "skipped").Inc()
+		s.d.log.Warn("job stopped this tick: the database refused a connection (too many clients); it resumes at the next tick",
+			"job", name, "tick", tick, "err", err)
+		return
+	}
 	if err != nil {
 		m.JobRuns.WithLabelValues(name, "error").Inc()
 		m.JobErrors.WithLabelValues(name).Inc()
@@ -193,6 +206,23 @@ func (s *scheduler) execute(j Job, sched cron.Schedule) {
 	m.JobRuns.WithLabelValues(name, "ok").Inc()
 	m.JobLastSuccess.WithLabelValues(name).SetToCurrentTime()
 	s.d.log.Info("job done", "job", name, "tick", tick, "term", l.Term(), "duration", elapsed.String(), "report", report)
+}
+
+// crowded checks, before a run, that the server keeps at least
+// MinFreeConnections slots free for ordinary roles. A failed check (the
+// server refusing even this query) counts as crowded when the server is full,
+// and as fine otherwise: the run will say what is wrong.
+func (s *scheduler) crowded() (free int, ok bool) {
+	ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
+	defer cancel()
+	free, err := store.FreeConnections(ctx, s.d.db)
+	switch {
+	case store.IsTooManyConnections(err):
+		return 0, false
+	case err != nil:
+		return free, true
+	}
+	return free, free >= s.d.opts.MinFreeConnections
 }
 
 // stop stops scheduling; the channel closes when running jobs are done.

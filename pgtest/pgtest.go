@@ -26,6 +26,7 @@ import (
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/pgcluster"
 	"github.com/supersessiond/supersessiond/schema"
+	"github.com/supersessiond/supersessiond/store"
 )
 
 var (
@@ -146,8 +147,16 @@ func create(t testing.TB, migrated bool) *DB {
 	if _, err := admin.Exec(stmt); err != nil {
 		t.Fatalf("pgtest: %s: %v", stmt, err)
 	}
+	return open(t, name)
+}
+
+// open connects to a database of the test server and drops it when the
+// test ends.
+func open(t testing.TB, name string) *DB {
+	t.Helper()
 	u := urlFor(name)
-	db, err := sqlx.Open("postgres", u)
+	// Opened the way the daemon opens its database, session setup included.
+	db, err := store.Open(context.Background(), u, store.Pool{MaxOpen: 32, MaxIdle: 8, IdleTime: time.Minute}, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,6 +167,28 @@ func create(t testing.TB, migrated bool) *DB {
 		}
 	})
 	return &DB{DB: db, URL: u, Name: name}
+}
+
+// NewEncoded returns a fresh database in the given server encoding (e.g.
+// SQL_ASCII, which stores whatever bytes it is given), holding the
+// reference schema with the daemon's migrations applied. The template
+// cannot be used: a copy keeps its encoding.
+func NewEncoded(t testing.TB, encoding string) *DB {
+	t.Helper()
+	ensure(t)
+	name := fmt.Sprintf("t_%d_%d", os.Getpid(), counter.Add(1))
+	stmt := fmt.Sprintf(`CREATE DATABASE %s ENCODING '%s' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0`,
+		quoteIdent(name), strings.ReplaceAll(encoding, "'", ""))
+	if _, err := admin.Exec(stmt); err != nil {
+		t.Fatalf("pgtest: %s: %v", stmt, err)
+	}
+	db := open(t, name)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := schema.Migrate(ctx, db.DB, schema.Options{Reference: true}); err != nil {
+		t.Fatalf("pgtest: migrate %s: %v", name, err)
+	}
+	return db
 }
 
 // Cluster is the throwaway cluster, or nil when an external server is used.

@@ -41,17 +41,29 @@ type Pool struct {
 // DefaultPool is what a command-line run uses: one operation at a time.
 var DefaultPool = Pool{MaxOpen: 2, MaxIdle: 1, IdleTime: 30 * time.Second}
 
+// ApplicationName is how the daemon's sessions appear in pg_stat_activity
+// unless the connection string names them otherwise.
+const ApplicationName = "supersessiond"
+
 // Open connects to PostgreSQL and checks the connection within timeout. A
 // connection string that cannot be parsed is reported without the driver's
 // message, which would quote the password's prefix.
 func Open(ctx context.Context, dsn string, pool Pool, timeout time.Duration) (*sqlx.DB, error) {
-	if _, err := pq.NewConnector(dsn); err != nil {
-		return nil, &UnavailableError{DSN: redact.DSN(dsn), Err: errors.New(redact.Secret(err.Error(), redact.DSNSecrets(dsn)...))}
+	unavailable := func(err error) error {
+		return &UnavailableError{DSN: redact.DSN(dsn), Err: errors.New(redact.Secret(err.Error(), redact.DSNSecrets(dsn)...))}
 	}
-	db, err := sqlx.Open("postgres", dsn)
+	cfg, err := pq.NewConfig(dsn)
 	if err != nil {
-		return nil, &UnavailableError{DSN: redact.DSN(dsn), Err: errors.New(redact.Secret(err.Error(), redact.DSNSecrets(dsn)...))}
+		return nil, unavailable(err)
 	}
+	if cfg.ApplicationName == "" || cfg.ApplicationName == "pqgo" {
+		cfg.ApplicationName = ApplicationName
+	}
+	connector, err := pq.NewConnectorConfig(cfg)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	db := sqlx.NewDb(sql.OpenDB(sessionSetup{connector}), "postgres")
 	if pool.MaxOpen <= 0 {
 		pool = DefaultPool
 	}
@@ -62,13 +74,39 @@ func Open(ctx context.Context, dsn string, pool Pool, timeout time.Duration) (*s
 	defer cancel()
 	if err := db.PingContext(pctx); err != nil {
 		_ = db.Close()
-		return nil, &UnavailableError{DSN: redact.DSN(dsn), Err: errors.New(redact.Secret(err.Error(), redact.DSNSecrets(dsn)...))}
+		return nil, unavailable(err)
 	}
 	return db, nil
 }
 
-// Redact returns dsn with any password replaced, for logs and errors.
-func Redact(dsn string) string { return redact.DSN(dsn) }
+// setupSQL prepares each new session. A SQL_ASCII database stores whatever
+// bytes the agent gave it, and with the UTF8 client encoding lib/pq insists
+// on, PostgreSQL refuses to send a row holding bytes that are not UTF-8: one
+// such attribute would fail every query that reads it. Talking SQL_ASCII to
+// a SQL_ASCII database passes the bytes through, and the jobs skip what is
+// not UTF-8, row by row, with a reason.
+const setupSQL = `DO $$ BEGIN
+  IF current_setting('server_encoding') = 'SQL_ASCII' THEN
+    SET client_encoding = 'SQL_ASCII';
+  END IF;
+END $$`
+
+// sessionSetup runs setupSQL on every connection the pool opens.
+type sessionSetup struct{ driver.Connector }
+
+func (s sessionSetup) Connect(ctx context.Context) (driver.Conn, error) {
+	c, err := s.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if ex, ok := c.(driver.ExecerContext); ok {
+		if _, err := ex.ExecContext(ctx, setupSQL, nil); err != nil {
+			_ = c.Close()
+			return nil, err
+		}
+	}
+	return c, nil
+}
 
 // InTx runs fn in a transaction, committing when fn returns nil.
 func InTx(ctx context.Context, db *sqlx.DB, fn func(tx *sqlx.Tx) error) error {
@@ -121,4 +159,44 @@ func IsUniqueViolation(err error, constraint string) bool {
 		return false
 	}
 	return constraint == "" || pe.Constraint == constraint
+}
+
+// WithApplicationName returns dsn naming ApplicationName as the session's
+// application_name unless it names one already: for the connections the
+// driver opens outside Open (the inline hook's LISTEN connection).
+func WithApplicationName(dsn string) string {
+	if strings.Contains(dsn, "application_name=") {
+		return dsn
+	}
+	if strings.Contains(dsn, "://") {
+		sep := "?"
+		if strings.Contains(dsn, "?") {
+			sep = "&"
+		}
+		return dsn + sep + "application_name=" + ApplicationName
+	}
+	return dsn + " application_name=" + ApplicationName
+}
+
+// freeConnectionsSQL counts the connection slots a role without superuser
+// rights (the agent's, usually) can still take.
+const freeConnectionsSQL = `
+SELECT current_setting('max_connections')::int
+     - current_setting('superuser_reserved_connections')::int
+     - coalesce(nullif(current_setting('reserved_connections', true), '')::int, 0)
+     - (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')`
+
+// FreeConnections is how many more client connections the server accepts
+// from an ordinary role.
+func FreeConnections(ctx context.Context, db *sqlx.DB) (int, error) {
+	var n int
+	err := db.GetContext(ctx, &n, freeConnectionsSQL)
+	return n, err
+}
+
+// IsTooManyConnections reports the server refusing a connection because it
+// is full (53300), or a role over its connection limit.
+func IsTooManyConnections(err error) bool {
+	var pe *pq.Error
+	return errors.As(err, &pe) && pe.Code == "53300"
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/internal/redact"
 	"github.com/supersessiond/supersessiond/schema"
 	"github.com/supersessiond/supersessiond/store"
 )
@@ -35,9 +36,9 @@ func (c *CheckCommand) Run(ctx context.Context, args []string) error {
 	defer db.Close()
 	var serverVersion string
 	if err := db.GetContext(ctx, &serverVersion, `SHOW server_version`); err != nil {
-		return &store.UnavailableError{DSN: store.Redact(cfg.Maintenance.Database.URL), Err: err}
+		return &store.UnavailableError{DSN: redact.DSN(cfg.Maintenance.Database.URL), Err: err}
 	}
-	fmt.Fprintf(out, "database    ok (%s, PostgreSQL %s)\n", store.Redact(cfg.Maintenance.Database.URL), serverVersion)
+	fmt.Fprintf(out, "database    ok (%s, PostgreSQL %s)\n", redact.DSN(cfg.Maintenance.Database.URL), serverVersion)
 	if err := schema.Check(ctx, db); err != nil {
 		return err
 	}

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/supersessiond/supersessiond/internal/redact"
 	"github.com/supersessiond/supersessiond/schema"
-	"github.com/supersessiond/supersessiond/store"
 )
 
 // MigrateCommand idempotently creates or updates the daemon's objects in an
@@ -39,7 +39,7 @@ func (c *MigrateCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	out := c.m.Stdout
-	fmt.Fprintf(out, "database %s\n", store.Redact(cfg.Maintenance.Database.URL))
+	fmt.Fprintf(out, "database %s\n", redact.DSN(cfg.Maintenance.Database.URL))
 	if *reference {
 		if len(res.ReferenceCreated) > 0 {
 			fmt.Fprintf(out, "created reference tables: %s\n", strings.Join(res.ReferenceCreated, ", "))
