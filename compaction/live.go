@@ -5,12 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"regexp"
 	"sync"
 	"time"
 
 	"github.com/lib/pq"
 
+	"github.com/supersessiond/supersessiond/internal/redact"
 	"github.com/supersessiond/supersessiond/llm"
 )
 
@@ -256,24 +256,12 @@ func model(c *llm.Client) string {
 }
 
 // errorText is err as stored in last_error and history: no control
-// characters, bounded, and without credentials. The llm package's errors
-// never contain the API key, but they quote the server's answer, and a
-// misbehaving server or proxy may echo the request's Authorization header.
-// They also quote the endpoint URL, which may carry credentials of its own
-// (user:password@host, ?api_key=...).
+// characters, bounded, and without credentials (package redact: the llm
+// package's errors quote the server's answer, which a misbehaving server or
+// proxy may fill with the request's Authorization header, and the endpoint
+// URL may carry credentials of its own).
 func errorText(err error) string {
-	s := clean(err.Error())
-	for _, r := range secretPatterns {
-		s = r.ReplaceAllString(s, "${1}xxxxx")
-	}
-	return truncateRunes(s, maxErrorLen)
-}
-
-var secretPatterns = []*regexp.Regexp{
-	regexp.MustCompile(`(?i)(bearer\s+)[^\s"',;]+`),
-	regexp.MustCompile(`\b((?:sk|pk|rk)-)[A-Za-z0-9_\-]{6,}`),
-	regexp.MustCompile(`(?i)(\b[a-z][a-z0-9+.\-]*://)[^/\s@]+@`),
-	regexp.MustCompile(`(?i)([?&](?:api[_-]?key|key|token|access_token|password)=)[^&\s"']+`),
+	return truncateRunes(redact.Text(clean(err.Error())), maxErrorLen)
 }
 
 // digest reads what the deterministic summary of ev's range is built from.

@@ -170,7 +170,7 @@ func (c *Config) validate(s *schema) []Problem {
 	if m.LLM.Endpoint != "" {
 		u, err := url.Parse(m.LLM.Endpoint)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			add("maintenance.llm.endpoint", "%q is not an http(s) URL (e.g. http://127.0.0.1:11434/v1)", m.LLM.Endpoint)
+			add("maintenance.llm.endpoint", "%q is not an http(s) URL (e.g. http://127.0.0.1:11434/v1)", redact.URL(m.LLM.Endpoint))
 		}
 		if m.LLM.Model == "" {
 			add("maintenance.llm.model", "is empty but maintenance.llm.endpoint is set: name the model to ask")

@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/supersessiond/supersessiond/internal/redact"
 )
 
 // Settings configure a Client.
@@ -52,13 +54,15 @@ const (
 	KindCanceled    = "canceled"    // the caller's context ended
 )
 
-// Error is a failed call. It never contains the API key.
+// Error is a failed call. Its message never contains the API key, nor
+// credentials of the endpoint URL (user:password@host, ?api_key=...), nor a
+// token a misbehaving server echoes back: it is masked by package redact.
 type Error struct {
 	Kind string
 	Err  error
 }
 
-func (e *Error) Error() string { return "llm " + e.Kind + ": " + e.Err.Error() }
+func (e *Error) Error() string { return "llm " + e.Kind + ": " + redact.Text(e.Err.Error()) }
 func (e *Error) Unwrap() error { return e.Err }
 
 // KindOf returns the error's kind, or "" for nil and foreign errors.
@@ -133,7 +137,7 @@ func (c *Client) Complete(ctx context.Context, system, user string, timeout time
 		return "", c.classify(ctx, cctx, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		return "", &Error{Kind: KindStatus, Err: fmt.Errorf("%s answered %s: %s", url, resp.Status, snippet(raw))}
+		return "", &Error{Kind: KindStatus, Err: fmt.Errorf("%s answered %s: %s", redact.URL(url), resp.Status, snippet(raw))}
 	}
 	if len(raw) > maxResponse {
 		return "", &Error{Kind: KindGarbage, Err: fmt.Errorf("response larger than %d bytes", maxResponse)}

@@ -135,6 +135,42 @@ func TestUnreachableDatabaseIsExit3WithoutPassword(t *testing.T) {
 	}
 }
 
+// No command prints any part of a password, whatever is wrong with the
+// URL that holds it: unencoded characters that break URL parsing (and make
+// the parser quote the password's prefix), an invalid parameter, or a
+// server that is not there.
+func TestNoCommandPrintsAPassword(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	urls := []struct{ url, code string }{
+		{"postgres://agent:Hunter#2secret@" + addr + "/agent", "2"},
+		{"postgres://agent:Hunter/2secret@" + addr + "/agent", "2"},
+		{"postgres://agent:Hunter?2secret@" + addr + "/agent", "2"},
+		{"postgres://agent:Hunter2secret@" + addr + "/agent?sslmode=bogus", "2"},
+		{"host=127.0.0.1 port=" + strings.Split(addr, ":")[1] + " password='Hunter 2secret' sslmode=disable connect_timeout=2", "3"},
+		{"postgres://agent:Hunter2secret@" + addr + "/agent?sslmode=disable&connect_timeout=2", "3"},
+	}
+	for _, u := range urls {
+		c := newCLI(t, "SUPERSESSIOND_DATABASE_URL="+u.url)
+		for _, args := range [][]string{{"check"}, {"migrate"}, {"sweep", "--once", "--json"}, {"history"}} {
+			code, out, errOut := c.run("", args...)
+			if fmt.Sprint(code) != u.code {
+				t.Errorf("%v with %s: exit %d, want %s: %s", args, u.url, code, u.code, errOut)
+			}
+			for _, fragment := range []string{"Hunter", "2secret"} {
+				if strings.Contains(out+errOut, fragment) {
+					t.Fatalf("%v with %s printed %q:\n%s%s", args, u.url, fragment, out, errOut)
+				}
+			}
+		}
+	}
+}
+
 // The real binary under real signals: it answers /readyz, reloads on SIGHUP
 // and on a file edit, survives a broken edit and exits 0 on SIGTERM.
 func TestRunProcessSignals(t *testing.T) {
