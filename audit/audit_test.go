@@ -325,7 +325,7 @@ func TestManualSupersedeRefusals(t *testing.T) {
 		want string
 	}{
 		{"missing ids listed", audit.SupersedeRequest{Agent: "a", New: "all", Olds: []string{"p1", "nope1", "nope2"}}, `"nope1", "nope2"`},
-		{"other agent", audit.SupersedeRequest{Agent: "a", New: "all", Olds: []string{"p1", "kim"}}, "kim (agent b)"},
+		{"other agent", audit.SupersedeRequest{Agent: "a", New: "all", Olds: []string{"p1", "kim"}}, `not attributes of agent a (no such id, or another agent's): "kim"`},
 		{"constraint", audit.SupersedeRequest{Agent: "a", New: "all", Olds: []string{"p1", "con"}}, "constraint"},
 		{"protected", audit.SupersedeRequest{Agent: "a", New: "all", Olds: []string{"pin"}}, "protected"},
 		{"new not active", audit.SupersedeRequest{Agent: "a", New: "gone", Olds: []string{"p1"}}, "not active"},

@@ -79,10 +79,19 @@ func Review(ctx context.Context, db *sqlx.DB, proposalID string, accept bool, no
 		"old_attribute_id": m.OldAttributeID, "new_attribute_id": m.NewAttributeID,
 	})
 	var id string
-	err = db.GetContext(ctx, &id, `
-		INSERT INTO memory_history (id, memory_id, event, old_content, new_content, changed_by, reason, metadata, actor_type)
-		VALUES (gen_random_uuid()::text, $1, $2, $3, $4, $5, $6, $7, $8)
-		RETURNING id`, e.MemoryID, event, e.OldContent, e.NewContent, cli.ChangedBy, nullIfEmpty(note), string(meta), cli.Type)
+	err = store.InTx(ctx, db, func(tx *sqlx.Tx) error {
+		// The old attribute's lock serialises the review with a supersession
+		// being written: a rejection recorded here is seen by that write's
+		// veto check, or the write is done before the rejection is recorded.
+		if _, err := tx.ExecContext(ctx, `SELECT 1 FROM entity_attributes WHERE id = $1 AND agent_id = $2 FOR SHARE`,
+			m.OldAttributeID, m.AgentID); err != nil {
+			return err
+		}
+		return tx.GetContext(ctx, &id, `
+			INSERT INTO memory_history (id, memory_id, event, old_content, new_content, changed_by, reason, metadata, actor_type)
+			VALUES (gen_random_uuid()::text, $1, $2, $3, $4, $5, $6, $7, $8)
+			RETURNING id`, e.MemoryID, event, e.OldContent, e.NewContent, cli.ChangedBy, nullIfEmpty(note), string(meta), cli.Type)
+	})
 	if store.IsUniqueViolation(err, "supersessiond_history_one_review") {
 		var prior struct {
 			Event     string    `db:"event"`
@@ -140,7 +149,7 @@ func applyOne(ctx context.Context, db *sqlx.DB, proposalID string) (string, erro
 	}
 	meta := m.Metadata
 	meta.ProposalID = proposalID
-	meta.Mode = "proposal"
+	meta.Mode = supersession.ModeProposal
 	meta.RunID = ""
 	meta.Signals = nonNilSignals(meta.Signals)
 	item := supersession.Supersession{
@@ -186,7 +195,7 @@ func whyNot(ctx context.Context, db *sqlx.DB, m supersession.Metadata, oldConten
 	}
 	var rows []row
 	_ = db.SelectContext(ctx, &rows, `SELECT id, agent_id, status, kind, protected, content, superseded_by, aspect_id
-		FROM entity_attributes WHERE id = ANY($1)`, pq.Array([]string{m.OldAttributeID, m.NewAttributeID}))
+		FROM entity_attributes WHERE id = ANY($1) AND agent_id = $2`, pq.Array([]string{m.OldAttributeID, m.NewAttributeID}), m.AgentID)
 	byID := map[string]row{}
 	for _, r := range rows {
 		byID[r.ID] = r
@@ -195,11 +204,9 @@ func whyNot(ctx context.Context, db *sqlx.DB, m supersession.Metadata, oldConten
 	nw, okNew := byID[m.NewAttributeID]
 	switch {
 	case !okOld:
-		return fmt.Sprintf("old attribute %s no longer exists", m.OldAttributeID)
+		return fmt.Sprintf("old attribute %s no longer exists as an attribute of agent %s", m.OldAttributeID, m.AgentID)
 	case !okNew:
-		return fmt.Sprintf("new attribute %s no longer exists", m.NewAttributeID)
-	case old.AgentID != m.AgentID || nw.AgentID != m.AgentID:
-		return "the attributes no longer belong to agent " + m.AgentID
+		return fmt.Sprintf("new attribute %s no longer exists as an attribute of agent %s", m.NewAttributeID, m.AgentID)
 	case old.Status != "active":
 		by := ""
 		if old.SupersededBy != nil {
@@ -261,9 +268,9 @@ func Undo(ctx context.Context, db *sqlx.DB, cfg *config.Config, historyID string
 			UpdatedAt    time.Time  `db:"updated_at"`
 		}
 		err = tx.GetContext(ctx, &cur, `SELECT agent_id, status, superseded_by, superseded_at, updated_at
-			FROM entity_attributes WHERE id = $1 FOR UPDATE`, m.OldAttributeID)
+			FROM entity_attributes WHERE id = $1 AND agent_id = $2 FOR UPDATE`, m.OldAttributeID, m.AgentID)
 		if errors.Is(err, sql.ErrNoRows) {
-			return refuse(op, "attribute %s no longer exists", m.OldAttributeID)
+			return refuse(op, "attribute %s no longer exists as an attribute of agent %s", m.OldAttributeID, m.AgentID)
 		}
 		if err != nil {
 			return fmt.Errorf("undo %s: lock attribute %s: %w", historyID, m.OldAttributeID, err)
@@ -367,29 +374,24 @@ func Supersede(ctx context.Context, db *sqlx.DB, cfg *config.Config, req Superse
 		}
 		var rows []row
 		all := append([]string{req.New}, olds...)
+		// Only this agent's rows are read: an id of another agent is, to
+		// this command, an id that does not exist.
 		if err := tx.SelectContext(ctx, &rows, `SELECT id, agent_id, aspect_id, kind, status, protected, superseded_by, content
-			FROM entity_attributes WHERE id = ANY($1) ORDER BY id FOR UPDATE`, pq.Array(all)); err != nil {
+			FROM entity_attributes WHERE id = ANY($1) AND agent_id = $2 ORDER BY id FOR UPDATE`, pq.Array(all), req.Agent); err != nil {
 			return fmt.Errorf("supersede: lock attributes: %w", err)
 		}
 		byID := map[string]row{}
 		for _, r := range rows {
 			byID[r.ID] = r
 		}
-		var missing, foreign []string
+		var missing []string
 		for _, id := range all {
-			r, ok := byID[id]
-			switch {
-			case !ok:
+			if _, ok := byID[id]; !ok {
 				missing = append(missing, id)
-			case r.AgentID != req.Agent:
-				foreign = append(foreign, fmt.Sprintf("%s (agent %s)", id, r.AgentID))
 			}
 		}
 		if len(missing) > 0 {
-			return refuse(op, "no such attribute: %s; nothing was changed", quoteList(missing))
-		}
-		if len(foreign) > 0 {
-			return refuse(op, "not attributes of agent %s: %s; nothing was changed", req.Agent, strings.Join(foreign, ", "))
+			return refuse(op, "not attributes of agent %s (no such id, or another agent's): %s; nothing was changed", req.Agent, quoteList(missing))
 		}
 		nw := byID[req.New]
 		if nw.Status != "active" {
@@ -429,7 +431,7 @@ func Supersede(ctx context.Context, db *sqlx.DB, cfg *config.Config, req Superse
 			items = append(items, supersession.Supersession{
 				Meta: supersession.Metadata{
 					AgentID: req.Agent, OldAttributeID: id, NewAttributeID: req.New, AspectID: aspect,
-					Method: "manual", Confidence: 1, Signals: []heuristics.Signal{}, Reasoning: req.Reason, Mode: "manual",
+					Method: "manual", Confidence: 1, Signals: []heuristics.Signal{}, Reasoning: req.Reason, Mode: supersession.ModeManual,
 				},
 				OldContent: r.Content, NewContent: nw.Content, ForceChain: req.ForceChain, AnyAspect: true,
 				Reason: reasonOr(req.Reason, "manual supersession"),

@@ -26,10 +26,16 @@ type candidates struct {
 	content  [][]heuristics.Key
 	contIx   map[heuristics.Key][]int32
 
-	// relevant marks the attributes that can take part in a pair at all:
-	// everything without a focus; with one (the inline hook), the focus and
-	// the siblings whose keys meet a focus attribute's.
+	// relevant marks the attributes in the index: everything without a
+	// focus; with one (the inline hook), the focus, the siblings whose keys
+	// meet a focus attribute's, and the siblings whose keys meet those
+	// partners that are older than a focus attribute (their newer
+	// contradictors compete with the focus for the rule's "newest").
 	relevant []bool
+	// decidable marks the old attributes whose decision a pass may make:
+	// every eligible one without a focus; with one, the focus and its older
+	// partners.
+	decidable []bool
 
 	seen []uint32 // per attribute: the query stamp that last collected it
 	hits []uint8  // per attribute: shared content keys in this query
@@ -41,14 +47,15 @@ type elig struct{ old, new bool }
 
 func newCandidates(attrs []*Attribute, el []elig, semantic bool, focus map[string]bool) *candidates {
 	c := &candidates{
-		attrs:    attrs,
-		el:       el,
-		anchorIx: map[heuristics.Key][]int32{},
-		probeIx:  map[heuristics.Key][]int32{},
-		anchors:  make([][]heuristics.Key, len(attrs)),
-		probes:   make([][]heuristics.Key, len(attrs)),
-		relevant: make([]bool, len(attrs)),
-		seen:     make([]uint32, len(attrs)),
+		attrs:     attrs,
+		el:        el,
+		anchorIx:  map[heuristics.Key][]int32{},
+		probeIx:   map[heuristics.Key][]int32{},
+		anchors:   make([][]heuristics.Key, len(attrs)),
+		probes:    make([][]heuristics.Key, len(attrs)),
+		relevant:  make([]bool, len(attrs)),
+		decidable: make([]bool, len(attrs)),
+		seen:      make([]uint32, len(attrs)),
 	}
 	if semantic {
 		c.content = make([][]heuristics.Key, len(attrs))
@@ -65,6 +72,7 @@ func newCandidates(attrs []*Attribute, el []elig, semantic bool, focus map[strin
 			c.content[i] = st.ContentKeys(nil)
 		}
 		c.relevant[i] = focus == nil
+		c.decidable[i] = focus == nil && el[i].old
 	}
 	if focus != nil {
 		c.narrow(focus)
@@ -88,68 +96,107 @@ func newCandidates(attrs []*Attribute, el []elig, semantic bool, focus map[strin
 	return c
 }
 
-// narrow keeps the focus attributes and the siblings that could pair with
-// one of them, so a classification in an aspect of thousands costs a scan of
-// their keys, not an index over all of them.
+// narrow limits the index to what a focused pass needs, so a classification
+// in an aspect of thousands costs a scan of their keys, not an index over
+// all of them. An old partner of the focus is decided by the full rule (the
+// newest sibling that contradicts it wins, focus or not), so the partners
+// of those old partners are indexed too.
 func (c *candidates) narrow(focus map[string]bool) {
-	fAnchors := map[heuristics.Key]bool{}
-	fProbes := map[heuristics.Key]bool{}
-	var fContent map[heuristics.Key]int
-	if c.content != nil {
-		fContent = map[heuristics.Key]int{}
-	}
 	var focusIdx []int
 	for i, a := range c.attrs {
-		if !focus[a.ID] || (!c.el[i].old && !c.el[i].new) {
-			continue
-		}
-		c.relevant[i] = true
-		focusIdx = append(focusIdx, i)
-		for _, k := range c.anchors[i] {
-			fAnchors[k] = true
-		}
-		for _, k := range c.probes[i] {
-			fProbes[k] = true
-		}
-		if fContent != nil {
-			for _, k := range c.content[i] {
-				fContent[k]++
-			}
+		if focus[a.ID] && (c.el[i].old || c.el[i].new) {
+			focusIdx = append(focusIdx, i)
 		}
 	}
 	if len(focusIdx) == 0 {
 		return
 	}
-	for i := range c.attrs {
-		if c.relevant[i] || (!c.el[i].old && !c.el[i].new) {
-			continue
-		}
-		for _, k := range c.probes[i] {
-			if fAnchors[k] {
-				c.relevant[i] = true
-				break
-			}
-		}
-		if !c.relevant[i] {
-			for _, k := range c.anchors[i] {
-				if fProbes[k] {
-					c.relevant[i] = true
-					break
-				}
-			}
-		}
-		if !c.relevant[i] && fContent != nil {
-			// A superset: shares three content keys with the focus taken
-			// together; the plan asks only about pairs that really do.
-			shared := 0
-			for _, k := range c.content[i] {
-				if fContent[k] > 0 {
-					shared++
-				}
-			}
-			c.relevant[i] = shared >= 3
+	newestFocus := focusIdx[len(focusIdx)-1]
+	olds := make([]int, 0, len(focusIdx))
+	for _, i := range focusIdx {
+		c.relevant[i] = true
+		c.decidable[i] = c.el[i].old
+		if c.el[i].old {
+			olds = append(olds, i)
 		}
 	}
+	var partnerOlds []int
+	for _, j := range c.meeting(focusIdx) {
+		c.relevant[j] = true
+		if j < newestFocus && c.el[j].old && !c.decidable[j] {
+			c.decidable[j] = true
+			partnerOlds = append(partnerOlds, j)
+		}
+	}
+	for _, j := range c.meeting(partnerOlds) {
+		if j > partnerOlds[0] {
+			c.relevant[j] = true
+		}
+	}
+}
+
+// meeting returns the eligible attributes outside set whose keys could pair
+// with an attribute of set: a probe meeting an anchor (either way round),
+// or, with the semantic fallback, three content keys shared with the set
+// taken together (a superset; the plan asks only about pairs that really do).
+func (c *candidates) meeting(set []int) []int {
+	if len(set) == 0 {
+		return nil
+	}
+	in := make(map[int]bool, len(set))
+	anchors := map[heuristics.Key]bool{}
+	probes := map[heuristics.Key]bool{}
+	var content map[heuristics.Key]int
+	if c.content != nil {
+		content = map[heuristics.Key]int{}
+	}
+	for _, i := range set {
+		in[i] = true
+		for _, k := range c.anchors[i] {
+			anchors[k] = true
+		}
+		for _, k := range c.probes[i] {
+			probes[k] = true
+		}
+		if content != nil {
+			for _, k := range c.content[i] {
+				content[k]++
+			}
+		}
+	}
+	var out []int
+	for i := range c.attrs {
+		if in[i] || (!c.el[i].old && !c.el[i].new) {
+			continue
+		}
+		if c.meets(i, anchors, probes, content) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func (c *candidates) meets(i int, anchors, probes map[heuristics.Key]bool, content map[heuristics.Key]int) bool {
+	for _, k := range c.probes[i] {
+		if anchors[k] {
+			return true
+		}
+	}
+	for _, k := range c.anchors[i] {
+		if probes[k] {
+			return true
+		}
+	}
+	if content == nil {
+		return false
+	}
+	shared := 0
+	for _, k := range c.content[i] {
+		if content[k] > 0 {
+			shared++
+		}
+	}
+	return shared >= 3
 }
 
 // newerThan returns the indices j > i of siblings eligible as the newer side

@@ -2,11 +2,11 @@ package supersession
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -31,16 +31,19 @@ func New(db *sqlx.DB, log *slog.Logger, m *Metrics, llms *llm.Provider) *Engine 
 
 // Tally counts what a pass over some groups found and did.
 type Tally struct {
-	Groups            int            `json:"aspects"`
-	Attributes        int            `json:"attributes"`
-	Pairs             int            `json:"pairs"`
-	ProposalsShadow   int            `json:"proposals_shadow"`
-	ProposalsReview   int            `json:"proposals_review"`
-	Supersessions     int            `json:"supersessions"`
-	SemanticAsked     int            `json:"semantic_asked"`
-	SemanticCacheHits int            `json:"semantic_cache_hits"`
-	SemanticFailures  int            `json:"semantic_failures"`
-	Skips             map[string]int `json:"skips"`
+	Groups            int `json:"aspects"`
+	Attributes        int `json:"attributes"`
+	Pairs             int `json:"pairs"`
+	ProposalsShadow   int `json:"proposals_shadow"`
+	ProposalsReview   int `json:"proposals_review"`
+	Supersessions     int `json:"supersessions"`
+	SemanticAsked     int `json:"semantic_asked"`
+	SemanticCacheHits int `json:"semantic_cache_hits"`
+	SemanticFailures  int `json:"semantic_failures"`
+	// Braked counts supersessions written as proposals because shadowMode
+	// or mutationsFrozen was turned on while the pass ran.
+	Braked int            `json:"braked,omitempty"`
+	Skips  map[string]int `json:"skips"`
 }
 
 func (t *Tally) skip(reason string, n int) {
@@ -64,6 +67,7 @@ func (t *Tally) Add(u Tally) {
 	t.SemanticAsked += u.SemanticAsked
 	t.SemanticCacheHits += u.SemanticCacheHits
 	t.SemanticFailures += u.SemanticFailures
+	t.Braked += u.Braked
 	for k, v := range u.Skips {
 		t.skip(k, v)
 	}
@@ -74,16 +78,23 @@ type Pass struct {
 	Actor Actor
 	// Source labels metrics: sweep | inline.
 	Source string
-	// Focus limits pairs to those touching these attribute ids (inline).
+	// Focus limits the pass to the old attributes a classification may
+	// change the fate of (inline): the focus and those it contradicts.
 	Focus map[string]bool
 	// SemanticBudget bounds new LLM questions in this pass; pairs beyond it
 	// are deferred to a later pass.
 	SemanticBudget *int
+	// Brake, when set, is asked before every write batch whether the
+	// configuration now in force forbids changing agent data (shadowMode or
+	// mutationsFrozen turned on while the pass ran). Once it says yes, the
+	// rest of the pass writes proposals instead of supersessions.
+	Brake func() bool
 }
 
 // Process decides every group and writes the results: supersessions in
 // live mode at or above the threshold, proposals in shadow mode and in the
-// review band. Decisions use the configuration given, read once per pass.
+// review band. Decisions use the configuration given, read once per pass;
+// only the brake is observed as it changes.
 func (e *Engine) Process(ctx context.Context, cfg *config.Config, groups []*Group, pass Pass) (Tally, error) {
 	var t Tally
 	if len(groups) == 0 {
@@ -101,139 +112,230 @@ func (e *Engine) Process(ctx context.Context, cfg *config.Config, groups []*Grou
 		in.semantic = client != nil
 	}
 
-	var oldIDs []string
+	preps := make([]*prepared, len(groups))
+	var deciders []string
 	agents := map[string]bool{}
-	for _, g := range groups {
+	for i, g := range groups {
 		t.Groups++
 		t.Attributes += len(g.Attrs)
 		agents[g.AgentID] = true
-		for _, a := range g.Attrs {
-			oldIDs = append(oldIDs, a.ID)
-		}
+		preps[i] = prepare(g, in)
+		deciders = append(deciders, preps[i].deciders()...)
 	}
-	tv := time.Now()
-	vetoed, err := loadVetoes(ctx, e.db, oldIDs, pass.Focus, keys(agents))
+	vetoed, err := loadVetoes(ctx, e.db, deciders, keys(agents))
 	if err != nil {
 		return t, err
 	}
 	in.vetoed = vetoed
-	dVeto := time.Since(tv)
 
+	candidates, err := e.decideAll(ctx, cfg, client, preps, in, pass, &t)
+	if err != nil {
+		return t, err
+	}
+	return t, e.write(ctx, candidates, pass, &t)
+}
+
+// decideAll plans every prepared group, asks the LLM about the pairs that
+// need it (outside any transaction) and plans the waiting groups again with
+// the verdicts.
+func (e *Engine) decideAll(ctx context.Context, cfg *config.Config, client *llm.Client, preps []*prepared, in planInput, pass Pass, t *Tally) ([]Candidate, error) {
 	var candidates []Candidate
-	var again []*Group
+	var again []*prepared
 	pending := map[pairKey]pendingPair{}
 	groupOf := map[*Attribute]*Group{}
-	for _, g := range groups {
-		out := plan(g, in)
+	for _, p := range preps {
+		out := plan(p, in)
 		t.Pairs += out.pairs
 		for k, v := range out.skips {
 			t.skip(k, v)
 		}
 		candidates = append(candidates, out.candidates...)
 		if len(out.pending) > 0 {
-			again = append(again, g)
-			for k, p := range out.pending {
-				pending[k] = p
-				groupOf[p.old] = g
+			again = append(again, p)
+			for k, pp := range out.pending {
+				pending[k] = pp
+				groupOf[pp.old] = p.g
 			}
 		}
 	}
-	if len(pending) > 0 {
-		budget := pass.SemanticBudget
-		if budget == nil {
-			b := 256
-			budget = &b
-		}
-		in.known, err = e.resolve(ctx, cfg, client, pending, groupOf, budget, &t)
-		if err != nil {
-			return t, err
-		}
-		// Plan the waiting groups again with the verdicts: only the old
-		// attributes that were waiting yield new candidates, because the
-		// others were decided (or found nothing) the first time.
-		decided := map[string]bool{}
-		for _, c := range candidates {
-			decided[c.Old.ID] = true
-		}
-		for _, g := range again {
-			out := plan(g, in)
-			for _, c := range out.candidates {
-				if !decided[c.Old.ID] {
-					candidates = append(candidates, c)
-				}
+	if len(pending) == 0 {
+		return candidates, nil
+	}
+	budget := pass.SemanticBudget
+	if budget == nil {
+		b := 256
+		budget = &b
+	}
+	var err error
+	in.known, err = e.resolve(ctx, cfg, client, pending, groupOf, budget, t)
+	if err != nil {
+		return candidates, err
+	}
+	// Only the old attributes that were waiting yield new candidates: the
+	// others were decided (or found nothing) the first time.
+	decided := map[string]bool{}
+	for _, c := range candidates {
+		decided[c.Old.ID] = true
+	}
+	for _, p := range again {
+		out := plan(p, in)
+		for _, c := range out.candidates {
+			if !decided[c.Old.ID] {
+				candidates = append(candidates, c)
 			}
 		}
 	}
-	dPlan := time.Since(tv) - dVeto
-	if err := e.write(ctx, candidates, pass, &t); err != nil {
-		return t, err
-	}
-	e.log.Debug("supersession: pass", "source", pass.Source, "vetoes", dVeto.String(), "plan", dPlan.String(), "write", (time.Since(tv) - dVeto - dPlan).String(), "candidates", len(candidates))
-	return t, nil
+	return candidates, nil
 }
 
+// writeChunk is how many decisions one write transaction carries.
+const writeChunk = 500
+
 // write applies and proposes in chunks, each its own short transaction.
+// Before each chunk the brake is asked; once it is on, what remains is
+// written as proposals. A chunk that fails for a reason other than the
+// database going away is written again one decision at a time, so one row
+// that the stack's own constraints or data reject is skipped with its
+// reason and never takes the rest of its chunk down with it.
 func (e *Engine) write(ctx context.Context, cands []Candidate, pass Pass, t *Tally) error {
-	const chunk = 500
 	// Oldest old attribute first, so that a chain found in one pass (O1 → O2,
 	// O2 → N) is written link by link: O1 → O2 is checked while O2 is still
 	// active, whatever the chunk boundaries.
 	sort.SliceStable(cands, func(i, j int) bool { return cands[j].Old.newer(cands[i].Old) })
-	var applies []Supersession
-	var proposals []Proposal
-	for _, c := range cands {
-		meta := Metadata{
-			AgentID: c.Old.AgentID, OldAttributeID: c.Old.ID, NewAttributeID: c.New.ID, AspectID: c.Old.AspectID,
-			Method: c.Method, Confidence: round3(c.Confidence), Signals: nonNil(c.Signals), Reasoning: c.Reasoning,
-			Mode: c.Mode, RunID: pass.Actor.RequestID,
+	braked := false
+	for start := 0; start < len(cands); start += writeChunk {
+		chunk := cands[start:min(start+writeChunk, len(cands))]
+		if !braked && pass.Brake != nil && pass.Brake() {
+			braked = true
+			e.log.Warn("supersession: shadowMode or mutationsFrozen turned on during the pass; the rest of it only proposes",
+				"source", pass.Source, "decisions_left", len(cands)-start)
 		}
-		reason := describe(c)
-		if c.Mode == "live" {
-			applies = append(applies, Supersession{Meta: meta, OldContent: c.Old.Content.String, NewContent: c.New.Content.String, Reason: reason})
-		} else {
-			proposals = append(proposals, Proposal{Meta: meta, NewContent: c.New.Content.String, Reason: reason})
-		}
-	}
-	for start := 0; start < len(applies); start += chunk {
-		batch := applies[start:min(start+chunk, len(applies))]
-		var done []Applied
-		err := withRetry(ctx, func() error {
-			var err error
-			done, err = Apply(ctx, e.db, pass.Actor, batch)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		t.Supersessions += len(done)
-		t.skip(SkipChanged, len(batch)-len(done))
-		e.metrics.Supersessions.WithLabelValues(pass.Source).Add(float64(len(done)))
-	}
-	for start := 0; start < len(proposals); start += chunk {
-		batch := proposals[start:min(start+chunk, len(proposals))]
-		var written []Proposed
-		err := withRetry(ctx, func() error {
-			var err error
-			written, err = Propose(ctx, e.db, pass.Actor, batch)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		for _, w := range written {
-			if w.Mode == "shadow" {
-				t.ProposalsShadow++
-			} else {
-				t.ProposalsReview++
+		var applies []Supersession
+		var proposals []Proposal
+		for _, c := range chunk {
+			if braked && c.Mode == ModeLive {
+				c.Mode = ModeShadow
+				t.Braked++
 			}
-			e.metrics.Proposals.WithLabelValues(pass.Source, w.Mode).Inc()
+			meta := Metadata{
+				AgentID: c.Old.AgentID, OldAttributeID: c.Old.ID, NewAttributeID: c.New.ID, AspectID: c.Old.AspectID,
+				Method: c.Method, Confidence: round3(c.Confidence), Signals: nonNil(c.Signals), Reasoning: c.Reasoning,
+				Mode: c.Mode, RunID: pass.Actor.RequestID,
+			}
+			if c.Mode == ModeLive {
+				applies = append(applies, Supersession{Meta: meta, OldContent: c.Old.Content.String, NewContent: c.New.Content.String,
+					Reason: describe(c), RespectVetoes: true})
+			} else {
+				proposals = append(proposals, Proposal{Meta: meta, NewContent: c.New.Content.String, Reason: describe(c)})
+			}
 		}
-		t.skip(SkipDuplicate, len(batch)-len(written))
+		if err := e.applyChunk(ctx, applies, pass, t); err != nil {
+			return err
+		}
+		if err := e.proposeChunk(ctx, proposals, pass, t); err != nil {
+			return err
+		}
 	}
 	for reason, n := range t.Skips {
 		e.metrics.Skips.WithLabelValues(pass.Source, reason).Add(float64(n))
 	}
 	return nil
+}
+
+func (e *Engine) applyChunk(ctx context.Context, items []Supersession, pass Pass, t *Tally) error {
+	written, err := isolate(ctx, e, pass, items, func(batch []Supersession) (int, error) {
+		var done []Applied
+		err := withRetry(ctx, func() error {
+			return store.InTx(ctx, e.db, func(tx *sqlx.Tx) error {
+				var err error
+				done, err = Apply(ctx, tx, pass.Actor, batch)
+				return err
+			})
+		})
+		return len(done), err
+	}, func(s Supersession) Metadata { return s.Meta })
+	if err != nil {
+		return err
+	}
+	t.Supersessions += written.ok
+	t.skip(SkipChanged, written.noop)
+	t.skip(SkipWriteFailed, written.failed)
+	e.metrics.Supersessions.WithLabelValues(pass.Source).Add(float64(written.ok))
+	return nil
+}
+
+func (e *Engine) proposeChunk(ctx context.Context, items []Proposal, pass Pass, t *Tally) error {
+	var modes = map[Mode]int{}
+	written, err := isolate(ctx, e, pass, items, func(batch []Proposal) (int, error) {
+		var done []Proposed
+		err := withRetry(ctx, func() error {
+			var err error
+			done, err = Propose(ctx, e.db, pass.Actor, batch)
+			return err
+		})
+		for _, w := range done {
+			modes[w.Mode]++
+		}
+		return len(done), err
+	}, func(p Proposal) Metadata { return p.Meta })
+	if err != nil {
+		return err
+	}
+	t.ProposalsShadow += modes[ModeShadow]
+	t.ProposalsReview += modes[ModeReview]
+	for m, n := range modes {
+		e.metrics.Proposals.WithLabelValues(pass.Source, string(m)).Add(float64(n))
+	}
+	t.skip(SkipDuplicate, written.noop)
+	t.skip(SkipWriteFailed, written.failed)
+	return nil
+}
+
+// written counts a chunk's outcome: written, guarded no-ops, and rows whose
+// write failed and were skipped.
+type written struct{ ok, noop, failed int }
+
+// isolate writes a chunk; when that fails for a reason that is not the
+// database going away (nor the pass being cancelled), it writes each item
+// on its own, skipping (with a log line naming the attribute and the
+// reason) those that fail again.
+func isolate[T any](ctx context.Context, e *Engine, pass Pass, items []T, fn func([]T) (int, error), meta func(T) Metadata) (written, error) {
+	var w written
+	if len(items) == 0 {
+		return w, nil
+	}
+	n, err := fn(items)
+	if err == nil {
+		return written{ok: n, noop: len(items) - n}, nil
+	}
+	if !isolatable(ctx, err) {
+		return w, err
+	}
+	for _, it := range items {
+		n, err := fn([]T{it})
+		switch {
+		case err == nil:
+			w.ok += n
+			w.noop += 1 - n
+		case !isolatable(ctx, err):
+			return w, err
+		default:
+			w.failed++
+			m := meta(it)
+			e.log.Warn("supersession: a write was refused by the database; skipped, the rest of the batch is written",
+				"source", pass.Source, "agent_id", m.AgentID, "old_attribute_id", m.OldAttributeID,
+				"new_attribute_id", m.NewAttributeID, "mode", string(m.Mode), "err", err)
+		}
+	}
+	return w, nil
+}
+
+// isolatable reports whether a failed write may be the fault of one row (a
+// constraint of the stack's, data the database will not take) rather than
+// of the connection or the pass.
+func isolatable(ctx context.Context, err error) bool {
+	return ctx.Err() == nil && !store.IsConnectionError(err) && !errors.Is(err, context.Canceled) &&
+		!errors.Is(err, context.DeadlineExceeded)
 }
 
 // withRetry retries a write once on a deadlock or serialization failure:

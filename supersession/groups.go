@@ -1,6 +1,7 @@
 package supersession
 
 import (
+	"database/sql"
 	"slices"
 
 	"github.com/jmoiron/sqlx"
@@ -8,14 +9,17 @@ import (
 
 // GroupColumns is the select list of a query that loads siblings for
 // ScanGroups: AttributeColumns and the aspect's name and existence (alias
-// the aspect as asp, outer-joined on the attribute's aspect_id).
+// the aspect as asp, outer-joined on the attribute's aspect_id and agent_id:
+// an aspect of another agent is no aspect at all, and its name must never
+// reach a prompt).
 const GroupColumns = AttributeColumns + `,
        coalesce(asp.name, '') AS aspect_name, asp.id IS NULL AS dangling`
 
 type groupRow struct {
 	Attribute
-	AspectName string `db:"aspect_name"`
-	Dangling   bool   `db:"dangling"`
+	CreatedAt  sql.NullTime `db:"created_at"`
+	AspectName string       `db:"aspect_name"`
+	Dangling   bool         `db:"dangling"`
 }
 
 // ScanGroups reads the rows of a sibling query (GroupColumns) into groups,
@@ -42,6 +46,7 @@ func ScanGroups(rows *sqlx.Rows) ([]*Group, error) {
 			}
 		}
 		a := r.Attribute
+		a.CreatedAt, a.BadTime = r.CreatedAt.Time, !r.CreatedAt.Valid
 		g.Attrs = append(g.Attrs, &a)
 	}
 	if err := rows.Err(); err != nil {

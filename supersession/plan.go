@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/supersessiond/supersessiond/heuristics"
 )
@@ -18,15 +19,24 @@ type Attribute struct {
 	MemoryID  sql.NullString `db:"memory_id"`
 	Kind      string         `db:"kind"`
 	Content   sql.NullString `db:"content"`
-	CreatedAt time.Time      `db:"created_at"`
+	CreatedAt time.Time      `db:"-"`
 	Protected bool           `db:"protected"`
+	// BadTime: created_at is NULL, infinite or more than a day in the
+	// future. Such a row has no place in the newer/older order, so it takes
+	// no part in any pair (skipped with SkipBadTime).
+	BadTime bool `db:"-"`
 
 	stmt *heuristics.Statement // analysed on first use; a pass is single-threaded
 }
 
-// AttributeColumns is the select list that scans into Attribute, for the
-// queries of the jobs that load siblings (alias the table as a).
-const AttributeColumns = `a.id, a.agent_id, a.aspect_id, a.memory_id, a.kind, a.content, a.created_at, a.protected`
+// AttributeColumns is the select list that scans into a group row, for the
+// queries of the jobs that load siblings (alias the table as a). It cannot
+// fail to scan whatever a row holds: created_at comes only when it is a
+// time the order can use (lib/pq refuses 'infinity'), and nullable columns
+// of a foreign schema are coalesced.
+const AttributeColumns = `a.id, coalesce(a.agent_id, '') AS agent_id, a.aspect_id, a.memory_id, coalesce(a.kind, '') AS kind,
+       a.content, CASE WHEN isfinite(a.created_at) AND a.created_at <= now() + interval '1 day' THEN a.created_at END AS created_at,
+       coalesce(a.protected, false) AS protected`
 
 // statement analyses the content once, however many pairs it is part of.
 func (a *Attribute) statement() *heuristics.Statement {
@@ -61,6 +71,9 @@ const (
 	SkipProtected       = "protected"
 	SkipConstraint      = "constraint"
 	SkipEmptyContent    = "empty_content"
+	SkipInvalidUTF8     = "invalid_utf8"
+	SkipTooLong         = "content_too_long"
+	SkipBadTime         = "invalid_created_at"
 	SkipUnknownKind     = "unknown_kind"
 	SkipDanglingAspect  = "dangling_aspect"
 	SkipVetoed          = "vetoed_by_operator"
@@ -68,7 +81,13 @@ const (
 	SkipSemanticPending = "semantic_deferred"
 	SkipChanged         = "changed_since_decision"
 	SkipDuplicate       = "proposal_exists"
+	SkipWriteFailed     = "write_failed"
 )
+
+// MaxContentBytes bounds the attribute content the engine reads: attributes
+// are one-line facts, and a megabyte of text in one is a bug upstream that
+// should not cost an analysis (or an LLM prompt) on every pass.
+const MaxContentBytes = 16 << 10
 
 // eligibility says whether an attribute may take part, and why not.
 func eligibility(a *Attribute) (old, new bool, reason string) {
@@ -77,8 +96,14 @@ func eligibility(a *Attribute) (old, new bool, reason string) {
 		return false, false, SkipConstraint
 	case a.Kind != "attribute":
 		return false, false, SkipUnknownKind
+	case a.BadTime:
+		return false, false, SkipBadTime
 	case !a.Content.Valid || strings.TrimSpace(a.Content.String) == "":
 		return false, false, SkipEmptyContent
+	case !utf8.ValidString(a.Content.String):
+		return false, false, SkipInvalidUTF8
+	case len(a.Content.String) > MaxContentBytes:
+		return false, false, SkipTooLong
 	case a.Protected:
 		return false, true, SkipProtected
 	}
@@ -116,8 +141,23 @@ type Candidate struct {
 	Confidence float64
 	Signals    []heuristics.Signal
 	Reasoning  string
-	Mode       string // live | shadow | review
+	Mode       Mode
 }
+
+// Mode says how a decision is written.
+type Mode string
+
+const (
+	ModeLive     Mode = "live"     // applied now
+	ModeShadow   Mode = "shadow"   // proposed: shadowMode or mutationsFrozen (or the brake engaged mid-run)
+	ModeReview   Mode = "review"   // proposed: in the review band
+	ModeManual   Mode = "manual"   // supersede by an operator
+	ModeProposal Mode = "proposal" // applied from a proposal by an operator
+)
+
+// Proposed reports whether the mode writes a proposal rather than a
+// supersession.
+func (m Mode) Proposed() bool { return m == ModeShadow || m == ModeReview }
 
 // planInput is everything plan needs besides the group.
 type planInput struct {
@@ -145,80 +185,156 @@ type planOutput struct {
 
 type pendingPair struct{ old, new *Attribute }
 
-// plan decides one group. It is pure: no database, no network, no clock.
-func plan(g *Group, in planInput) planOutput {
-	out := planOutput{skips: map[string]int{}}
+// prepared is a group ready to be planned: who may take part, and the
+// blocking index of who may pair with whom.
+type prepared struct {
+	g     *Group
+	el    []elig
+	cands *candidates
+	skips map[string]int
+}
+
+// prepare reads a group's eligibility and builds its blocking index. It is
+// pure: no database, no network, no clock.
+func prepare(g *Group, in planInput) *prepared {
+	p := &prepared{g: g, skips: map[string]int{}}
 	if g.Dangling {
-		out.skips[SkipDanglingAspect] += len(g.Attrs)
-		return out
+		p.skips[SkipDanglingAspect] += len(g.Attrs)
+		return p
 	}
-	el := make([]elig, len(g.Attrs))
+	p.el = make([]elig, len(g.Attrs))
 	for i, a := range g.Attrs {
 		o, n, why := eligibility(a)
-		el[i] = elig{o, n}
+		p.el[i] = elig{o, n}
 		if why != "" && (in.focus == nil || in.focus[a.ID]) {
-			out.skips[why]++
+			p.skips[why]++
 		}
 	}
-	cands := newCandidates(g.Attrs, el, in.semantic, in.focus)
+	p.cands = newCandidates(g.Attrs, p.el, in.semantic, in.focus)
+	return p
+}
+
+// deciders are the ids of the old attributes plan may decide: the vetoes
+// that matter are theirs.
+func (p *prepared) deciders() []string {
+	if p.cands == nil {
+		return nil
+	}
+	var ids []string
+	for i, a := range p.g.Attrs {
+		if p.cands.decidable[i] {
+			ids = append(ids, a.ID)
+		}
+	}
+	return ids
+}
+
+// plan decides one prepared group. It is pure: no database, no network, no
+// clock. Every old attribute it decides is decided by the full rule: its
+// newer siblings newest first, the first at or above the threshold wins.
+// With a focus (the inline hook), the old attributes decided are the focus
+// and those a focus attribute contradicts, so a classification can never
+// make an older sibling lose to it when a newer sibling contradicts that
+// sibling too.
+func plan(p *prepared, in planInput) planOutput {
+	out := planOutput{skips: map[string]int{}}
+	for k, v := range p.skips {
+		out.skips[k] = v
+	}
+	if p.cands == nil {
+		return out
+	}
+	g, cands := p.g, p.cands
 	for i, old := range g.Attrs {
-		if !el[i].old || !cands.relevant[i] {
+		if !cands.decidable[i] {
 			continue
 		}
-		var review *Candidate
-		var apply *Candidate
-		waiting := false
-		// Only siblings whose blocking keys meet old's can contradict it
-		// (the heuristics' guarantee); newest first, as the rule requires.
-		for _, j := range cands.newerThan(i) {
-			nw := g.Attrs[j]
-			if in.focus != nil && !in.focus[old.ID] && !in.focus[nw.ID] {
-				continue
-			}
-			out.pairs++
-			if in.vetoed[[2]string{old.ID, nw.ID}] {
-				out.skips[SkipVetoed]++
-				continue
-			}
-			c, need := decide(old, nw, in)
-			if need {
-				if out.pending == nil {
-					out.pending = map[pairKey]pendingPair{}
-				}
-				out.pending[keyOf(old, nw)] = pendingPair{old, nw}
-				waiting = true
-				continue
-			}
-			if c == nil {
-				continue
-			}
-			c.Group = g
-			if c.Confidence >= in.thresholds.Min {
-				apply = c
-				break // the newest contradicting sibling wins
-			}
-			if c.Confidence >= in.thresholds.Review && review == nil {
-				review = c
-			}
+		newer := cands.newerThan(i)
+		if in.focus != nil && !in.focus[old.ID] && !touchesFocus(old, g, newer, in) {
+			continue
 		}
-		if waiting {
+		c, pending := decideOld(old, g, newer, in, &out)
+		if len(pending) > 0 {
 			// A newer pair awaits its verdict: deciding now could pick an
 			// older target than the rule allows. Decide after resolution.
+			if out.pending == nil {
+				out.pending = map[pairKey]pendingPair{}
+			}
+			for k, v := range pending {
+				out.pending[k] = v
+			}
 			continue
 		}
-		switch {
-		case apply != nil && in.shadow:
-			apply.Mode = "shadow"
-			out.candidates = append(out.candidates, *apply)
-		case apply != nil:
-			apply.Mode = "live"
-			out.candidates = append(out.candidates, *apply)
-		case review != nil:
-			review.Mode = "review"
-			out.candidates = append(out.candidates, *review)
+		if c != nil {
+			out.candidates = append(out.candidates, *c)
 		}
 	}
 	return out
+}
+
+// touchesFocus reports whether a focus attribute among old's newer
+// candidates contradicts it (or may, once the LLM answers).
+func touchesFocus(old *Attribute, g *Group, newer []int, in planInput) bool {
+	for _, j := range newer {
+		nw := g.Attrs[j]
+		if !in.focus[nw.ID] || in.vetoed[[2]string{old.ID, nw.ID}] {
+			continue
+		}
+		c, need := decide(old, nw, in)
+		if need || (c != nil && c.Confidence >= in.thresholds.Review) {
+			return true
+		}
+	}
+	return false
+}
+
+// decideOld applies the rule to one old attribute: its newer candidates
+// newest first, the first at or above the threshold wins, else the newest
+// in the review band becomes a proposal. pending holds the pairs that need
+// a semantic verdict first.
+func decideOld(old *Attribute, g *Group, newer []int, in planInput, out *planOutput) (*Candidate, map[pairKey]pendingPair) {
+	var review *Candidate
+	var pending map[pairKey]pendingPair
+	for _, j := range newer {
+		nw := g.Attrs[j]
+		out.pairs++
+		if in.vetoed[[2]string{old.ID, nw.ID}] {
+			out.skips[SkipVetoed]++
+			continue
+		}
+		c, need := decide(old, nw, in)
+		if need {
+			if pending == nil {
+				pending = map[pairKey]pendingPair{}
+			}
+			pending[keyOf(old, nw)] = pendingPair{old, nw}
+			continue
+		}
+		if c == nil {
+			continue
+		}
+		c.Group = g
+		if c.Confidence >= in.thresholds.Min {
+			if pending != nil {
+				return nil, pending
+			}
+			c.Mode = ModeLive
+			if in.shadow {
+				c.Mode = ModeShadow
+			}
+			return c, nil
+		}
+		if c.Confidence >= in.thresholds.Review && review == nil {
+			review = c
+		}
+	}
+	if pending != nil {
+		return nil, pending
+	}
+	if review != nil {
+		review.Mode = ModeReview
+	}
+	return review, nil
 }
 
 // decide returns the pair's decision, or need=true when it hinges on a

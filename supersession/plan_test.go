@@ -33,18 +33,22 @@ func corpusStatements(t *testing.T) []string {
 }
 
 // bruteForce is the rule without blocking: every newer sibling, newest
-// first (with a focus, only pairs with a side in it). The blocked plan must
-// find exactly what it finds.
+// first. With a focus, the old attributes decided are the focus and those a
+// newer focus attribute contradicts (at review confidence or above), each
+// by the full rule. The blocked plan must find exactly what it finds.
 func bruteForce(g *Group, in planInput) []Candidate {
 	var out []Candidate
 	for i, old := range g.Attrs {
 		if o, _, _ := eligibility(old); !o {
 			continue
 		}
+		if in.focus != nil && !in.focus[old.ID] && !focusContradicts(g, i, in) {
+			continue
+		}
 		var apply, review *Candidate
 		for j := len(g.Attrs) - 1; j > i; j-- {
 			nw := g.Attrs[j]
-			if _, n, _ := eligibility(nw); !n || (in.focus != nil && !in.focus[old.ID] && !in.focus[nw.ID]) {
+			if _, n, _ := eligibility(nw); !n {
 				continue
 			}
 			c, _ := decide(old, nw, in)
@@ -68,6 +72,21 @@ func bruteForce(g *Group, in planInput) []Candidate {
 	}
 	return out
 }
+
+func focusContradicts(g *Group, i int, in planInput) bool {
+	for j := i + 1; j < len(g.Attrs); j++ {
+		nw := g.Attrs[j]
+		if _, n, _ := eligibility(nw); !n || !in.focus[nw.ID] {
+			continue
+		}
+		if c, _ := decide(g.Attrs[i], nw, in); c != nil && c.Confidence >= in.thresholds.Review {
+			return true
+		}
+	}
+	return false
+}
+
+func planGroup(g *Group, in planInput) planOutput { return plan(prepare(g, in), in) }
 
 // Blocking changes how many pairs are decided, never what is decided: on
 // groups drawn from the labelled corpora (hundreds of statements about the
@@ -95,7 +114,7 @@ func TestBlockedPlanEqualsAllPairs(t *testing.T) {
 			g.Attrs = append(g.Attrs, a)
 		}
 		want := bruteForce(g, in)
-		got := plan(g, in)
+		got := planGroup(g, in)
 		totalPairs += n * (n - 1) / 2
 		blockedPairs += got.pairs
 		if len(got.candidates) != len(want) {
@@ -111,8 +130,10 @@ func TestBlockedPlanEqualsAllPairs(t *testing.T) {
 	t.Logf("decided %d of %d pairs (%.1f%%)", blockedPairs, totalPairs, 100*float64(blockedPairs)/float64(totalPairs))
 }
 
-// With a focus (the inline hook), the narrowed plan decides exactly the
-// pairs touching the focus that the all-pairs plan would.
+// With a focus (the inline hook), the narrowed plan decides exactly the old
+// attributes the focus can change the fate of, each as the all-pairs plan
+// would: an older sibling that a focus attribute contradicts goes to the
+// newest sibling that contradicts it, focus or not.
 func TestFocusedPlanEqualsAllPairsOnFocus(t *testing.T) {
 	t.Parallel()
 	stmts := corpusStatements(t)
@@ -132,7 +153,7 @@ func TestFocusedPlanEqualsAllPairsOnFocus(t *testing.T) {
 		}
 		in := planInput{thresholds: Thresholds{Min: 0.7, Review: 0.5}, focus: focus}
 		want := bruteForce(g, in)
-		got := plan(g, in).candidates
+		got := planGroup(g, in).candidates
 		if len(got) != len(want) {
 			t.Fatalf("round %d: focused plan found %d candidates, all pairs %d", round, len(got), len(want))
 		}
@@ -141,5 +162,31 @@ func TestFocusedPlanEqualsAllPairsOnFocus(t *testing.T) {
 				t.Fatalf("round %d: %s→%s vs %s→%s", round, want[k].Old.ID, want[k].New.ID, got[k].Old.ID, got[k].New.ID)
 			}
 		}
+	}
+}
+
+// A late classification must not make an older sibling lose to it when a
+// newer sibling contradicts that sibling too (issue: "Lives in Oslo",
+// created in February but classified after "Lives in Rome" of March, took
+// "Lives in Paris" of January).
+func TestFocusedPlanPicksTheNewestContradictingSibling(t *testing.T) {
+	t.Parallel()
+	at := func(m time.Month) time.Time { return time.Date(2026, m, 1, 0, 0, 0, 0, time.UTC) }
+	attr := func(id, content string, m time.Month) *Attribute {
+		return &Attribute{ID: id, AgentID: "a", AspectID: "home", Kind: "attribute",
+			Content: sql.NullString{String: content, Valid: true}, CreatedAt: at(m)}
+	}
+	g := &Group{AgentID: "a", AspectID: "home", Attrs: []*Attribute{
+		attr("paris", "Lives in Paris", time.January),
+		attr("oslo", "Lives in Oslo", time.February),
+		attr("rome", "Lives in Rome", time.March),
+	}}
+	in := planInput{thresholds: Thresholds{Min: 0.7, Review: 0.5}, focus: map[string]bool{"oslo": true}}
+	got := map[string]string{}
+	for _, c := range planGroup(g, in).candidates {
+		got[c.Old.ID] = c.New.ID
+	}
+	if got["paris"] != "rome" || got["oslo"] != "rome" || len(got) != 2 {
+		t.Fatalf("decisions = %v, want paris→rome and oslo→rome", got)
 	}
 }

@@ -67,16 +67,10 @@ func (e *Engine) resolve(ctx context.Context, cfg *config.Config, client *llm.Cl
 	e.metrics.LLMCacheHits.Add(float64(len(out)))
 
 	timeout := time.Duration(cfg.Memory.PipelineV2.SemanticContradictionTimeoutMs) * time.Millisecond
-	type asked struct {
-		key pairKey
-		v   semanticVerdict
-		err error
-	}
 	var (
-		mu      sync.Mutex
-		answers []asked
-		wg      sync.WaitGroup
-		slots   = make(chan struct{}, max(1, cfg.Maintenance.LLM.MaxConcurrency))
+		mu    sync.Mutex
+		wg    sync.WaitGroup
+		slots = make(chan struct{}, max(1, cfg.Maintenance.LLM.MaxConcurrency))
 	)
 	for k, p := range pending {
 		if _, ok := out[k]; ok {
@@ -88,54 +82,56 @@ func (e *Engine) resolve(ctx context.Context, cfg *config.Config, client *llm.Cl
 			continue
 		}
 		*budget--
-		g := groupOf[p.old]
 		pair := llm.Pair{Older: p.old.Content.String, OlderAt: p.old.CreatedAt, Newer: p.new.Content.String, NewerAt: p.new.CreatedAt}
-		if g != nil {
+		if g := groupOf[p.old]; g != nil {
 			pair.Aspect = g.AspectName
 		}
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
 			v, err := client.Contradiction(ctx, pair, timeout)
+			verdict := semanticVerdict{contradicts: v.Contradicts, confidence: v.Confidence, reasoning: v.Reasoning}
+			if err == nil {
+				// Cached the moment it arrives: another daemon that takes
+				// this pair over (its claim expired while the LLM was slow)
+				// finds the answer instead of asking again.
+				e.cacheVerdict(ctx, client.Model(), k, verdict)
+			}
 			mu.Lock()
-			answers = append(answers, asked{key: k, v: semanticVerdict{contradicts: v.Contradicts, confidence: v.Confidence, reasoning: v.Reasoning}, err: err})
-			mu.Unlock()
+			defer mu.Unlock()
+			e.recordAnswer(out, k, verdict, err, t)
 		})
 	}
 	wg.Wait()
-
-	var store struct {
-		olds, news pq.ByteaArray
-		contra     pq.BoolArray
-		conf       pq.Float64Array
-		reason     pq.StringArray
-	}
-	for _, a := range answers {
-		t.SemanticAsked++
-		if a.err != nil {
-			kind := llm.KindOf(a.err)
-			if kind == "" {
-				kind = "error"
-			}
-			e.metrics.LLMCalls.WithLabelValues(kind).Inc()
-			t.SemanticFailures++
-			t.skip(SkipSemanticFailed, 1)
-			e.log.Warn("semantic contradiction check failed; treating as no contradiction for now", "kind", kind, "err", a.err)
-			out[a.key] = semanticVerdict{failed: true}
-			continue
-		}
-		e.metrics.LLMCalls.WithLabelValues("ok").Inc()
-		out[a.key] = a.v
-		store.olds = append(store.olds, a.key.old[:])
-		store.news = append(store.news, a.key.new[:])
-		store.contra = append(store.contra, a.v.contradicts)
-		store.conf = append(store.conf, a.v.confidence)
-		store.reason = append(store.reason, a.v.reasoning)
-	}
-	if len(store.olds) > 0 {
-		if _, err := e.db.ExecContext(ctx, storeVerdictsSQL, client.Model(), store.olds, store.news, store.contra, store.conf, store.reason); err != nil {
-			return nil, fmt.Errorf("supersession: cache verdicts: %w", err)
-		}
-	}
 	return out, nil
+}
+
+// recordAnswer counts one LLM answer and records its verdict; a failure is
+// "no contradiction for now", asked again on a later pass.
+func (e *Engine) recordAnswer(out verdicts, k pairKey, v semanticVerdict, err error, t *Tally) {
+	t.SemanticAsked++
+	if err != nil {
+		kind := llm.KindOf(err)
+		if kind == "" {
+			kind = "error"
+		}
+		e.metrics.LLMCalls.WithLabelValues(kind).Inc()
+		t.SemanticFailures++
+		t.skip(SkipSemanticFailed, 1)
+		e.log.Warn("semantic contradiction check failed; treating as no contradiction for now", "kind", kind, "err", err)
+		out[k] = semanticVerdict{failed: true}
+		return
+	}
+	e.metrics.LLMCalls.WithLabelValues("ok").Inc()
+	out[k] = v
+}
+
+// cacheVerdict stores one verdict. A failure to store costs a repeated
+// question later, never a wrong decision, so it is logged and not returned.
+func (e *Engine) cacheVerdict(ctx context.Context, model string, k pairKey, v semanticVerdict) {
+	_, err := e.db.ExecContext(ctx, storeVerdictsSQL, model, pq.ByteaArray{k.old[:]}, pq.ByteaArray{k.new[:]},
+		pq.BoolArray{v.contradicts}, pq.Float64Array{v.confidence}, pq.StringArray{v.reasoning})
+	if err != nil {
+		e.log.Warn("supersession: could not cache an LLM verdict; the pair may be asked again", "err", err)
+	}
 }

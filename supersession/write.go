@@ -22,7 +22,7 @@ type Metadata struct {
 	Confidence     float64             `json:"confidence"`
 	Signals        []heuristics.Signal `json:"signals"`
 	Reasoning      string              `json:"reasoning"`
-	Mode           string              `json:"mode"`
+	Mode           Mode                `json:"mode"`
 	ProposalID     string              `json:"proposal_id,omitempty"`
 	RunID          string              `json:"run_id,omitempty"`
 }
@@ -41,6 +41,10 @@ type Supersession struct {
 	// AnyAspect lets old and new belong to different aspects (manual
 	// supersede consolidating attributes); automatic paths never set it.
 	AnyAspect bool
+	// RespectVetoes refuses the write when a reviewer rejected the pair or
+	// an operator undid its supersession: set by the automatic paths, not
+	// by an operator applying or superseding by hand.
+	RespectVetoes bool
 }
 
 // Actor says who writes: changed_by, actor_type and request_id columns.
@@ -50,17 +54,29 @@ type Actor struct {
 	RequestID string
 }
 
-// applySQL supersedes a batch of old attributes in one statement. For each
-// request it locks the old row, re-checks the decision's assumptions, updates
-// it and inserts its attribute_superseded row carrying the undo snapshot
-// (prior status, superseded_by, superseded_at, updated_at) and what the
-// supersession left (for undo's "changed since" check). Requests whose guard
-// fails produce no row: the caller compares what came back.
+// lockSQL takes the old rows' locks, in id order so that concurrent writers
+// never deadlock on each other, before anything is checked. Under READ
+// COMMITTED the statement that follows then sees every change that was
+// committed before the locks were granted: an operator's undo (which holds
+// the same lock while it restores the row and writes its revert) or review
+// (which takes it while it records the rejection) is either fully visible to
+// the guard or waits for this write to finish. Checking in the statement
+// that locks would not do: its snapshot is older than the lock it waited for.
+const lockSQL = `
+SELECT id FROM entity_attributes WHERE id = ANY($1) ORDER BY id FOR UPDATE`
+
+// applySQL supersedes a batch of old attributes in one statement, under the
+// locks lockSQL took. For each request it re-checks the decision's
+// assumptions, and for the automatic paths that no operator vetoed the pair,
+// updates the row and inserts its attribute_superseded row carrying the undo
+// snapshot (prior status, superseded_by, superseded_at, updated_at) and what
+// the supersession left (for undo's "changed since" check). Requests whose
+// guard fails produce no row: the caller compares what came back.
 const applySQL = `
 WITH req AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(
     ord int, old_id text, new_id text, agent_id text, old_content text, new_content text,
-    meta jsonb, reason text, force_chain boolean, any_aspect boolean)
+    meta jsonb, reason text, force_chain boolean, any_aspect boolean, respect_vetoes boolean)
 ),
 prior AS (
   SELECT r.ord, a.id, a.status, a.superseded_by, a.superseded_at, a.updated_at, a.memory_id, a.content,
@@ -75,6 +91,10 @@ prior AS (
       SELECT 1 FROM entity_attributes n
       WHERE n.id = r.new_id AND n.agent_id = r.agent_id AND n.status = 'active' AND n.kind = 'attribute'
         AND (r.any_aspect OR n.aspect_id IS NOT DISTINCT FROM a.aspect_id) AND n.content = r.new_content AND n.id <> a.id)
+    AND NOT (r.respect_vetoes AND EXISTS (
+      SELECT 1 FROM memory_history h
+      WHERE h.event IN ('supersession_proposal_rejected', 'supersession_reverted')
+        AND h.metadata ->> 'old_attribute_id' = a.id AND h.metadata ->> 'new_attribute_id' = r.new_id))
   ORDER BY a.id
   FOR UPDATE OF a
 ),
@@ -107,38 +127,45 @@ type Applied struct {
 	OldAttributeID string
 }
 
-// Apply writes supersessions in one statement and returns those whose guards
-// held; the others were no-ops (already superseded, changed, gone).
-func Apply(ctx context.Context, q sqlx.ExtContext, actor Actor, items []Supersession) ([]Applied, error) {
+// Apply writes supersessions inside tx and returns those whose guards held;
+// the others were no-ops (already superseded, changed, gone, vetoed). The
+// caller commits.
+func Apply(ctx context.Context, tx *sqlx.Tx, actor Actor, items []Supersession) ([]Applied, error) {
 	if len(items) == 0 {
 		return nil, nil
 	}
 	type reqRow struct {
-		Ord        int             `json:"ord"`
-		OldID      string          `json:"old_id"`
-		NewID      string          `json:"new_id"`
-		AgentID    string          `json:"agent_id"`
-		OldContent string          `json:"old_content"`
-		NewContent string          `json:"new_content"`
-		Meta       json.RawMessage `json:"meta"`
-		Reason     string          `json:"reason"`
-		ForceChain bool            `json:"force_chain"`
-		AnyAspect  bool            `json:"any_aspect"`
+		Ord           int             `json:"ord"`
+		OldID         string          `json:"old_id"`
+		NewID         string          `json:"new_id"`
+		AgentID       string          `json:"agent_id"`
+		OldContent    string          `json:"old_content"`
+		NewContent    string          `json:"new_content"`
+		Meta          json.RawMessage `json:"meta"`
+		Reason        string          `json:"reason"`
+		ForceChain    bool            `json:"force_chain"`
+		AnyAspect     bool            `json:"any_aspect"`
+		RespectVetoes bool            `json:"respect_vetoes"`
 	}
 	reqs := make([]reqRow, len(items))
+	olds := make([]string, len(items))
 	for i, it := range items {
 		meta, err := json.Marshal(it.Meta)
 		if err != nil {
 			return nil, fmt.Errorf("supersession: encode metadata: %w", err)
 		}
 		reqs[i] = reqRow{i, it.Meta.OldAttributeID, it.Meta.NewAttributeID, it.Meta.AgentID, it.OldContent, it.NewContent,
-			meta, it.Reason, it.ForceChain, it.AnyAspect}
+			meta, it.Reason, it.ForceChain, it.AnyAspect, it.RespectVetoes}
+		olds[i] = it.Meta.OldAttributeID
 	}
 	body, err := json.Marshal(reqs)
 	if err != nil {
 		return nil, fmt.Errorf("supersession: encode batch: %w", err)
 	}
-	rows, err := q.QueryxContext(ctx, applySQL, string(body), actor.ChangedBy, actor.Type, nullIfEmpty(actor.RequestID))
+	if _, err := tx.ExecContext(ctx, lockSQL, pq.Array(olds)); err != nil {
+		return nil, fmt.Errorf("supersession: lock %d attributes: %w", len(items), err)
+	}
+	rows, err := tx.QueryxContext(ctx, applySQL, string(body), actor.ChangedBy, actor.Type, nullIfEmpty(actor.RequestID))
 	if err != nil {
 		return nil, fmt.Errorf("supersession: apply %d supersessions: %w", len(items), err)
 	}
@@ -171,7 +198,10 @@ RETURNING id, metadata ->> 'mode', metadata ->> 'old_attribute_id', metadata ->>
 
 // Proposed is one proposal that was written.
 type Proposed struct {
-	HistoryID, Mode, OldAttributeID, NewAttributeID string
+	HistoryID      string
+	Mode           Mode
+	OldAttributeID string
+	NewAttributeID string
 }
 
 // Proposal is one (old → new) proposal to write.
@@ -231,7 +261,8 @@ func Propose(ctx context.Context, q sqlx.ExtContext, actor Actor, items []Propos
 }
 
 // vetoesSQL finds the pairs a reviewer rejected or an operator undid among
-// the given old attributes (the sweep: every attribute of the batch).
+// the given old attributes. The plan reads them to pick another target; the
+// write re-checks them under the row lock (applySQL).
 const vetoesSQL = `
 SELECT metadata ->> 'old_attribute_id' AS old_id, metadata ->> 'new_attribute_id' AS new_id
 FROM memory_history
@@ -239,32 +270,18 @@ WHERE event IN ('supersession_proposal_rejected', 'supersession_reverted')
   AND metadata ->> 'old_attribute_id' = ANY($1)
   AND metadata ->> 'agent_id' = ANY($2)`
 
-// focusVetoesSQL finds them for pairs with a side among the focus (the
-// inline hook: only pairs touching the new classifications can be decided).
-const focusVetoesSQL = `
-SELECT metadata ->> 'old_attribute_id' AS old_id, metadata ->> 'new_attribute_id' AS new_id
-FROM memory_history
-WHERE event IN ('supersession_proposal_rejected', 'supersession_reverted')
-  AND (metadata ->> 'old_attribute_id' = ANY($1) OR metadata ->> 'new_attribute_id' = ANY($1))
-  AND metadata ->> 'agent_id' = ANY($2)`
-
-// loadVetoes returns the vetoed (old, new) pairs that matter to a pass:
-// those with an old attribute among oldIDs, or, when focus is given, with
-// either side in it.
-func loadVetoes(ctx context.Context, q sqlx.QueryerContext, oldIDs []string, focus map[string]bool, agents []string) (map[[2]string]bool, error) {
-	query, ids := vetoesSQL, oldIDs
-	if focus != nil {
-		query, ids = focusVetoesSQL, make([]string, 0, len(focus))
-		for id := range focus {
-			ids = append(ids, id)
-		}
+// loadVetoes returns the vetoed (old, new) pairs among the given old
+// attributes.
+func loadVetoes(ctx context.Context, q sqlx.QueryerContext, oldIDs []string, agents []string) (map[[2]string]bool, error) {
+	out := map[[2]string]bool{}
+	if len(oldIDs) == 0 {
+		return out, nil
 	}
-	rows, err := q.QueryxContext(ctx, query, pq.Array(ids), pq.Array(agents))
+	rows, err := q.QueryxContext(ctx, vetoesSQL, pq.Array(oldIDs), pq.Array(agents))
 	if err != nil {
 		return nil, fmt.Errorf("supersession: load vetoes: %w", err)
 	}
 	defer rows.Close()
-	out := map[[2]string]bool{}
 	for rows.Next() {
 		var o, n *string
 		if err := rows.Scan(&o, &n); err != nil {

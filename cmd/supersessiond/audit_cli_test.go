@@ -108,7 +108,7 @@ func TestSupersedeAndProtectExitCodes(t *testing.T) {
 	t.Parallel()
 	_, s, c := seedCLI(t)
 	s.Add(memtest.Attr{ID: "b1", Agent: "b", Content: "Lives in Oslo"})
-	if code, _, errOut := c.run("", "supersede", "--agent", "a", "--by", "a2", "a1", "b1"); code != exitRefused || !strings.Contains(errOut, "b1 (agent b)") {
+	if code, _, errOut := c.run("", "supersede", "--agent", "a", "--by", "a2", "a1", "b1"); code != exitRefused || !strings.Contains(errOut, `not attributes of agent a (no such id, or another agent's): "b1"`) {
 		t.Fatalf("cross-agent: %d %s", code, errOut)
 	}
 	if code, _, errOut := c.run("", "supersede", "--agent", "a", "a1", "--by", "a2", "ghost"); code != exitRefused || !strings.Contains(errOut, `"ghost"`) {
