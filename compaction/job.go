@@ -70,23 +70,28 @@ type Deps struct {
 	// Rand returns uniform numbers in [0, 1) for the backoff jitter (nil:
 	// math/rand/v2).
 	Rand func() float64
+	// Current, when set, returns the configuration in force now: a live
+	// pass asks it before every claim and every outcome it writes whether
+	// shadowMode or mutationsFrozen was turned on since the pass began.
+	Current func() *config.Config
 }
 
 // Job retries stale compaction events. It is safe for concurrent use, and
 // any number of Jobs (in this or other processes) may run against one
 // database at once.
 type Job struct {
-	db   *sqlx.DB
-	log  *slog.Logger
-	m    *Metrics
-	llm  *llm.Provider
-	now  func() time.Time
-	rand func() float64
+	db      *sqlx.DB
+	log     *slog.Logger
+	m       *Metrics
+	llm     *llm.Provider
+	now     func() time.Time
+	rand    func() float64
+	current func() *config.Config
 }
 
 // New builds the job.
 func New(d Deps) *Job {
-	j := &Job{db: d.DB, log: d.Logger, m: NewMetrics(d.Registry), llm: d.LLM, now: d.Now, rand: d.Rand}
+	j := &Job{db: d.DB, log: d.Logger, m: NewMetrics(d.Registry), llm: d.LLM, now: d.Now, rand: d.Rand, current: d.Current}
 	if j.log == nil {
 		j.log = slog.New(slog.DiscardHandler)
 	}
@@ -110,6 +115,10 @@ func (j *Job) Metrics() *Metrics { return j.m }
 func (j *Job) Run(ctx context.Context, cfg *config.Config) (any, error) {
 	return j.Pass(ctx, cfg)
 }
+
+// braked reports whether the configuration in force now forbids changing
+// agent data although the pass began live.
+func (j *Job) braked() bool { return j.current != nil && j.current().Shadow() }
 
 // settings are the configuration a pass runs under.
 type settings struct {

@@ -21,10 +21,12 @@ func newStandard(deps *Deps) *standard {
 
 // jobs are the scheduled jobs.
 func (s *standard) jobs(deps *Deps) []Job {
+	sw := sweep.New(deps.DB, deps.Logger, s.engine)
+	sw.Current = deps.Config
 	return []Job{
-		sweep.New(deps.DB, deps.Logger, s.engine),
-		compaction.New(compaction.Deps{DB: deps.DB, Logger: deps.Logger, Registry: deps.Metrics.Registry, LLM: deps.LLM}),
-		tombstones.New(deps.DB, deps.Logger, tombstones.NewMetrics(deps.Metrics.Registry), tombstones.Options{}),
+		sw,
+		compaction.New(compaction.Deps{DB: deps.DB, Logger: deps.Logger, Registry: deps.Metrics.Registry, LLM: deps.LLM, Current: deps.Config}),
+		tombstones.New(deps.DB, deps.Logger, tombstones.NewMetrics(deps.Metrics.Registry), tombstones.Options{Current: deps.Config}),
 	}
 }
 

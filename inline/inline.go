@@ -16,6 +16,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/internal/redact"
+	"github.com/supersessiond/supersessiond/store"
 	"github.com/supersessiond/supersessiond/supersession"
 )
 
@@ -27,7 +29,6 @@ const Channel = "supersessiond_classified"
 
 const (
 	batchSize   = 200
-	claimFor    = 60 * time.Second // a dead holder's claims expire after this
 	maxAttempts = 5
 )
 
@@ -41,10 +42,19 @@ type Hook struct {
 
 	connected atomic.Bool
 	lastErr   atomic.Pointer[string]
+	// drainErr is the last drain's failure, "" after a successful one: a
+	// hook that keeps failing is not ready, whatever its listener says.
+	drainErr atomic.Pointer[string]
+	// current returns the configuration in force (set by Run): each batch
+	// decides under the newest one, and asks it again before writing.
+	current func() *config.Config
 
 	// ObserveLag, when set before Run, receives every lag the histogram
 	// does (the bench command computes exact percentiles from it).
 	ObserveLag func(seconds float64)
+	// ClaimFor is how long a claim on outbox rows lasts unless renewed
+	// (default 60s): a daemon that dies mid-batch loses its claims within it.
+	ClaimFor time.Duration
 }
 
 // Metrics are the hook's own.
@@ -85,10 +95,12 @@ func New(db *sqlx.DB, log *slog.Logger, engine *supersession.Engine, m *Metrics)
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	host, _ := os.Hostname()
-	h := &Hook{db: db, log: log.With("service", Name), engine: engine, metrics: m,
+	h := &Hook{db: db, log: log.With("service", Name), engine: engine, metrics: m, ClaimFor: time.Minute,
 		holder: fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(b[:]))}
 	empty := "not started"
 	h.lastErr.Store(&empty)
+	none := ""
+	h.drainErr.Store(&none)
 	return h
 }
 
@@ -97,18 +109,23 @@ func (h *Hook) Name() string { return Name }
 // Enabled: supersessionEnabled and inlineHook.enabled.
 func (h *Hook) Enabled(cfg *config.Config) bool { return cfg.InlineHookEnabled() }
 
-// Ready is nil while the LISTEN connection is up.
+// Ready is nil while the LISTEN connection is up and the last drain
+// succeeded.
 func (h *Hook) Ready() error {
-	if h.connected.Load() {
-		return nil
+	if !h.connected.Load() {
+		return fmt.Errorf("listener not connected: %s", *h.lastErr.Load())
 	}
-	return fmt.Errorf("listener not connected: %s", *h.lastErr.Load())
+	if msg := *h.drainErr.Load(); msg != "" {
+		return fmt.Errorf("last drain failed: %s", msg)
+	}
+	return nil
 }
 
 // Run listens and drains until ctx ends.
 func (h *Hook) Run(ctx context.Context, current func() *config.Config) error {
+	h.current = current
 	cfg := current()
-	listener := pq.NewListener(cfg.ListenDSN(), 250*time.Millisecond, 10*time.Second, func(ev pq.ListenerEventType, err error) {
+	listener := pq.NewListener(store.WithApplicationName(cfg.ListenDSN()), 250*time.Millisecond, 10*time.Second, func(ev pq.ListenerEventType, err error) {
 		switch ev {
 		case pq.ListenerEventConnected:
 			h.connected.Store(true)
@@ -121,14 +138,14 @@ func (h *Hook) Run(ctx context.Context, current func() *config.Config) error {
 			h.connected.Store(false)
 			msg := "disconnected"
 			if err != nil {
-				msg = "disconnected: " + err.Error()
+				msg = "disconnected: " + redact.Text(err.Error())
 			}
 			h.lastErr.Store(&msg)
 			h.log.Warn("listener disconnected; falling back to polling until it reconnects", "err", err)
 		case pq.ListenerEventConnectionAttemptFailed:
 			msg := "connection attempt failed"
 			if err != nil {
-				msg += ": " + err.Error()
+				msg += ": " + redact.Text(err.Error())
 			}
 			h.lastErr.Store(&msg)
 		}
@@ -154,7 +171,12 @@ func (h *Hook) Run(ctx context.Context, current func() *config.Config) error {
 		}
 		cfg = current()
 		if err := h.Drain(ctx, cfg); err != nil && ctx.Err() == nil {
+			msg := time.Now().UTC().Format(time.RFC3339) + ": " + err.Error()
+			h.drainErr.Store(&msg)
 			h.log.Error("inline hook: drain failed; retrying at the next wake-up", "err", err)
+		} else if err == nil {
+			none := ""
+			h.drainErr.Store(&none)
 		}
 		poll.Reset(cfg.Maintenance.InlineHook.PollInterval)
 	}
@@ -190,7 +212,7 @@ const siblingsSQL = `
 SELECT ` + supersession.GroupColumns + `
 FROM unnest($1::text[], $2::text[]) AS k(agent_id, aspect_id)
 JOIN entity_attributes a ON a.agent_id = k.agent_id AND a.aspect_id = k.aspect_id
-LEFT JOIN entity_aspects asp ON asp.id = a.aspect_id
+LEFT JOIN entity_aspects asp ON asp.id = a.aspect_id AND asp.agent_id = a.agent_id
 WHERE a.status = 'active' AND a.kind <> 'constraint'`
 
 // doneSQL deletes handled rows (only while still ours) and returns each
@@ -210,6 +232,9 @@ type DrainReport struct {
 // Drain handles the outbox until it is empty (or ctx ends).
 func (h *Hook) Drain(ctx context.Context, cfg *config.Config) error {
 	for ctx.Err() == nil {
+		if h.current != nil {
+			cfg = h.current()
+		}
 		n, err := h.drainBatch(ctx, cfg)
 		if err != nil {
 			return err
@@ -227,7 +252,7 @@ func (h *Hook) Drain(ctx context.Context, cfg *config.Config) error {
 
 func (h *Hook) drainBatch(ctx context.Context, cfg *config.Config) (int, error) {
 	var rows []claimed
-	if err := h.db.SelectContext(ctx, &rows, claimSQL, h.holder, claimFor.Seconds(), batchSize); err != nil {
+	if err := h.db.SelectContext(ctx, &rows, claimSQL, h.holder, h.ClaimFor.Seconds(), batchSize); err != nil {
 		return 0, fmt.Errorf("inline: claim classifications: %w", err)
 	}
 	if len(rows) == 0 {
@@ -270,12 +295,18 @@ func (h *Hook) drainBatch(ctx context.Context, cfg *config.Config) (int, error) 
 	tLoad := time.Since(t0)
 	if cfg.InlineHookEnabled() {
 		budget := 32
-		_, err = h.engine.Process(ctx, cfg, groups, supersession.Pass{
+		pass := supersession.Pass{
 			Actor:          supersession.Actor{ChangedBy: "supersessiond:inline", Type: "system", RequestID: "inline-" + newID()},
 			Source:         Name,
 			Focus:          focus,
 			SemanticBudget: &budget,
-		})
+		}
+		if h.current != nil {
+			pass.Brake = func() bool { return h.current().Shadow() }
+		}
+		release := h.holdClaims(ctx, done)
+		_, err = h.engine.Process(ctx, cfg, groups, pass)
+		release()
 		if err != nil {
 			return 0, err // claims expire; the batch is retried
 		}
@@ -322,6 +353,43 @@ func (h *Hook) loadGroups(ctx context.Context, agents, aspects []string, focus m
 	h.metrics.Processed.WithLabelValues("gone").Add(float64(gone))
 	h.metrics.Processed.WithLabelValues("decided").Add(float64(len(focus) - gone))
 	return groups, nil
+}
+
+// extendSQL renews this holder's claims on rows it is still working on.
+const extendSQL = `
+UPDATE supersessiond_classified
+SET claimed_until = now() + make_interval(secs => $3)
+WHERE seq = ANY($1) AND claimed_by = $2`
+
+// holdClaims renews the batch's claims every third of ClaimFor until the
+// returned function is called, so that a batch that outlives its claim (a
+// slow LLM) is not taken over by another daemon, which would ask the LLM
+// the same questions again. A daemon that dies stops renewing, and its
+// claims expire as before.
+func (h *Hook) holdClaims(ctx context.Context, seqs []int64) (release func()) {
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(h.ClaimFor / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if _, err := h.db.ExecContext(ctx, extendSQL, pq.Array(seqs), h.holder, h.ClaimFor.Seconds()); err != nil {
+					h.log.Warn("inline: could not renew claims; another daemon may take the batch over", "err", err)
+				}
+			}
+		}
+	}()
+	return func() {
+		close(stop)
+		<-done
+	}
 }
 
 func (h *Hook) finish(ctx context.Context, seqs []int64, observe bool) error {

@@ -2,8 +2,13 @@ package inline_test
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,6 +17,7 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/inline"
+	"github.com/supersessiond/supersessiond/llm"
 	"github.com/supersessiond/supersessiond/memtest"
 	"github.com/supersessiond/supersessiond/pgtest"
 	"github.com/supersessiond/supersessiond/supersession"
@@ -227,4 +233,127 @@ func TestVetoedPairIsNotAppliedInline(t *testing.T) {
 	if st, _ := s.Status("v1"); st != "active" {
 		t.Fatal("the hook applied a pair a reviewer rejected")
 	}
+}
+
+// "Lives in Oslo", created in February but classified after "Lives in
+// Rome" (March), must not take "Lives in Paris" (January): Rome, newer and
+// active, contradicts Paris too, and the newest contradicting sibling wins.
+func TestLateClassificationDoesNotStealAnOlderSiblingFromANewerOne(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := memtest.New(t, db.DB)
+	asp := s.Aspect("a", "Sam", "home")
+	at := func(m time.Month) time.Time { return time.Date(2026, m, 1, 0, 0, 0, 0, time.UTC) }
+	s.Add(
+		memtest.Attr{ID: "paris", Agent: "a", Content: "Lives in Paris", At: at(time.January)},
+		memtest.Attr{ID: "oslo", Agent: "a", Content: "Lives in Oslo", At: at(time.February)},
+		memtest.Attr{ID: "rome", Agent: "a", Content: "Lives in Rome", At: at(time.March)},
+	)
+	// Paris and Rome were classified while no daemon ran (the outbox rows
+	// are dropped, as if the sweep were to find them later).
+	s.Exec(`UPDATE entity_attributes SET aspect_id = $1 WHERE id IN ('paris', 'rome')`, asp)
+	s.Exec(`DELETE FROM supersessiond_classified`)
+	startHook(t, db, cfgWithPoll(time.Hour, db.URL))
+	s.Exec(`UPDATE entity_attributes SET aspect_id = $1 WHERE id = 'oslo'`, asp)
+	eventually(t, "oslo superseded", func() bool { st, _ := s.Status("oslo"); return st == "superseded" })
+	if st, by := s.Status("paris"); st != "superseded" || by != "rome" {
+		t.Fatalf("paris is %s by %q, want superseded by rome (the newest contradicting sibling)", st, by)
+	}
+	if _, by := s.Status("oslo"); by != "rome" {
+		t.Fatalf("oslo superseded by %q, want rome", by)
+	}
+}
+
+// A row the driver cannot read, next to classifications of other agents,
+// is skipped: the other classifications are decided, the batch is not
+// retried until given up, and the hook stays ready.
+func TestUnreadableRowDoesNotFailTheBatch(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := memtest.New(t, db.DB)
+	bad := s.Aspect("bad", "Ana", "home")
+	good := s.Aspect("good", "Sam", "home")
+	s.Add(
+		memtest.Attr{ID: "bad-1", Agent: "bad", Aspect: bad, Content: "Lives in Lima"},
+		memtest.Attr{ID: "bad-inf", Agent: "bad", Content: "Lives in Oslo"},
+		memtest.Attr{ID: "good-1", Agent: "good", Aspect: good, Content: "Lives in Toronto"},
+		memtest.Attr{ID: "good-2", Agent: "good", Content: "Lives in Vancouver"},
+	)
+	s.Exec(`UPDATE entity_attributes SET created_at = 'infinity' WHERE id = 'bad-inf'`)
+	s.Exec(`DELETE FROM supersessiond_classified`)
+	r := startHook(t, db, cfgWithPoll(50*time.Millisecond, db.URL))
+	s.Exec(`UPDATE entity_attributes SET aspect_id = CASE agent_id WHEN 'bad' THEN $1 ELSE $2 END WHERE id IN ('bad-inf', 'good-2')`, bad, good)
+	eventually(t, "good-1 superseded", func() bool { st, _ := s.Status("good-1"); return st == "superseded" })
+	eventually(t, "outbox drained", func() bool { return s.Count(`SELECT count(*) FROM supersessiond_classified`) == 0 })
+	if v := testutil.ToFloat64(r.metrics.Processed.WithLabelValues("given_up")); v != 0 {
+		t.Fatalf("%v classifications given up", v)
+	}
+	if err := r.hook.Ready(); err != nil {
+		t.Fatalf("hook not ready: %v", err)
+	}
+}
+
+// Two daemons drain one outbox while the LLM takes longer than a claim
+// lasts: the holder renews its claim, so the other never takes the batch
+// over and the LLM is asked once.
+func TestSlowLLMBatchIsNotTakenOver(t *testing.T) {
+	t.Parallel()
+	var asked atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(2500 * time.Millisecond):
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{
+			"content": `{"contradicts": false, "confidence": 0.2, "reasoning": "compatible"}`}}}})
+	}))
+	defer srv.Close()
+	db := pgtest.New(t)
+	s := memtest.New(t, db.DB)
+	asp := s.Aspect("a", "Sam", "project")
+	s.Add(
+		memtest.Attr{ID: "s1", Agent: "a", Aspect: asp, Content: "The billing service stores invoices in PostgreSQL"},
+		memtest.Attr{ID: "s2", Agent: "a", Content: "The billing service keeps invoices inside DynamoDB tables"},
+	)
+	cfg := cfgWithPoll(100*time.Millisecond, db.URL)
+	cfg.Memory.PipelineV2.Structural.SupersessionSemanticFallback = true
+	cfg.Maintenance.LLM.Endpoint, cfg.Maintenance.LLM.Model = srv.URL+"/v1", "m"
+	cfg.Maintenance.LLM.Timeout = 10 * time.Second
+	for range 2 {
+		reg := prometheus.NewRegistry()
+		log := slog.New(slog.DiscardHandler)
+		engine := supersession.New(db.DB, log, supersession.NewMetrics(reg), llm.NewProvider(func(string) string { return "" }, nil))
+		h := inline.New(db.DB, log, engine, inline.NewMetrics(reg))
+		h.ClaimFor = time.Second
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); _ = h.Run(ctx, func() *config.Config { return cfg }) }()
+		t.Cleanup(func() { cancel(); <-done })
+	}
+	s.Exec(`UPDATE entity_attributes SET aspect_id = $1 WHERE id = 's2'`, asp)
+	eventually(t, "classification decided", func() bool {
+		return s.Count(`SELECT count(*) FROM supersessiond_llm_verdicts`) == 1 &&
+			s.Count(`SELECT count(*) FROM supersessiond_classified`) == 0
+	})
+	time.Sleep(time.Second) // a second daemon that took over would be asking now
+	if n := asked.Load(); n != 1 {
+		t.Fatalf("the LLM was asked %d times about one pair", n)
+	}
+}
+
+// A hook whose drains keep failing is not ready, whatever its listener says.
+func TestFailingDrainsMakeTheHookNotReady(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := memtest.New(t, db.DB)
+	r := startHook(t, db, cfgWithPoll(50*time.Millisecond, db.URL))
+	s.Exec(`ALTER TABLE supersessiond_classified RENAME TO supersessiond_classified_gone`)
+	eventually(t, "not ready", func() bool { err := r.hook.Ready(); return err != nil })
+	if err := r.hook.Ready(); !strings.Contains(err.Error(), "drain failed") {
+		t.Fatalf("Ready() = %v", err)
+	}
+	s.Exec(`ALTER TABLE supersessiond_classified_gone RENAME TO supersessiond_classified`)
+	eventually(t, "ready again", func() bool { return r.hook.Ready() == nil })
 }

@@ -38,6 +38,11 @@ type Job struct {
 	BatchAspects int
 	// Budget, when set, replaces the schedule-derived budget of Run.
 	Budget time.Duration
+	// Current, when set, returns the configuration in force now (the
+	// daemon's, which a reload replaces). A run decides under the
+	// configuration it started with, but asks Current before every write
+	// batch whether shadowMode or mutationsFrozen was turned on since.
+	Current func() *config.Config
 }
 
 // New returns the sweep job.
@@ -63,9 +68,12 @@ type Report struct {
 	Agent   string `json:"agent,omitempty"`
 	Batches int    `json:"batches"`
 	supersession.Tally
-	// Complete is true when the pass reached the last aspect; false when
-	// the time budget ran out and the next run resumes at the cursor.
+	// Complete is true when the pass reached the last aspect. Stopped says
+	// why it did not: "budget" (the time budget ran out; the next run
+	// resumes at the cursor), "error" (see Error) or "cancelled".
 	Complete bool          `json:"complete"`
+	Stopped  string        `json:"stopped,omitempty"`
+	Error    string        `json:"error,omitempty"`
 	Resumed  bool          `json:"resumed"`
 	Disabled string        `json:"disabled,omitempty"`
 	Duration time.Duration `json:"-"`
@@ -103,8 +111,14 @@ func (r *Report) Text() string {
 		fmt.Fprintf(&b, "  skipped        %s\n", strings.Join(parts, " "))
 	}
 	state := "complete"
-	if !r.Complete {
+	switch {
+	case r.Complete:
+	case r.Stopped == stoppedBudget:
 		state = "stopped at its time budget; the next run resumes there"
+	case r.Stopped == stoppedCancelled:
+		state = "cancelled; the next run resumes where it stopped"
+	default:
+		state = "FAILED: " + r.Error + "; the next run resumes where it stopped"
 	}
 	fmt.Fprintf(&b, "  pass           %s (%.2fs)\n", state, r.Seconds)
 	return b.String()
@@ -152,7 +166,27 @@ func budgetFor(cfg *config.Config, now time.Time) time.Duration {
 	return min(max(gap*8/10, time.Minute), 30*time.Minute)
 }
 
+// Why a pass stopped before its end.
+const (
+	stoppedBudget    = "budget"
+	stoppedError     = "error"
+	stoppedCancelled = "cancelled"
+)
+
+// sweep runs a pass and records in the report why it ended.
 func (j *Job) sweep(ctx context.Context, cfg *config.Config, agent string, budget time.Duration, resumable bool) (*Report, error) {
+	r, err := j.pass(ctx, cfg, agent, budget, resumable)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		r.Stopped, r.Error = stoppedCancelled, err.Error()
+	default:
+		r.Stopped, r.Error = stoppedError, err.Error()
+	}
+	return r, err
+}
+
+func (j *Job) pass(ctx context.Context, cfg *config.Config, agent string, budget time.Duration, resumable bool) (*Report, error) {
 	start := time.Now()
 	r := &Report{RunID: newRunID(), Mode: mode(cfg), Agent: agent}
 	var cur cursor
@@ -171,6 +205,9 @@ func (j *Job) sweep(ctx context.Context, cfg *config.Config, agent string, budge
 		Actor:          supersession.Actor{ChangedBy: "supersessiond:sweep", Type: "system", RequestID: r.RunID},
 		Source:         Name,
 		SemanticBudget: &budgetSem,
+	}
+	if j.Current != nil {
+		pass.Brake = func() bool { return j.Current().Shadow() }
 	}
 	defer func() {
 		r.Duration = time.Since(start)
@@ -221,6 +258,7 @@ func (j *Job) sweep(ctx context.Context, cfg *config.Config, agent string, budge
 		}
 		// Checked after a batch, so every run makes progress.
 		if budget > 0 && time.Since(start) > budget {
+			r.Stopped = stoppedBudget
 			return r, nil
 		}
 	}
@@ -251,7 +289,7 @@ cut AS (
 SELECT ` + supersession.GroupColumns + `
 FROM cut
 JOIN entity_attributes a ON a.agent_id = cut.agent_id AND a.aspect_id = cut.aspect_id
-LEFT JOIN entity_aspects asp ON asp.id = a.aspect_id
+LEFT JOIN entity_aspects asp ON asp.id = a.aspect_id AND asp.agent_id = a.agent_id
 WHERE a.status = 'active' AND a.kind <> 'constraint'
 ORDER BY a.agent_id, a.aspect_id, a.created_at, a.id`
 

@@ -13,6 +13,9 @@ import (
 // removes soft-deleted documents, and those were never live dependents.)
 type Report struct {
 	Shadow bool `json:"shadow"`
+	// Braked: the pass began live, and shadowMode or mutationsFrozen was
+	// turned on while it ran; it changed nothing from then on.
+	Braked bool `json:"braked,omitempty"`
 
 	// Triage of tombstones awaiting it.
 	Batches   int `json:"batches"`   // triage batches committed

@@ -36,6 +36,10 @@ type Options struct {
 	Budget time.Duration
 	// Now is the clock the budget is measured with (default time.Now).
 	Now func() time.Time
+	// Current, when set, returns the configuration in force now: a live
+	// pass asks it before every batch whether shadowMode or mutationsFrozen
+	// was turned on since the pass began, and from then on only counts.
+	Current func() *config.Config
 }
 
 // Job is the tombstone reconciliation job.
@@ -193,6 +197,16 @@ func (j *Job) Reconcile(ctx context.Context, cfg *config.Config) (*Report, error
 	return r, nil
 }
 
+// observeBrake turns a live pass into a counting one when shadowMode or
+// mutationsFrozen was turned on since it began.
+func (j *Job) observeBrake(p *pass, r *Report) {
+	if p.shadow || j.opts.Current == nil || !j.opts.Current().Shadow() {
+		return
+	}
+	p.shadow, r.Braked = true, true
+	j.log.Warn("tombstones: shadowMode or mutationsFrozen turned on during the pass; the rest of it changes nothing")
+}
+
 // triage works through the tombstones awaiting it, batch by batch, until
 // none is left or its share of the budget is used (at least one batch, so
 // every pass makes progress). It returns the keyset position it stopped at.
@@ -206,6 +220,7 @@ func (j *Job) triage(ctx context.Context, p *pass, r *Report) (position, error) 
 			r.BudgetExhausted = true
 			return after, nil
 		}
+		j.observeBrake(p, r)
 		n, last, err := j.triageBatch(ctx, p, r, after)
 		if err != nil {
 			return after, fmt.Errorf("tombstones: triage batch %d: %w", r.Batches+1, err)
@@ -320,6 +335,7 @@ func (j *Job) recheck(ctx context.Context, p *pass, r *Report) error {
 				r.BudgetExhausted = true
 				return nil
 			}
+			j.observeBrake(p, r)
 			n, last, err := j.recheckBatch(ctx, p, r, after, leg.until)
 			if err != nil {
 				return fmt.Errorf("tombstones: re-check batch %d: %w", pages+1, err)
