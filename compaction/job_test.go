@@ -12,9 +12,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/supersessiond/supersessiond/config"
 )
@@ -993,5 +996,47 @@ func TestReportLogsCountsOnly(t *testing.T) {
 	}
 	if len(rep.Events) != maxListed || rep.EventsNotListed != 100 || !strings.Contains(rep.Text(), "… and 100 more events") {
 		t.Fatalf("listing not bounded: %d listed, %d not", len(rep.Events), rep.EventsNotListed)
+	}
+}
+
+// mutationsFrozen turned on while a live pass waits for the LLM: nothing is
+// written for the events in flight (they come back after their backoff, the
+// attempt counted), and no further event is claimed.
+func TestBrakeDuringThePassWritesNothingMore(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.messages("a", 1, 40)
+	var ids []int64
+	for i := range 8 {
+		ids = append(ids, e.event("a", stale+time.Duration(i)*time.Minute, "pending", 1, 4))
+	}
+	var braked atomic.Bool
+	frozen := config.Default()
+	frozen.Memory.PipelineV2.MutationsFrozen = true
+	e.llm.setHandler(func(w http.ResponseWriter, r *http.Request, prompt string) {
+		braked.Store(true) // the operator pulls the brake while the LLM thinks
+		replyFacts("Lives in Toronto")(w, r, prompt)
+	})
+	j := New(Deps{DB: e.db.DB, Registry: prometheus.NewRegistry(), LLM: e.prov, Now: e.clock.Now,
+		Current: func() *config.Config {
+			if braked.Load() {
+				return frozen
+			}
+			return e.cfg
+		}})
+	e.cfg.Maintenance.LLM.MaxConcurrency = 2
+	rep, err := j.Pass(context.Background(), e.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Completed != 0 || rep.FactsInserted != 0 {
+		t.Fatalf("the pass wrote outcomes after the brake: %s", rep.Text())
+	}
+	if rep.Claimed >= len(ids) {
+		t.Fatalf("the pass kept claiming after the brake: %d of %d claimed", rep.Claimed, len(ids))
+	}
+	var n int
+	if err := e.db.Get(&n, `SELECT count(*) FROM memories`); err != nil || n != 0 {
+		t.Fatalf("%d memories written (%v)", n, err)
 	}
 }

@@ -76,6 +76,10 @@ func (j *Job) claimAll(ctx context.Context, s settings, start time.Time, work ch
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("compaction: pass interrupted: %w", err)
 		}
+		if j.braked() {
+			j.log.Warn("compaction: shadowMode or mutationsFrozen turned on during the pass; claiming no more events")
+			return nil
+		}
 		evs, err := j.claim(ctx, s, start, after, s.concurrency)
 		if err != nil {
 			return fmt.Errorf("compaction: claim stale events: %w", err)
@@ -208,6 +212,9 @@ func (j *Job) process(ctx context.Context, s settings, client *llm.Client, ev *e
 	err := errNoLLM
 	if client != nil {
 		facts, err = client.CompactionFacts(ctx, ev.messages)
+	}
+	if j.braked() {
+		return j.interrupted(o, "shadowMode or mutationsFrozen was turned on during the pass: nothing written")
 	}
 	if err == nil {
 		return j.complete(ctx, s, ev, o, facts, model(client))
