@@ -112,13 +112,9 @@ func (c *candidates) narrow(focus map[string]bool) {
 		return
 	}
 	newestFocus := focusIdx[len(focusIdx)-1]
-	olds := make([]int, 0, len(focusIdx))
 	for _, i := range focusIdx {
 		c.relevant[i] = true
 		c.decidable[i] = c.el[i].old
-		if c.el[i].old {
-			olds = append(olds, i)
-		}
 	}
 	var partnerOlds []int
 	for _, j := range c.meeting(focusIdx) {
