@@ -185,13 +185,15 @@ type planOutput struct {
 
 type pendingPair struct{ old, new *Attribute }
 
-// prepared is a group ready to be planned: who may take part, and the
-// blocking index of who may pair with whom.
+// prepared is a group ready to be planned: who may take part, and (built
+// when needed, dropped after planning) the blocking index of who may pair
+// with whom.
 type prepared struct {
 	g     *Group
 	el    []elig
 	cands *candidates
 	skips map[string]int
+	ok    bool // not dangling
 }
 
 // prepare reads a group's eligibility and builds its blocking index. It is
@@ -202,6 +204,7 @@ func prepare(g *Group, in planInput) *prepared {
 		p.skips[SkipDanglingAspect] += len(g.Attrs)
 		return p
 	}
+	p.ok = true
 	p.el = make([]elig, len(g.Attrs))
 	for i, a := range g.Attrs {
 		o, n, why := eligibility(a)
@@ -210,19 +213,19 @@ func prepare(g *Group, in planInput) *prepared {
 			p.skips[why]++
 		}
 	}
-	p.cands = newCandidates(g.Attrs, p.el, in.semantic, in.focus)
+	if in.focus != nil {
+		// Who may be decided depends on the index: build it now.
+		p.cands = newCandidates(g.Attrs, p.el, in.semantic, in.focus)
+	}
 	return p
 }
 
 // deciders are the ids of the old attributes plan may decide: the vetoes
 // that matter are theirs.
 func (p *prepared) deciders() []string {
-	if p.cands == nil {
-		return nil
-	}
 	var ids []string
 	for i, a := range p.g.Attrs {
-		if p.cands.decidable[i] {
+		if p.ok && ((p.cands == nil && p.el[i].old) || (p.cands != nil && p.cands.decidable[i])) {
 			ids = append(ids, a.ID)
 		}
 	}
@@ -241,10 +244,16 @@ func plan(p *prepared, in planInput) planOutput {
 	for k, v := range p.skips {
 		out.skips[k] = v
 	}
-	if p.cands == nil {
+	if !p.ok {
 		return out
 	}
-	g, cands := p.g, p.cands
+	cands := p.cands
+	if cands == nil {
+		// Without a focus the index is built for this plan only: a batch of
+		// thousands of groups need not hold thousands of indexes at once.
+		cands = newCandidates(p.g.Attrs, p.el, in.semantic, nil)
+	}
+	g := p.g
 	for i, old := range g.Attrs {
 		if !cands.decidable[i] {
 			continue
