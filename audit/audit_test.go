@@ -40,8 +40,8 @@ func frozenOn(c *config.Config) { c.Memory.PipelineV2.MutationsFrozen = true }
 func sweepOnce(t *testing.T, db *sqlx.DB, c *config.Config) *sweep.Report {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
-	engine := supersession.New(db, log, supersession.NewMetrics(prometheus.NewRegistry()), nil)
-	r, err := sweep.New(db, log, engine).Once(ctx, c, "")
+	engine := supersession.New(db, nil, log, supersession.NewMetrics(prometheus.NewRegistry()), nil)
+	r, err := sweep.New(db, nil, log, engine).Once(ctx, c, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,15 +84,15 @@ func TestHistoryFiltersAndFormats(t *testing.T) {
 		('old-b', 'x', 'agent_event', 'agent', '{"agent_id":"b"}', now() - interval '3 days'),
 		('nometa', 'y', 'agent_event', 'agent', NULL, now() - interval '1 hour')`)
 
-	all, err := audit.History(ctx, db.DB, audit.Filter{})
+	all, err := opsOf(db.DB).History(ctx, audit.Filter{})
 	if err != nil || len(all) != 3 || all[0].ID != proposal {
 		t.Fatalf("newest first: %v %v", all, err)
 	}
-	byAgent, _ := audit.History(ctx, db.DB, audit.Filter{Agent: "b"})
-	byEvent, _ := audit.History(ctx, db.DB, audit.Filter{Event: "supersession_proposal"})
+	byAgent, _ := opsOf(db.DB).History(ctx, audit.Filter{Agent: "b"})
+	byEvent, _ := opsOf(db.DB).History(ctx, audit.Filter{Event: "supersession_proposal"})
 	since, _ := audit.ParseSince("2d", time.Now())
-	recent, _ := audit.History(ctx, db.DB, audit.Filter{Since: since})
-	limited, _ := audit.History(ctx, db.DB, audit.Filter{Limit: 1})
+	recent, _ := opsOf(db.DB).History(ctx, audit.Filter{Since: since})
+	limited, _ := opsOf(db.DB).History(ctx, audit.Filter{Limit: 1})
 	if len(byAgent) != 1 || len(byEvent) != 1 || len(recent) != 2 || len(limited) != 1 {
 		t.Fatalf("filters: agent %d event %d since %d limit %d", len(byAgent), len(byEvent), len(recent), len(limited))
 	}
@@ -136,7 +136,7 @@ func TestHistoryFiltersAndFormats(t *testing.T) {
 func TestReview(t *testing.T) {
 	t.Parallel()
 	db, _, proposal := fixture(t)
-	id, err := audit.Review(ctx, db.DB, proposal, true, "checked with Sam")
+	id, err := opsOf(db.DB).Review(ctx, proposal, true, "checked with Sam")
 	if err != nil || id == "" {
 		t.Fatal(err)
 	}
@@ -144,18 +144,18 @@ func TestReview(t *testing.T) {
 	if err := db.Get(&note, `SELECT metadata->>'note' FROM memory_history WHERE event = 'supersession_proposal_accepted' AND metadata->>'proposal_id' = $1`, proposal); err != nil || note != "checked with Sam" {
 		t.Fatalf("note %q %v", note, err)
 	}
-	_, err = audit.Review(ctx, db.DB, proposal, false, "")
+	_, err = opsOf(db.DB).Review(ctx, proposal, false, "")
 	refused(t, err, "already reviewed")
-	_, err = audit.Review(ctx, db.DB, id, true, "")
+	_, err = opsOf(db.DB).Review(ctx, id, true, "")
 	refused(t, err, "not a supersession_proposal")
-	_, err = audit.Review(ctx, db.DB, "nope", true, "")
+	_, err = opsOf(db.DB).Review(ctx, "nope", true, "")
 	refused(t, err, "no memory_history row")
 }
 
 func TestApplyProposal(t *testing.T) {
 	t.Parallel()
 	db, s, proposal := fixture(t)
-	res := audit.Apply(ctx, db.DB, cfg(shadowOn), []string{proposal}) // shadowMode does not stop operators
+	res := opsOf(db.DB).Apply(ctx, cfg(shadowOn), []string{proposal}) // shadowMode does not stop operators
 	if res[0].Err != nil {
 		t.Fatal(res[0].Err)
 	}
@@ -170,7 +170,7 @@ func TestApplyProposal(t *testing.T) {
 	if pid != proposal || method != "heuristic" || changedBy != "supersessiond:cli" {
 		t.Fatalf("attribute_superseded: proposal_id %q method %q changed_by %q", pid, method, changedBy)
 	}
-	again := audit.Apply(ctx, db.DB, cfg(), []string{proposal})
+	again := opsOf(db.DB).Apply(ctx, cfg(), []string{proposal})
 	refused(t, again[0].Err, "already applied")
 }
 
@@ -190,7 +190,7 @@ func TestApplyRefusesChangedRows(t *testing.T) {
 			t.Parallel()
 			db, s, proposal := fixture(t)
 			s.Exec(tc.mutate)
-			res := audit.Apply(ctx, db.DB, cfg(), []string{proposal})
+			res := opsOf(db.DB).Apply(ctx, cfg(), []string{proposal})
 			refused(t, res[0].Err, tc.want)
 			if n := s.Count(`SELECT count(*) FROM memory_history WHERE event = 'attribute_superseded'`); n != 0 {
 				t.Fatal("nothing may be written")
@@ -205,7 +205,7 @@ func TestConcurrentApplyAppliesOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	results := make([]audit.Applied, 8)
 	for i := range results {
-		wg.Go(func() { results[i] = audit.Apply(ctx, db.DB, cfg(), []string{proposal})[0] })
+		wg.Go(func() { results[i] = opsOf(db.DB).Apply(ctx, cfg(), []string{proposal})[0] })
 	}
 	wg.Wait()
 	ok := 0
@@ -224,11 +224,11 @@ func TestConcurrentApplyAppliesOnce(t *testing.T) {
 func TestUndo(t *testing.T) {
 	t.Parallel()
 	db, s, proposal := fixture(t)
-	applied := audit.Apply(ctx, db.DB, cfg(), []string{proposal})[0]
+	applied := opsOf(db.DB).Apply(ctx, cfg(), []string{proposal})[0]
 	if applied.Err != nil {
 		t.Fatal(applied.Err)
 	}
-	revert, err := audit.Undo(ctx, db.DB, cfg(shadowOn), applied.HistoryID)
+	revert, err := opsOf(db.DB).Undo(ctx, cfg(shadowOn), applied.HistoryID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,9 +245,9 @@ func TestUndo(t *testing.T) {
 	if reverted != applied.HistoryID || old != "a1" {
 		t.Fatalf("supersession_reverted metadata: %s %s", reverted, old)
 	}
-	_, err = audit.Undo(ctx, db.DB, cfg(), applied.HistoryID)
+	_, err = opsOf(db.DB).Undo(ctx, cfg(), applied.HistoryID)
 	refused(t, err, "already undone")
-	_, err = audit.Undo(ctx, db.DB, cfg(), proposal)
+	_, err = opsOf(db.DB).Undo(ctx, cfg(), proposal)
 	refused(t, err, "only attribute_superseded")
 
 	// The sweep respects the undo: it does not supersede a1 by a2 again.
@@ -268,12 +268,12 @@ func TestUndoRefusesWhenRowChangedSince(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			db, s, proposal := fixture(t)
-			applied := audit.Apply(ctx, db.DB, cfg(), []string{proposal})[0]
+			applied := opsOf(db.DB).Apply(ctx, cfg(), []string{proposal})[0]
 			if applied.Err != nil {
 				t.Fatal(applied.Err)
 			}
 			s.Exec(mutate)
-			_, err := audit.Undo(ctx, db.DB, cfg(), applied.HistoryID)
+			_, err := opsOf(db.DB).Undo(ctx, cfg(), applied.HistoryID)
 			refused(t, err, "changed after the supersession")
 		})
 	}
@@ -303,7 +303,7 @@ func seedManual(t *testing.T) (*pgtest.DB, *memtest.Seeder) {
 func TestManualSupersedeIsAtomic(t *testing.T) {
 	t.Parallel()
 	db, s := seedManual(t)
-	applied, err := audit.Supersede(ctx, db.DB, cfg(), audit.SupersedeRequest{Agent: "a", New: "all", Olds: []string{"p1", "p2", "p3"}, Reason: "consolidated"})
+	applied, err := opsOf(db.DB).Supersede(ctx, cfg(), audit.SupersedeRequest{Agent: "a", New: "all", Olds: []string{"p1", "p2", "p3"}, Reason: "consolidated"})
 	if err != nil || len(applied) != 3 {
 		t.Fatalf("%v %v", applied, err)
 	}
@@ -336,7 +336,7 @@ func TestManualSupersedeRefusals(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			db, s := seedManual(t)
-			_, err := audit.Supersede(ctx, db.DB, cfg(), tc.req)
+			_, err := opsOf(db.DB).Supersede(ctx, cfg(), tc.req)
 			refused(t, err, tc.want)
 			if n := s.Count(`SELECT count(*) FROM entity_attributes WHERE status = 'superseded'`); n != 0 {
 				t.Fatalf("all or nothing: %d rows changed", n)
@@ -348,15 +348,15 @@ func TestManualSupersedeRefusals(t *testing.T) {
 func TestForceChainRepoints(t *testing.T) {
 	t.Parallel()
 	db, s := seedManual(t)
-	if _, err := audit.Supersede(ctx, db.DB, cfg(), audit.SupersedeRequest{Agent: "a", New: "p2", Olds: []string{"p1"}}); err != nil {
+	if _, err := opsOf(db.DB).Supersede(ctx, cfg(), audit.SupersedeRequest{Agent: "a", New: "p2", Olds: []string{"p1"}}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := audit.Supersede(ctx, db.DB, cfg(), audit.SupersedeRequest{Agent: "a", New: "all", Olds: []string{"p1", "p3"}})
+	_, err := opsOf(db.DB).Supersede(ctx, cfg(), audit.SupersedeRequest{Agent: "a", New: "all", Olds: []string{"p1", "p3"}})
 	refused(t, err, "already superseded by p2")
 	if st, _ := s.Status("p3"); st != "active" {
 		t.Fatal("a refused supersede changes nothing")
 	}
-	if _, err := audit.Supersede(ctx, db.DB, cfg(), audit.SupersedeRequest{Agent: "a", New: "all", Olds: []string{"p1", "p3"}, ForceChain: true}); err != nil {
+	if _, err := opsOf(db.DB).Supersede(ctx, cfg(), audit.SupersedeRequest{Agent: "a", New: "all", Olds: []string{"p1", "p3"}, ForceChain: true}); err != nil {
 		t.Fatal(err)
 	}
 	if _, by := s.Status("p1"); by != "all" {
@@ -367,17 +367,17 @@ func TestForceChainRepoints(t *testing.T) {
 func TestProtect(t *testing.T) {
 	t.Parallel()
 	db, s, _ := fixture(t)
-	changed, err := audit.Protect(ctx, db.DB, cfg(shadowOn), "a1", true)
+	changed, err := opsOf(db.DB).Protect(ctx, cfg(shadowOn), "a1", true)
 	if err != nil || !changed {
 		t.Fatal(err)
 	}
-	if changed, _ := audit.Protect(ctx, db.DB, cfg(), "a1", true); changed {
+	if changed, _ := opsOf(db.DB).Protect(ctx, cfg(), "a1", true); changed {
 		t.Fatal("second protect is a no-op")
 	}
 	if r := sweepOnce(t, db.DB, cfg()); r.Supersessions != 0 {
 		t.Fatal("the sweep must not supersede a protected attribute")
 	}
-	if _, err := audit.Protect(ctx, db.DB, cfg(), "a1", false); err != nil {
+	if _, err := opsOf(db.DB).Protect(ctx, cfg(), "a1", false); err != nil {
 		t.Fatal(err)
 	}
 	if r := sweepOnce(t, db.DB, cfg()); r.Supersessions != 1 {
@@ -386,7 +386,7 @@ func TestProtect(t *testing.T) {
 	if n := s.Count(`SELECT count(*) FROM memory_history WHERE event IN ('attribute_protected', 'attribute_unprotected')`); n != 2 {
 		t.Fatalf("protect must be audited: %d rows", n)
 	}
-	_, err = audit.Protect(ctx, db.DB, cfg(), "nope", true)
+	_, err = opsOf(db.DB).Protect(ctx, cfg(), "nope", true)
 	refused(t, err, "no attribute")
 }
 
@@ -394,19 +394,25 @@ func TestMutationsFrozenRefusesEveryChange(t *testing.T) {
 	t.Parallel()
 	db, s, proposal := fixture(t)
 	frozen := cfg(frozenOn)
-	refused(t, audit.Apply(ctx, db.DB, frozen, []string{proposal})[0].Err, "mutationsFrozen")
-	_, err := audit.Supersede(ctx, db.DB, frozen, audit.SupersedeRequest{Agent: "a", New: "a2", Olds: []string{"a1"}})
+	refused(t, opsOf(db.DB).Apply(ctx, frozen, []string{proposal})[0].Err, "mutationsFrozen")
+	_, err := opsOf(db.DB).Supersede(ctx, frozen, audit.SupersedeRequest{Agent: "a", New: "a2", Olds: []string{"a1"}})
 	refused(t, err, "mutationsFrozen")
-	_, err = audit.Protect(ctx, db.DB, frozen, "a1", true)
+	_, err = opsOf(db.DB).Protect(ctx, frozen, "a1", true)
 	refused(t, err, "mutationsFrozen")
-	applied := audit.Apply(ctx, db.DB, cfg(), []string{proposal})[0]
-	_, err = audit.Undo(ctx, db.DB, frozen, applied.HistoryID)
+	applied := opsOf(db.DB).Apply(ctx, cfg(), []string{proposal})[0]
+	_, err = opsOf(db.DB).Undo(ctx, frozen, applied.HistoryID)
 	refused(t, err, "mutationsFrozen")
 	if st, _ := s.Status("a1"); st != "superseded" {
 		t.Fatal("frozen undo must change nothing")
 	}
 	// Reviewing writes only the audit trail: allowed while frozen.
-	if _, err := audit.Review(ctx, db.DB, proposal, false, "frozen but noted"); err != nil {
+	if _, err := opsOf(db.DB).Review(ctx, proposal, false, "frozen but noted"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// opsOf is the operator commands on a test database of the reference schema.
+func opsOf(db *sqlx.DB) *audit.Ops {
+	engine := supersession.New(db, nil, slog.New(slog.DiscardHandler), supersession.NewMetrics(prometheus.NewRegistry()), nil)
+	return audit.New(db, nil, engine)
 }

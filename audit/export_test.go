@@ -1,4 +1,7 @@
 package audit
 
-// HistorySQL is exported to the tests that check its plans.
-const HistorySQL = historySQL
+import "github.com/supersessiond/supersessiond/schema"
+
+// HistorySQL is exported to the tests that check its plans, rendered for
+// the reference schema.
+var HistorySQL = schema.ReferenceNames().SQL(historySQL)

@@ -10,8 +10,6 @@ import (
 	"text/tabwriter"
 	"time"
 	"unicode/utf8"
-
-	"github.com/jmoiron/sqlx"
 )
 
 // Filter selects history rows.
@@ -65,20 +63,8 @@ func (j JSONB) MarshalJSON() ([]byte, error) {
 	return j, nil
 }
 
-// historySQL serves every filter combination from the indexes migrate
-// creates: (created_at), (event, created_at), (agent, created_at).
-const historySQL = `
-SELECT id, memory_id, event, old_content, new_content, changed_by, reason, metadata, created_at,
-       actor_type, session_id, request_id
-FROM memory_history
-WHERE ($1 = '' OR metadata ->> 'agent_id' = $1)
-  AND ($2 = '' OR event = $2)
-  AND ($3::timestamptz IS NULL OR created_at >= $3)
-ORDER BY created_at DESC, id DESC
-LIMIT $4`
-
 // History returns the rows matching f, newest first.
-func History(ctx context.Context, db sqlx.QueryerContext, f Filter) ([]Entry, error) {
+func (o *Ops) History(ctx context.Context, f Filter) ([]Entry, error) {
 	if f.Limit <= 0 {
 		f.Limit = 50
 	}
@@ -87,7 +73,7 @@ func History(ctx context.Context, db sqlx.QueryerContext, f Filter) ([]Entry, er
 		since = f.Since
 	}
 	var out []Entry
-	if err := sqlx.SelectContext(ctx, db, &out, historySQL, f.Agent, f.Event, since, f.Limit); err != nil {
+	if err := o.db.SelectContext(ctx, &out, o.sql.history, f.Agent, f.Event, since, f.Limit); err != nil {
 		return nil, fmt.Errorf("history: read memory_history: %w", err)
 	}
 	return out, nil

@@ -36,12 +36,9 @@ type snapshot struct {
 	UpdatedAt    *time.Time `json:"updated_at"`
 }
 
-func loadEntry(ctx context.Context, q sqlx.QueryerContext, id string) (*Entry, *entryMeta, error) {
+func (o *Ops) loadEntry(ctx context.Context, q sqlx.QueryerContext, id string) (*Entry, *entryMeta, error) {
 	var e Entry
-	err := sqlx.GetContext(ctx, q, &e, `
-		SELECT id, memory_id, event, old_content, new_content, changed_by, reason, metadata, created_at,
-		       actor_type, session_id, request_id
-		FROM memory_history WHERE id = $1`, id)
+	err := sqlx.GetContext(ctx, q, &e, o.sql.entry, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, refuse("lookup", "no memory_history row with id %q (see `supersessiond history`)", id)
 	}
@@ -61,9 +58,9 @@ func loadEntry(ctx context.Context, q sqlx.QueryerContext, id string) (*Entry, *
 
 // Review records a decision on a supersession_proposal. It writes only a
 // history row, so mutationsFrozen does not stop it.
-func Review(ctx context.Context, db *sqlx.DB, proposalID string, accept bool, note string) (string, error) {
-	op := "review"
-	e, m, err := loadEntry(ctx, db, proposalID)
+func (o *Ops) Review(ctx context.Context, proposalID string, accept bool, note string) (string, error) {
+	op, db := "review", o.db
+	e, m, err := o.loadEntry(ctx, db, proposalID)
 	if err != nil {
 		return "", asOp(err, op)
 	}
@@ -83,14 +80,11 @@ func Review(ctx context.Context, db *sqlx.DB, proposalID string, accept bool, no
 		// The old attribute's lock serialises the review with a supersession
 		// being written: a rejection recorded here is seen by that write's
 		// veto check, or the write is done before the rejection is recorded.
-		if _, err := tx.ExecContext(ctx, `SELECT 1 FROM entity_attributes WHERE id = $1 AND agent_id = $2 FOR SHARE`,
-			m.OldAttributeID, m.AgentID); err != nil {
+		if _, err := tx.ExecContext(ctx, o.sql.shareAttribute, m.OldAttributeID, m.AgentID); err != nil {
 			return err
 		}
-		return tx.GetContext(ctx, &id, `
-			INSERT INTO memory_history (id, memory_id, event, old_content, new_content, changed_by, reason, metadata, actor_type)
-			VALUES (gen_random_uuid()::text, $1, $2, $3, $4, $5, $6, $7, $8)
-			RETURNING id`, e.MemoryID, event, e.OldContent, e.NewContent, cli.ChangedBy, nullIfEmpty(note), string(meta), cli.Type)
+		return tx.GetContext(ctx, &id, o.sql.insertHistory,
+			e.MemoryID, event, e.OldContent, e.NewContent, cli.ChangedBy, nullIfEmpty(note), string(meta), cli.Type)
 	})
 	if store.IsUniqueViolation(err, "supersessiond_history_one_review") {
 		var prior struct {
@@ -98,8 +92,7 @@ func Review(ctx context.Context, db *sqlx.DB, proposalID string, accept bool, no
 			CreatedAt time.Time `db:"created_at"`
 			ID        string    `db:"id"`
 		}
-		_ = db.GetContext(ctx, &prior, `SELECT id, event, created_at FROM memory_history
-			WHERE event IN ('supersession_proposal_accepted', 'supersession_proposal_rejected') AND metadata ->> 'proposal_id' = $1`, proposalID)
+		_ = db.GetContext(ctx, &prior, o.sql.priorReview, proposalID)
 		return "", refuse(op, "proposal %s was already reviewed: %s at %s (history row %s)", proposalID, prior.Event,
 			prior.CreatedAt.UTC().Format(time.RFC3339), prior.ID)
 	}
@@ -124,23 +117,23 @@ type Applied struct {
 // now protected) is refused with the reason. Applying one proposal from two
 // processes at once applies it once: the second finds the old row no longer
 // active (and a unique index backs that up).
-func Apply(ctx context.Context, db *sqlx.DB, cfg *config.Config, proposalIDs []string) []Applied {
+func (o *Ops) Apply(ctx context.Context, cfg *config.Config, proposalIDs []string) []Applied {
 	out := make([]Applied, 0, len(proposalIDs))
 	for _, id := range proposalIDs {
 		a := Applied{ProposalID: id}
 		if cfg.Frozen() {
 			a.Err = frozen("apply")
 		} else {
-			a.HistoryID, a.Err = applyOne(ctx, db, id)
+			a.HistoryID, a.Err = o.applyOne(ctx, id)
 		}
 		out = append(out, a)
 	}
 	return out
 }
 
-func applyOne(ctx context.Context, db *sqlx.DB, proposalID string) (string, error) {
-	op := "apply"
-	e, m, err := loadEntry(ctx, db, proposalID)
+func (o *Ops) applyOne(ctx context.Context, proposalID string) (string, error) {
+	op, db := "apply", o.db
+	e, m, err := o.loadEntry(ctx, db, proposalID)
 	if err != nil {
 		return "", asOp(err, op)
 	}
@@ -159,7 +152,7 @@ func applyOne(ctx context.Context, db *sqlx.DB, proposalID string) (string, erro
 	var applied []supersession.Applied
 	err = store.InTx(ctx, db, func(tx *sqlx.Tx) error {
 		var err error
-		applied, err = supersession.Apply(ctx, tx, cli, []supersession.Supersession{item})
+		applied, err = o.engine.Apply(ctx, tx, cli, []supersession.Supersession{item})
 		return err
 	})
 	if store.IsUniqueViolation(err, "supersessiond_history_one_apply") {
@@ -171,15 +164,15 @@ func applyOne(ctx context.Context, db *sqlx.DB, proposalID string) (string, erro
 	if len(applied) == 1 {
 		return applied[0].HistoryID, nil
 	}
-	return "", refuse(op, "proposal %s no longer holds: %s", proposalID, whyNot(ctx, db, m.Metadata, deref(e.OldContent), deref(e.NewContent), proposalID))
+	return "", refuse(op, "proposal %s no longer holds: %s", proposalID, o.whyNot(ctx, m.Metadata, deref(e.OldContent), deref(e.NewContent), proposalID))
 }
 
 // whyNot explains, after the fact, why a guarded supersession wrote nothing.
-func whyNot(ctx context.Context, db *sqlx.DB, m supersession.Metadata, oldContent, newContent, proposalID string) string {
+func (o *Ops) whyNot(ctx context.Context, m supersession.Metadata, oldContent, newContent, proposalID string) string {
+	db := o.db
 	if proposalID != "" {
 		var h string
-		if err := db.GetContext(ctx, &h, `SELECT id FROM memory_history WHERE event = 'attribute_superseded'
-			AND metadata ->> 'proposal_id' = $1`, proposalID); err == nil {
+		if err := db.GetContext(ctx, &h, o.sql.appliedFrom, proposalID); err == nil {
 			return "it was already applied (history row " + h + ")"
 		}
 	}
@@ -194,8 +187,7 @@ func whyNot(ctx context.Context, db *sqlx.DB, m supersession.Metadata, oldConten
 		AspectID     *string `db:"aspect_id"`
 	}
 	var rows []row
-	_ = db.SelectContext(ctx, &rows, `SELECT id, agent_id, status, kind, protected, content, superseded_by, aspect_id
-		FROM entity_attributes WHERE id = ANY($1) AND agent_id = $2`, pq.Array([]string{m.OldAttributeID, m.NewAttributeID}), m.AgentID)
+	_ = db.SelectContext(ctx, &rows, o.sql.pairState, pq.Array([]string{m.OldAttributeID, m.NewAttributeID}), m.AgentID)
 	byID := map[string]row{}
 	for _, r := range rows {
 		byID[r.ID] = r
@@ -236,14 +228,15 @@ func whyNot(ctx context.Context, db *sqlx.DB, m supersession.Metadata, oldConten
 // after the supersession (it is compared with what the supersession left),
 // or when the event was already undone. A reverted pair is never
 // re-applied by the sweep or the inline hook.
-func Undo(ctx context.Context, db *sqlx.DB, cfg *config.Config, historyID string) (string, error) {
+func (o *Ops) Undo(ctx context.Context, cfg *config.Config, historyID string) (string, error) {
+	db := o.db
 	op := "undo"
 	if cfg.Frozen() {
 		return "", frozen(op)
 	}
 	var revertID string
 	err := store.InTx(ctx, db, func(tx *sqlx.Tx) error {
-		e, m, err := loadEntry(ctx, tx, historyID)
+		e, m, err := o.loadEntry(ctx, tx, historyID)
 		if err != nil {
 			return asOp(err, op)
 		}
@@ -254,8 +247,7 @@ func Undo(ctx context.Context, db *sqlx.DB, cfg *config.Config, historyID string
 			return refuse(op, "history row %s carries no undo snapshot", historyID)
 		}
 		var prior string
-		if err := tx.GetContext(ctx, &prior, `SELECT id FROM memory_history WHERE event = 'supersession_reverted'
-			AND metadata ->> 'reverted_history_id' = $1`, historyID); err == nil {
+		if err := tx.GetContext(ctx, &prior, o.sql.priorRevert, historyID); err == nil {
 			return refuse(op, "supersession %s was already undone (history row %s)", historyID, prior)
 		} else if !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("undo %s: %w", historyID, err)
@@ -267,8 +259,7 @@ func Undo(ctx context.Context, db *sqlx.DB, cfg *config.Config, historyID string
 			SupersededAt *time.Time `db:"superseded_at"`
 			UpdatedAt    time.Time  `db:"updated_at"`
 		}
-		err = tx.GetContext(ctx, &cur, `SELECT agent_id, status, superseded_by, superseded_at, updated_at
-			FROM entity_attributes WHERE id = $1 AND agent_id = $2 FOR UPDATE`, m.OldAttributeID, m.AgentID)
+		err = tx.GetContext(ctx, &cur, o.sql.lockForUndo, m.OldAttributeID, m.AgentID)
 		if errors.Is(err, sql.ErrNoRows) {
 			return refuse(op, "attribute %s no longer exists as an attribute of agent %s", m.OldAttributeID, m.AgentID)
 		}
@@ -282,9 +273,7 @@ func Undo(ctx context.Context, db *sqlx.DB, cfg *config.Config, historyID string
 			return refuse(op, "attribute %s changed after the supersession (%s); undoing would overwrite that change", m.OldAttributeID, changed)
 		}
 		u := m.Undo
-		if _, err := tx.ExecContext(ctx, `UPDATE entity_attributes
-			SET status = $2, superseded_by = $3, superseded_at = $4, updated_at = now()
-			WHERE id = $1`, m.OldAttributeID, u.Status, u.SupersededBy, u.SupersededAt); err != nil {
+		if _, err := tx.ExecContext(ctx, o.sql.restore, m.OldAttributeID, u.Status, u.SupersededBy, u.SupersededAt); err != nil {
 			return fmt.Errorf("undo %s: restore attribute %s: %w", historyID, m.OldAttributeID, err)
 		}
 		meta, _ := json.Marshal(map[string]any{
@@ -292,10 +281,7 @@ func Undo(ctx context.Context, db *sqlx.DB, cfg *config.Config, historyID string
 			"old_attribute_id": m.OldAttributeID, "new_attribute_id": m.NewAttributeID,
 			"restored": u,
 		})
-		err = tx.GetContext(ctx, &revertID, `
-			INSERT INTO memory_history (id, memory_id, event, old_content, new_content, changed_by, reason, metadata, actor_type)
-			VALUES (gen_random_uuid()::text, $1, 'supersession_reverted', $2, $3, $4, $5, $6, $7)
-			RETURNING id`, e.MemoryID, e.OldContent, e.NewContent, cli.ChangedBy,
+		err = tx.GetContext(ctx, &revertID, o.sql.insertHistory, e.MemoryID, "supersession_reverted", e.OldContent, e.NewContent, cli.ChangedBy,
 			"reverted supersession "+historyID, string(meta), cli.Type)
 		if store.IsUniqueViolation(err, "supersessiond_history_one_revert") {
 			return refuse(op, "supersession %s was already undone", historyID)
@@ -349,7 +335,8 @@ type SupersedeRequest struct {
 // nothing. Refused: an old already superseded (unless ForceChain, which
 // re-points it to new), ids of another agent, a constraint or protected old,
 // new not active, new among the olds, ids that do not exist (all listed).
-func Supersede(ctx context.Context, db *sqlx.DB, cfg *config.Config, req SupersedeRequest) ([]supersession.Applied, error) {
+func (o *Ops) Supersede(ctx context.Context, cfg *config.Config, req SupersedeRequest) ([]supersession.Applied, error) {
+	db := o.db
 	op := "supersede"
 	if cfg.Frozen() {
 		return nil, frozen(op)
@@ -376,8 +363,7 @@ func Supersede(ctx context.Context, db *sqlx.DB, cfg *config.Config, req Superse
 		all := append([]string{req.New}, olds...)
 		// Only this agent's rows are read: an id of another agent is, to
 		// this command, an id that does not exist.
-		if err := tx.SelectContext(ctx, &rows, `SELECT id, agent_id, aspect_id, kind, status, protected, superseded_by, content
-			FROM entity_attributes WHERE id = ANY($1) AND agent_id = $2 ORDER BY id FOR UPDATE`, pq.Array(all), req.Agent); err != nil {
+		if err := tx.SelectContext(ctx, &rows, o.sql.lockForSupersede, pq.Array(all), req.Agent); err != nil {
 			return fmt.Errorf("supersede: lock attributes: %w", err)
 		}
 		byID := map[string]row{}
@@ -438,7 +424,7 @@ func Supersede(ctx context.Context, db *sqlx.DB, cfg *config.Config, req Superse
 			})
 		}
 		var err error
-		applied, err = supersession.Apply(ctx, tx, cli, items)
+		applied, err = o.engine.Apply(ctx, tx, cli, items)
 		if err != nil {
 			return err
 		}
@@ -458,7 +444,8 @@ func Supersede(ctx context.Context, db *sqlx.DB, cfg *config.Config, req Superse
 // Protect pins (or, with on=false, unpins) an attribute: nothing automatic
 // ever supersedes a protected attribute. It writes attribute_protected or
 // attribute_unprotected. Returns false when the attribute was already so.
-func Protect(ctx context.Context, db *sqlx.DB, cfg *config.Config, attrID string, on bool) (bool, error) {
+func (o *Ops) Protect(ctx context.Context, cfg *config.Config, attrID string, on bool) (bool, error) {
+	db := o.db
 	op := "protect"
 	if cfg.Frozen() {
 		return false, frozen(op)
@@ -471,7 +458,7 @@ func Protect(ctx context.Context, db *sqlx.DB, cfg *config.Config, attrID string
 			Content   string  `db:"content"`
 			Protected bool    `db:"protected"`
 		}
-		err := tx.GetContext(ctx, &r, `SELECT agent_id, memory_id, content, protected FROM entity_attributes WHERE id = $1 FOR UPDATE`, attrID)
+		err := tx.GetContext(ctx, &r, o.sql.lockForProtect, attrID)
 		if errors.Is(err, sql.ErrNoRows) {
 			return refuse(op, "no attribute with id %q", attrID)
 		}
@@ -481,7 +468,7 @@ func Protect(ctx context.Context, db *sqlx.DB, cfg *config.Config, attrID string
 		if r.Protected == on {
 			return nil
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE entity_attributes SET protected = $2 WHERE id = $1`, attrID, on); err != nil {
+		if _, err := tx.ExecContext(ctx, o.sql.protect, attrID, on); err != nil {
 			return fmt.Errorf("protect %s: %w", attrID, err)
 		}
 		event := "attribute_protected"
@@ -493,9 +480,7 @@ func Protect(ctx context.Context, db *sqlx.DB, cfg *config.Config, attrID string
 			memID = *r.MemoryID
 		}
 		meta, _ := json.Marshal(map[string]any{"agent_id": r.AgentID, "attribute_id": attrID, "protected": on})
-		if _, err := tx.ExecContext(ctx, `
-			INSERT INTO memory_history (id, memory_id, event, old_content, changed_by, metadata, actor_type)
-			VALUES (gen_random_uuid()::text, $1, $2, $3, $4, $5, $6)`, memID, event, r.Content, cli.ChangedBy, string(meta), cli.Type); err != nil {
+		if _, err := tx.ExecContext(ctx, o.sql.insertHistory, memID, event, r.Content, nil, cli.ChangedBy, nil, string(meta), cli.Type); err != nil {
 			return fmt.Errorf("protect %s: write history: %w", attrID, err)
 		}
 		changed = true

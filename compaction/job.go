@@ -18,6 +18,7 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/llm"
+	"github.com/supersessiond/supersessiond/schema"
 )
 
 // Name is the job's name: its lease, log and metrics label.
@@ -70,6 +71,8 @@ type Deps struct {
 	// Rand returns uniform numbers in [0, 1) for the backoff jitter (nil:
 	// math/rand/v2).
 	Rand func() float64
+	// Names describes the database (nil: the reference schema).
+	Names *schema.Names
 	// Current, when set, returns the configuration in force now: a live
 	// pass asks it before every claim and every outcome it writes whether
 	// shadowMode or mutationsFrozen was turned on since the pass began.
@@ -81,6 +84,7 @@ type Deps struct {
 // database at once.
 type Job struct {
 	db      *sqlx.DB
+	sql     statements
 	log     *slog.Logger
 	m       *Metrics
 	llm     *llm.Provider
@@ -91,7 +95,7 @@ type Job struct {
 
 // New builds the job.
 func New(d Deps) *Job {
-	j := &Job{db: d.DB, log: d.Logger, m: NewMetrics(d.Registry), llm: d.LLM, now: d.Now, rand: d.Rand, current: d.Current}
+	j := &Job{db: d.DB, sql: render(d.Names), log: d.Logger, m: NewMetrics(d.Registry), llm: d.LLM, now: d.Now, rand: d.Rand, current: d.Current}
 	if j.log == nil {
 		j.log = slog.New(slog.DiscardHandler)
 	}
@@ -201,7 +205,7 @@ type pendingStats struct {
 
 func (j *Job) stats(ctx context.Context, s settings, now time.Time) (pendingStats, error) {
 	var st pendingStats
-	err := j.db.GetContext(ctx, &st, statsSQL, now.Add(-s.staleAfter), now.Add(-s.lookback), now)
+	err := j.db.GetContext(ctx, &st, j.sql.stats, now.Add(-s.staleAfter), now.Add(-s.lookback), now)
 	return st, err
 }
 

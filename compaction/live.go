@@ -23,6 +23,7 @@ type event struct {
 	MaxSeq      sql.NullInt64 `db:"max_message_seq"`
 	Attempt     int           `db:"retry_count"` // retry_count after this claim
 	messages    []llm.Message
+	encrypted   int   // messages of the range left out as ciphertext
 	loadErr     error // reading its messages failed: the attempt is abandoned
 }
 
@@ -119,10 +120,10 @@ func (c cursor) max(ev *event) cursor {
 // committed when it returns.
 func (j *Job) claim(ctx context.Context, s settings, start time.Time, after cursor, n int) ([]*event, error) {
 	var evs []*event
-	err := j.db.SelectContext(ctx, &evs, claimSQL,
+	err := j.db.SelectContext(ctx, &evs, j.sql.claim,
 		start.Add(-s.staleAfter), start.Add(-s.lookback), start, n,
 		j.now(), s.hold.Seconds(), s.initial.Seconds(), s.max.Seconds(),
-		after.triggeredAt, after.id)
+		after.triggeredAt, after.id, s.maxAttempts)
 	return evs, err
 }
 
@@ -145,7 +146,7 @@ func (j *Job) loadMessages(ctx context.Context, evs []*event) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	rows, err := j.db.QueryContext(ctx, messagesSQL, pq.Array(ids), pq.Array(agents), pq.Array(los), pq.Array(his),
+	rows, err := j.db.QueryContext(ctx, j.sql.messages, pq.Array(ids), pq.Array(agents), pq.Array(los), pq.Array(his),
 		maxMessagesRead, maxBodyChars, maxTranscriptChars)
 	if err != nil {
 		return err
@@ -158,6 +159,10 @@ func (j *Job) loadMessages(ctx context.Context, evs []*event) error {
 			return err
 		}
 		if ev := byID[id]; ev != nil {
+			if ciphertext(m.Body) {
+				ev.encrypted++ // never sent to the LLM
+				continue
+			}
 			ev.messages = append(ev.messages, m)
 		}
 	}
@@ -169,6 +174,7 @@ const (
 	reasonMaxAttempts  = "max_attempts"
 	reasonNoRange      = "no_range"
 	reasonMessagesGone = "messages_gone"
+	reasonEncrypted    = "encrypted"
 )
 
 // outcome is what happened to one claimed event.
@@ -202,6 +208,10 @@ func (j *Job) process(ctx context.Context, s settings, client *llm.Client, ev *e
 	case ev.MinSeq.Int64 > ev.MaxSeq.Int64:
 		return j.giveUp(ctx, s, ev, o, reasonNoRange,
 			fmt.Sprintf("the event's message range is inverted (min_message_seq %d > max_message_seq %d): nothing to re-compact", ev.MinSeq.Int64, ev.MaxSeq.Int64), "")
+	case len(ev.messages) == 0 && ev.encrypted > 0:
+		return j.giveUp(ctx, s, ev, o, reasonEncrypted,
+			fmt.Sprintf("messages %d–%d of agent %s are encrypted at rest: nothing readable to re-compact", ev.MinSeq.Int64, ev.MaxSeq.Int64, ev.AgentID),
+			encryptedSummary(ev.MinSeq.Int64, ev.MaxSeq.Int64, ev.encrypted))
 	case len(ev.messages) == 0:
 		return j.giveUp(ctx, s, ev, o, reasonMessagesGone,
 			fmt.Sprintf("messages gone: none of seq %d–%d remain for agent %s", ev.MinSeq.Int64, ev.MaxSeq.Int64, ev.AgentID),
@@ -274,14 +284,14 @@ func errorText(err error) string {
 // digest reads what the deterministic summary of ev's range is built from.
 func (j *Job) digest(ctx context.Context, ev *event) (digest, error) {
 	d := digest{MinSeq: ev.MinSeq.Int64, MaxSeq: ev.MaxSeq.Int64}
-	row := j.db.QueryRowxContext(ctx, digestCountsSQL, ev.AgentID, d.MinSeq, d.MaxSeq)
+	row := j.db.QueryRowxContext(ctx, j.sql.digestCounts, ev.AgentID, d.MinSeq, d.MaxSeq)
 	if err := row.Scan(&d.Total, &d.Inbound, &d.Outbound); err != nil {
 		return d, err
 	}
 	if d.Total == 0 {
 		return d, nil
 	}
-	rows, err := j.db.QueryContext(ctx, digestLinesSQL, ev.AgentID, d.MinSeq, d.MaxSeq, digestLinesPerSide, digestBodyChars)
+	rows, err := j.db.QueryContext(ctx, j.sql.digestLines, ev.AgentID, d.MinSeq, d.MaxSeq, digestLinesPerSide, digestBodyChars)
 	if err != nil {
 		return d, err
 	}

@@ -1,5 +1,7 @@
 package compaction
 
+import "github.com/supersessiond/supersessiond/schema"
+
 // The job's SQL. Every statement is parameterised and touches events through
 // the partial index supersessiond_compaction_pending (status = 'pending',
 // triggered_at) or by primary key, and messages through their
@@ -16,7 +18,7 @@ SELECT
                      AND next_attempt_at > $3)                      AS backing_off,
   count(*) FILTER (WHERE triggered_at < $2)                         AS beyond_lookback,
   min(triggered_at) FILTER (WHERE triggered_at < $1 AND triggered_at >= $2) AS oldest_stale
-FROM compaction_events
+FROM {{.Events}}
 WHERE status = 'pending'`
 
 // claimSQL claims up to $4 due events and counts the attempt, in one
@@ -34,7 +36,7 @@ WHERE status = 'pending'`
 const claimSQL = `
 WITH due AS (
   SELECT id
-  FROM compaction_events
+  FROM {{.Events}}
   WHERE status = 'pending'
     AND triggered_at < $1
     AND triggered_at >= greatest($2::timestamptz, $9::timestamptz)
@@ -44,8 +46,8 @@ WITH due AS (
   LIMIT $4
   FOR UPDATE SKIP LOCKED
 )
-UPDATE compaction_events AS e
-SET retry_count = e.retry_count + 1,
+UPDATE {{.Events}} AS e
+SET retry_count = least(e.retry_count + 1, $11::int),
     next_attempt_at = $5::timestamptz + make_interval(secs =>
       greatest($6::float8, least($8::float8, $7::float8 * power(2::float8, least(e.retry_count, 40)))))
 FROM due
@@ -68,11 +70,11 @@ CROSS JOIN LATERAL (
          sum(length(newest.body)) OVER (ORDER BY newest.seq DESC) AS upto
   FROM (
     SELECT m.seq, m.direction,
-           CASE WHEN btrim(coalesce(m.body, '')) = '' AND m.tool_calls IS NOT NULL
+           {{if .ToolCalls}}CASE WHEN btrim(coalesce(m.body, '')) = '' AND m.tool_calls IS NOT NULL
                 THEN '[tool calls] ' || left(m.tool_calls::text, 500)
                 ELSE left(coalesce(m.body, ''), $6)
-           END AS body
-    FROM messages AS m
+           END{{else}}left(coalesce(m.body, ''), $6){{end}} AS body
+    FROM {{.Messages}} AS m
     WHERE m.agent_id = c.agent_id
       AND m.seq BETWEEN c.lo AND c.hi
     ORDER BY m.seq DESC
@@ -88,20 +90,20 @@ const digestCountsSQL = `
 SELECT count(*)                                        AS total,
        count(*) FILTER (WHERE direction = 'inbound')  AS inbound,
        count(*) FILTER (WHERE direction = 'outbound') AS outbound
-FROM messages
+FROM {{.Messages}}
 WHERE agent_id = $1 AND seq BETWEEN $2 AND $3`
 
 // digestLinesSQL reads the beginnings of the first $4 messages of each side
 // of a range, in seq order: the summary lists first lines until it is full.
 const digestLinesSQL = `
 (SELECT direction, seq, left(coalesce(body, ''), $5) AS body
- FROM messages
+ FROM {{.Messages}}
  WHERE agent_id = $1 AND seq BETWEEN $2 AND $3 AND direction = 'inbound'
  ORDER BY seq
  LIMIT $4)
 UNION ALL
 (SELECT direction, seq, left(coalesce(body, ''), $5) AS body
- FROM messages
+ FROM {{.Messages}}
  WHERE agent_id = $1 AND seq BETWEEN $2 AND $3 AND direction = 'outbound'
  ORDER BY seq
  LIMIT $4)
@@ -113,72 +115,107 @@ ORDER BY direction, seq`
 // owns it.
 const lockEventSQL = `
 SELECT status, retry_count
-FROM compaction_events
+FROM {{.Events}}
 WHERE id = $1
 FOR UPDATE`
 
 // insertFactsSQL inserts the re-compacted facts, set-based. The idempotency
 // key (per event and normalised fact) is the guard: a retry that somehow gets
-// here twice inserts nothing twice.
+// here twice inserts nothing twice. It is checked with NOT EXISTS rather than
+// ON CONFLICT, so that a stack's unique index in whatever form (a
+// constraint, a partial index) or none at all serves: the outcome
+// transaction holds the event's row lock, and no other writer uses the
+// event's keys, so the check cannot race.
 // $1 agent, $2 event id (as text), $3..$6 parallel arrays: id, content,
 // normalized content, idempotency key.
 const insertFactsSQL = `
-INSERT INTO memories (id, agent_id, type, content, normalized_content, source_type, source_id, idempotency_key)
+INSERT INTO {{.Memories}} (id, agent_id, type, content, normalized_content, source_type, source_id, idempotency_key)
 SELECT f.id, $1, 'fact', f.content, f.normalized, 'compaction', $2, f.key
-FROM unnest($3::text[], $4::text[], $5::text[], $6::text[]) AS f(id, content, normalized, key)
-ON CONFLICT (idempotency_key) DO NOTHING
+FROM (SELECT DISTINCT ON (key) * FROM unnest($3::text[], $4::text[], $5::text[], $6::text[]) AS u(id, content, normalized, key)) AS f
+WHERE NOT EXISTS (SELECT 1 FROM {{.Memories}} m WHERE m.idempotency_key = f.key)
 RETURNING id`
 
 // insertSummarySQL stores the deterministic summary of a given-up range once
 // per event, and returns the id of the summary memory, new or existing.
 // $1 id, $2 agent, $3 content, $4 event id (as text), $5 idempotency key.
 const insertSummarySQL = `
-WITH ins AS (
-  INSERT INTO memories (id, agent_id, type, content, source_type, source_id, idempotency_key)
-  VALUES ($1, $2, 'compaction_summary', $3, 'compaction', $4, $5)
-  ON CONFLICT (idempotency_key) DO NOTHING
+WITH existing AS (
+  SELECT id FROM {{.Memories}} WHERE idempotency_key = $5 LIMIT 1
+),
+ins AS (
+  INSERT INTO {{.Memories}} (id, agent_id, type, content, source_type, source_id, idempotency_key)
+  SELECT $1, $2, 'compaction_summary', $3, 'compaction', $4, $5
+  WHERE NOT EXISTS (SELECT 1 FROM existing)
   RETURNING id
 )
 SELECT id FROM ins
 UNION ALL
-SELECT id FROM memories WHERE idempotency_key = $5 AND NOT EXISTS (SELECT 1 FROM ins)`
+SELECT id FROM existing`
 
 // completeSQL: $1 event id, $2 now, $3 summary_len.
 const completeSQL = `
-UPDATE compaction_events
+UPDATE {{.Events}}
 SET status = 'completed', memory_updated = true, completed_at = $2,
     next_attempt_at = NULL, last_error = NULL, summary_len = $3
 WHERE id = $1`
 
 // rescheduleSQL: $1 event id, $2 last error, $3 next attempt.
 const rescheduleSQL = `
-UPDATE compaction_events
+UPDATE {{.Events}}
 SET last_error = $2, next_attempt_at = $3
 WHERE id = $1`
 
-// failSQL: $1 event id, $2 last error, $3 summary_len (NULL without a summary).
+// failSQL: $1 event id, $2 last error, $3 summary_len (NULL without a
+// summary: the column keeps what it held, so a stack that declares it NOT
+// NULL, as clawbolt does, takes the write too).
 const failSQL = `
-UPDATE compaction_events
-SET status = 'failed', last_error = $2, next_attempt_at = NULL, summary_len = $3
+UPDATE {{.Events}}
+SET status = 'failed', last_error = $2, next_attempt_at = NULL, summary_len = coalesce($3, summary_len)
 WHERE id = $1`
 
 // historySQL writes the attempt's audit row. $1 id, $2 memory_id, $3 event,
 // $4 new_content, $5 reason, $6 metadata.
 const historySQL = `
-INSERT INTO memory_history (id, memory_id, event, new_content, changed_by, reason, metadata)
-VALUES ($1, $2, $3, $4, 'supersessiond:compaction', $5, $6::jsonb)`
+INSERT INTO {{.History}} (id, memory_id, event, new_content, changed_by, reason, metadata)
+VALUES ($1, $2, $3, $4, 'supersessiond:compaction', $5, {{metaIn "$6::jsonb"}})`
 
 // candidatesSQL lists, for shadow mode, the events a live run would claim,
 // without locking or changing anything. $1..$3 as in claimSQL, $4 limit.
 const candidatesSQL = `
 SELECT e.id, e.agent_id, e.triggered_at, e.min_message_seq, e.max_message_seq, e.retry_count,
-       EXISTS (SELECT 1 FROM messages AS m
+       EXISTS (SELECT 1 FROM {{.Messages}} AS m
                WHERE m.agent_id = e.agent_id
                  AND m.seq BETWEEN e.min_message_seq AND e.max_message_seq) AS has_messages
-FROM compaction_events AS e
+FROM {{.Events}} AS e
 WHERE e.status = 'pending'
   AND e.triggered_at < $1
   AND e.triggered_at >= $2
   AND (e.next_attempt_at IS NULL OR e.next_attempt_at <= $3)
 ORDER BY e.triggered_at, e.id
 LIMIT $4`
+
+// statements are the job's SQL, rendered for one database.
+type statements struct {
+	stats, claim, messages, digestCounts, digestLines, lockEvent, insertFacts, insertSummary, complete, reschedule, fail, history, candidates string
+}
+
+func render(n *schema.Names) statements {
+	if n == nil {
+		n = schema.ReferenceNames()
+	}
+	return statements{
+		stats:         n.SQL(statsSQL),
+		claim:         n.SQL(claimSQL),
+		messages:      n.SQL(messagesSQL),
+		digestCounts:  n.SQL(digestCountsSQL),
+		digestLines:   n.SQL(digestLinesSQL),
+		lockEvent:     n.SQL(lockEventSQL),
+		insertFacts:   n.SQL(insertFactsSQL),
+		insertSummary: n.SQL(insertSummarySQL),
+		complete:      n.SQL(completeSQL),
+		reschedule:    n.SQL(rescheduleSQL),
+		fail:          n.SQL(failSQL),
+		history:       n.SQL(historySQL),
+		candidates:    n.SQL(candidatesSQL),
+	}
+}

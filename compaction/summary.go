@@ -44,16 +44,52 @@ func summarize(d digest) string {
 	if d.Outbound > 0 {
 		reserve = min(room/3, 160)
 	}
+	var hidden, h int
+	d.User, hidden = readable(d.User)
+	d.Assistant, h = readable(d.Assistant)
+	if hidden += h; hidden > 0 {
+		note := fmt.Sprintf(" %d encrypted at rest, not quoted.", hidden)
+		header += note
+		room -= utf8.RuneCountInString(note)
+	}
 	user := section(" User said: ", lines(d.User, userItemMax), d.Inbound, room-reserve)
 	room -= utf8.RuneCountInString(user)
 	assistant := section(" Assistant discussed: ", lines(d.Assistant, assistantItemMax), d.Outbound, room)
 	return truncateRunes(header+user+assistant, summaryMax)
 }
 
+// ciphertext recognises a message body encrypted at rest: clawbolt's
+// envelope (clw1.<key id>.<wrapped key>.<token>) or a bare Fernet token.
+// Such a body is never sent to an LLM nor quoted in a summary: it is
+// meaningless there, and a secret's shape is not for a prompt either.
+func ciphertext(body string) bool {
+	b := strings.TrimSpace(body)
+	return strings.HasPrefix(b, "clw1.") || (strings.HasPrefix(b, "gAAAAA") && !strings.ContainsAny(b, " \n"))
+}
+
+// readable drops the bodies that are ciphertext; it reports how many it
+// dropped.
+func readable(bodies []string) ([]string, int) {
+	out := bodies[:0:0]
+	for _, b := range bodies {
+		if !ciphertext(b) {
+			out = append(out, b)
+		}
+	}
+	return out, len(bodies) - len(out)
+}
+
 // goneSummary is stored when none of the range's messages remain: the agent
 // should at least know that it has a gap, and where.
 func goneSummary(minSeq, maxSeq int64) string {
 	return fmt.Sprintf("Conversation archived without compaction (messages %d–%d): none of its messages remain in the message store, so nothing of this range could be recovered.", minSeq, maxSeq)
+}
+
+// encryptedSummary is stored for a range whose messages are all encrypted
+// at rest: the agent learns it has a gap, and nothing of the ciphertext.
+func encryptedSummary(minSeq, maxSeq int64, n int) string {
+	return fmt.Sprintf("Conversation archived without compaction (messages %d–%d): its %d %s encrypted at rest and could not be read, so nothing of this range was recovered.",
+		minSeq, maxSeq, n, plural(int64(n), "message is", "messages are"))
 }
 
 // section renders `prefix "a"; "b" (+N more).` within budget runes, or ""

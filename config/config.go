@@ -35,6 +35,7 @@ type Structural struct {
 
 type Maintenance struct {
 	Database   Database   `koanf:"database"`
+	Tables     Tables     `koanf:"tables"`
 	Schedules  Schedules  `koanf:"schedules"`
 	InlineHook InlineHook `koanf:"inlineHook"`
 	Compaction Compaction `koanf:"compaction"`
@@ -52,6 +53,23 @@ type Database struct {
 	// writes must never find the server full because of us.
 	MaxOpenConns int `koanf:"maxOpenConns"`
 	MaxIdleConns int `koanf:"maxIdleConns"`
+	// Schema holds the agent's tables ("" = the connection's search path);
+	// OwnSchema the daemon's own.
+	Schema    string `koanf:"schema"`
+	OwnSchema string `koanf:"ownSchema"`
+}
+
+// Tables are the physical names of the agent's tables, "name" or
+// "schema.name"; the defaults are the reference schema's names (SPEC §4).
+type Tables struct {
+	Attributes       string `koanf:"attributes"`
+	Aspects          string `koanf:"aspects"`
+	History          string `koanf:"history"`
+	Memories         string `koanf:"memories"`
+	Messages         string `koanf:"messages"`
+	CompactionEvents string `koanf:"compactionEvents"`
+	Documents        string `koanf:"documents"`
+	DocumentSources  string `koanf:"documentSources"`
 }
 
 // Schedules are standard 5-field cron specs (descriptors such as @hourly and
@@ -131,6 +149,12 @@ func Default() *Config {
 				URL:          "postgres://supersessiond@127.0.0.1:5432/agent?sslmode=disable",
 				MaxOpenConns: 3,
 				MaxIdleConns: 1,
+				OwnSchema:    "supersessiond",
+			},
+			Tables: Tables{
+				Attributes: "entity_attributes", Aspects: "entity_aspects", History: "memory_history",
+				Memories: "memories", Messages: "messages", CompactionEvents: "compaction_events",
+				Documents: "documents", DocumentSources: "document_sources",
 			},
 			Schedules: Schedules{
 				Timezone:        "UTC",

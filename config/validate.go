@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"sort"
 	"strings"
 	"time"
 
@@ -109,6 +110,7 @@ func (c *Config) validate(s *schema) []Problem {
 			add("maintenance.database.listenUrl", "%v", err)
 		}
 	}
+	ps = append(ps, validateNames(m)...)
 	if m.Database.MaxOpenConns < 1 || m.Database.MaxOpenConns > 100 {
 		add("maintenance.database.maxOpenConns", "%d is out of range: must be between 1 and 100", m.Database.MaxOpenConns)
 	}
@@ -217,6 +219,51 @@ func checkDSN(dsn string) error {
 		return fmt.Errorf("%s: %s", redact.DSN(dsn), redact.Secret(strings.TrimPrefix(err.Error(), "pq: "), redact.DSNSecrets(dsn)...))
 	}
 	return nil
+}
+
+// validateNames checks the schema and table names: they are quoted wherever
+// they are used, but a name PostgreSQL would truncate or that cannot be a
+// name at all is a mistake to say now, not a table that is mysteriously
+// missing later.
+func validateNames(m Maintenance) []Problem {
+	var ps []Problem
+	ident := func(key, v string, qualified bool) {
+		parts := []string{v}
+		if qualified {
+			parts = strings.Split(v, ".")
+		}
+		for _, p := range parts {
+			switch {
+			case len(parts) > 2:
+				ps = append(ps, Problem{Key: key, Rule: fmt.Sprintf("%q is not a table name: write name or schema.name", v)})
+				return
+			case p == "" || strings.TrimSpace(p) != p || strings.ContainsRune(p, 0):
+				ps = append(ps, Problem{Key: key, Rule: fmt.Sprintf("%q is not a valid name (empty part, surrounding space or NUL)", v)})
+				return
+			case len(p) > 63:
+				ps = append(ps, Problem{Key: key, Rule: fmt.Sprintf("%q is longer than PostgreSQL's 63-byte names", v)})
+				return
+			}
+		}
+	}
+	if m.Database.Schema != "" {
+		ident("maintenance.database.schema", m.Database.Schema, false)
+	}
+	if m.Database.OwnSchema == "" {
+		ps = append(ps, Problem{Key: "maintenance.database.ownSchema", Rule: "is empty: the daemon's own tables need a schema of their own (default supersessiond)"})
+	} else {
+		ident("maintenance.database.ownSchema", m.Database.OwnSchema, false)
+	}
+	t := m.Tables
+	for key, v := range map[string]string{"attributes": t.Attributes, "aspects": t.Aspects, "history": t.History,
+		"memories": t.Memories, "messages": t.Messages, "compactionEvents": t.CompactionEvents,
+		"documents": t.Documents, "documentSources": t.DocumentSources} {
+		if v != "" {
+			ident("maintenance.tables."+key, v, true)
+		}
+	}
+	sort.Slice(ps, func(i, j int) bool { return ps[i].Key < ps[j].Key })
+	return ps
 }
 
 // warnings are valid but probably unintended settings.

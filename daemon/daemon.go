@@ -89,6 +89,7 @@ type Options struct {
 // Deps are what jobs and services are built from.
 type Deps struct {
 	DB      *sqlx.DB
+	Names   *schema.Names    // the database's tables and shapes, as inspected at startup
 	Metrics *metrics.Metrics // jobs register their own collectors on Metrics.Registry
 	Logger  *slog.Logger
 	LLM     *llm.Provider
@@ -108,6 +109,7 @@ type Daemon struct {
 	db      *sqlx.DB
 	metrics *metrics.Metrics
 	leases  *lease.Manager
+	layout  *schema.Layout // the database as inspected at startup
 	sched   *scheduler
 	svcs    *services
 
@@ -179,16 +181,26 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	d.db = db
 	defer db.Close()
-	if err := schema.Check(ctx, db); err != nil {
+	layout, err := schema.Inspect(ctx, db, schema.PlanFor(cfg))
+	if err != nil {
 		return err
 	}
+	if err := layout.Require(schema.Jobs...); err != nil {
+		return err
+	}
+	for _, job := range schema.Jobs {
+		if r := layout.Reports[job]; r.On && len(r.Refusals) > 0 {
+			d.log.Warn("the database will refuse some rows of this job; they are skipped with their reason", "job", string(job), "why", r.Refusals)
+		}
+	}
+	d.layout = layout
 	d.dbUp.Store(true)
 	d.metrics = metrics.New(db.DB)
 	d.metrics.DatabaseUp.Set(1)
-	d.leases = lease.New(db, holderID(), d.opts.LeaseTTL)
+	d.leases = lease.New(db, layout.Names, holderID(), d.opts.LeaseTTL)
 
-	deps := &Deps{DB: db, Metrics: d.metrics, Logger: d.log, LLM: llm.NewProvider(func(k string) string { return getenv(d.opts.Environ, k) }, nil),
-		Config: d.Config}
+	deps := &Deps{DB: db, Names: layout.Names, Metrics: d.metrics, Logger: d.log,
+		LLM: llm.NewProvider(func(k string) string { return getenv(d.opts.Environ, k) }, nil), Config: d.Config}
 	std := newStandard(deps)
 	jobs := d.opts.Jobs
 	if jobs == nil {

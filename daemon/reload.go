@@ -1,9 +1,11 @@
 package daemon
 
 import (
+	"context"
 	"time"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/schema"
 	"github.com/supersessiond/supersessiond/sdnotify"
 )
 
@@ -32,10 +34,21 @@ func (d *Daemon) reload(reason string) {
 	}
 	old := d.Config()
 	next := loaded.Config
+	if err := d.canRun(old, next); err != nil {
+		d.tried.Store(&loaded.Digest)
+		msg := time.Now().UTC().Format(time.RFC3339) + ": " + err.Error()
+		d.reloadErr.Store(&msg)
+		d.metrics.ConfigReloads.WithLabelValues("error").Inc()
+		d.metrics.ConfigLastReloadOK.Set(0)
+		d.log.Error("configuration reload refused: a job it turns on cannot run against this database; still running the previous configuration",
+			"reason", reason, "err", err)
+		return
+	}
 	changedRestartOnly := restartOnly(old, next)
 	// Settings bound at startup (connections, listener, log encoder) stay
 	// as they are, so the Config in force always describes what is running.
 	next.Maintenance.Database = old.Maintenance.Database
+	next.Maintenance.Tables = old.Maintenance.Tables
 	next.Maintenance.HTTP = old.Maintenance.HTTP
 	next.Maintenance.Log.Format = old.Maintenance.Log.Format
 	// Validate the parts that need more than parsing before anything is
@@ -70,6 +83,28 @@ func (d *Daemon) reload(reason string) {
 		"shadow_mode", next.Memory.PipelineV2.ShadowMode, "mutations_frozen", next.Memory.PipelineV2.MutationsFrozen)
 }
 
+// canRun checks, before anything is swapped, that every job the new
+// configuration turns on can run against the database.
+func (d *Daemon) canRun(old, next *config.Config) error {
+	was, will := schema.PlanFor(old), schema.PlanFor(next)
+	var turnedOn []schema.Job
+	for _, job := range schema.Jobs {
+		if will.On[job] && !was.On[job] {
+			turnedOn = append(turnedOn, job)
+		}
+	}
+	if len(turnedOn) == 0 || d.db == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	layout, err := schema.Inspect(ctx, d.db, will)
+	if err != nil {
+		return err
+	}
+	return layout.Require(turnedOn...)
+}
+
 // restartOnly lists changed settings that a running daemon cannot apply.
 func restartOnly(old, next *config.Config) []string {
 	var keys []string
@@ -84,6 +119,15 @@ func restartOnly(old, next *config.Config) []string {
 	}
 	if old.Maintenance.Log.Format != next.Maintenance.Log.Format {
 		keys = append(keys, "maintenance.log.format")
+	}
+	if old.Maintenance.Database.Schema != next.Maintenance.Database.Schema {
+		keys = append(keys, "maintenance.database.schema")
+	}
+	if old.Maintenance.Database.OwnSchema != next.Maintenance.Database.OwnSchema {
+		keys = append(keys, "maintenance.database.ownSchema")
+	}
+	if old.Maintenance.Tables != next.Maintenance.Tables {
+		keys = append(keys, "maintenance.tables")
 	}
 	return keys
 }

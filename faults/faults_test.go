@@ -231,7 +231,7 @@ func TestKillDuringSweepThenRestart(t *testing.T) {
 	// pass is over.
 	eventually(t, 60*time.Second, "first batch of the sweep", func() bool {
 		var cur string
-		err := victim.Get(&cur, `SELECT value->>'aspect_id' FROM supersessiond_state WHERE name = 'sweep_cursor'`)
+		err := victim.Get(&cur, `SELECT value->>'aspect_id' FROM supersessiond.state WHERE name = 'sweep_cursor'`)
 		return err == nil && cur != ""
 	}, p)
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -310,7 +310,7 @@ func TestPostgresRestartUnderRunningDaemon(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := schema.Migrate(ctx, db, schema.Options{Reference: true}); err != nil {
+	if _, err := schema.Migrate(ctx, db, schema.ReferencePlan(), schema.Options{Reference: true}); err != nil {
 		t.Fatal(err)
 	}
 	s := memtest.New(t, db)

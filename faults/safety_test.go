@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net/http/httptest"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/supersessiond/supersessiond/audit"
 	"github.com/supersessiond/supersessiond/bench"
@@ -26,6 +28,7 @@ import (
 	"github.com/supersessiond/supersessiond/pgtest"
 	"github.com/supersessiond/supersessiond/schema"
 	"github.com/supersessiond/supersessiond/store"
+	"github.com/supersessiond/supersessiond/supersession"
 )
 
 // cli runs the real binary against a database and returns its output.
@@ -143,13 +146,13 @@ func TestUndoVersusSweepRaceManyTimes(t *testing.T) {
 						  WHERE r.event = 'supersession_reverted' AND r.metadata ->> 'reverted_history_id' = h.id)
 						ORDER BY created_at DESC LIMIT 1`, old)
 					if err != nil {
-						applied, serr := audit.Supersede(ctx, db.DB, live, audit.SupersedeRequest{Agent: "a", New: nw, Olds: []string{old}})
+						applied, serr := opsOf(db.DB).Supersede(ctx, live, audit.SupersedeRequest{Agent: "a", New: nw, Olds: []string{old}})
 						if serr != nil {
 							continue // a daemon was quicker: undo its write
 						}
 						hist = applied[0].HistoryID
 					}
-					if _, err := audit.Undo(ctx, db.DB, live, hist); err == nil {
+					if _, err := opsOf(db.DB).Undo(ctx, live, hist); err == nil {
 						undos.Add(1)
 						break
 					}
@@ -383,7 +386,7 @@ func TestThreeDaemonsLeaveTheAgentItsConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer super.Close()
-	if _, err := schema.Migrate(ctx, super, schema.Options{Reference: true}); err != nil {
+	if _, err := schema.Migrate(ctx, super, schema.ReferencePlan(), schema.Options{Reference: true, Grant: "daemon"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := bench.GenerateAttributes(ctx, super, bench.AttributeSpec{Attributes: 20000, Seed: 9}); err != nil {
@@ -398,9 +401,8 @@ func TestThreeDaemonsLeaveTheAgentItsConnections(t *testing.T) {
 	llmSrv := httptest.NewServer(bench.CompactionLLM(20 * time.Millisecond))
 	defer llmSrv.Close()
 	for _, q := range []string{
-		`GRANT ALL ON ALL TABLES IN SCHEMA public TO agent, daemon`,
-		`GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO agent, daemon`,
-		`GRANT CREATE, USAGE ON SCHEMA public TO agent, daemon`,
+		`GRANT ALL ON ALL TABLES IN SCHEMA public TO agent`,
+		`GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO agent`,
 	} {
 		if _, err := super.Exec(q); err != nil {
 			t.Fatal(err)
@@ -480,4 +482,10 @@ func TestThreeDaemonsLeaveTheAgentItsConnections(t *testing.T) {
 		t.Fatalf("the three daemons held %d connections at once; their pools allow 12", max)
 	}
 	t.Logf("%d agent writes, none failed; the daemons held at most %d connections", written.Load(), peak.Load())
+}
+
+// opsOf is the operator commands on a test database of the reference schema.
+func opsOf(db *sqlx.DB) *audit.Ops {
+	engine := supersession.New(db, nil, slog.New(slog.DiscardHandler), supersession.NewMetrics(prometheus.NewRegistry()), nil)
+	return audit.New(db, nil, engine)
 }

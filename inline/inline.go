@@ -17,6 +17,7 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/redact"
+	"github.com/supersessiond/supersessiond/schema"
 	"github.com/supersessiond/supersessiond/store"
 	"github.com/supersessiond/supersessiond/supersession"
 )
@@ -35,6 +36,7 @@ const (
 // Hook is the inline post-classify hook service.
 type Hook struct {
 	db      *sqlx.DB
+	sql     statements
 	log     *slog.Logger
 	engine  *supersession.Engine
 	metrics *Metrics
@@ -90,12 +92,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
-// New returns the hook.
-func New(db *sqlx.DB, log *slog.Logger, engine *supersession.Engine, m *Metrics) *Hook {
+// New returns the hook for the database names describes (nil: the
+// reference schema).
+func New(db *sqlx.DB, names *schema.Names, log *slog.Logger, engine *supersession.Engine, m *Metrics) *Hook {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	host, _ := os.Hostname()
-	h := &Hook{db: db, log: log.With("service", Name), engine: engine, metrics: m, ClaimFor: time.Minute,
+	h := &Hook{db: db, sql: render(names), log: log.With("service", Name), engine: engine, metrics: m, ClaimFor: time.Minute,
 		holder: fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(b[:]))}
 	empty := "not started"
 	h.lastErr.Store(&empty)
@@ -186,10 +189,10 @@ func (h *Hook) Run(ctx context.Context, current func() *config.Config) error {
 // LOCKED keeps concurrent daemons off each other's rows; claimed_until makes
 // a dead holder's claims expire.
 const claimSQL = `
-UPDATE supersessiond_classified c
+UPDATE {{.Outbox}} c
 SET claimed_by = $1, claimed_until = now() + make_interval(secs => $2), attempts = c.attempts + 1
 WHERE c.seq IN (
-  SELECT seq FROM supersessiond_classified
+  SELECT seq FROM {{.Outbox}}
   WHERE claimed_until IS NULL OR claimed_until < now()
   ORDER BY seq
   FOR UPDATE SKIP LOCKED
@@ -204,21 +207,10 @@ type claimed struct {
 	Attempts    int    `db:"attempts"`
 }
 
-// siblingsSQL loads the active attributes of the claimed (agent, aspect)
-// pairs in one query. The pairs come as parallel arrays. It does not sort:
-// ScanGroups orders each group, and at a few thousand siblings a sort here
-// was most of the query's time (and of the hook's lag).
-const siblingsSQL = `
-SELECT ` + supersession.GroupColumns + `
-FROM unnest($1::text[], $2::text[]) AS k(agent_id, aspect_id)
-JOIN entity_attributes a ON a.agent_id = k.agent_id AND a.aspect_id = k.aspect_id
-LEFT JOIN entity_aspects asp ON asp.id = a.aspect_id AND asp.agent_id = a.agent_id
-WHERE a.status = 'active' AND a.kind <> 'constraint'`
-
 // doneSQL deletes handled rows (only while still ours) and returns each
 // one's lag: the decisions are committed by now.
 const doneSQL = `
-DELETE FROM supersessiond_classified
+DELETE FROM {{.Outbox}}
 WHERE seq = ANY($1) AND claimed_by = $2
 RETURNING extract(epoch FROM clock_timestamp() - classified_at)`
 
@@ -244,7 +236,7 @@ func (h *Hook) Drain(ctx context.Context, cfg *config.Config) error {
 		}
 	}
 	var backlog float64
-	if err := h.db.GetContext(ctx, &backlog, `SELECT count(*) FROM supersessiond_classified`); err == nil {
+	if err := h.db.GetContext(ctx, &backlog, h.sql.backlog); err == nil {
 		h.metrics.Backlog.Set(backlog)
 	}
 	return nil
@@ -252,7 +244,7 @@ func (h *Hook) Drain(ctx context.Context, cfg *config.Config) error {
 
 func (h *Hook) drainBatch(ctx context.Context, cfg *config.Config) (int, error) {
 	var rows []claimed
-	if err := h.db.SelectContext(ctx, &rows, claimSQL, h.holder, h.ClaimFor.Seconds(), batchSize); err != nil {
+	if err := h.db.SelectContext(ctx, &rows, h.sql.claim, h.holder, h.ClaimFor.Seconds(), batchSize); err != nil {
 		return 0, fmt.Errorf("inline: claim classifications: %w", err)
 	}
 	if len(rows) == 0 {
@@ -329,14 +321,9 @@ func (h *Hook) drainBatch(ctx context.Context, cfg *config.Config) (int, error) 
 // no longer active or was reclassified elsewhere is simply absent: nothing
 // to decide for it here.
 func (h *Hook) loadGroups(ctx context.Context, agents, aspects []string, focus map[string]bool) ([]*supersession.Group, error) {
-	rs, err := h.db.QueryxContext(ctx, siblingsSQL, pq.Array(agents), pq.Array(aspects))
+	groups, err := h.engine.LoadAspects(ctx, agents, aspects)
 	if err != nil {
-		return nil, fmt.Errorf("inline: load siblings: %w", err)
-	}
-	defer rs.Close()
-	groups, err := supersession.ScanGroups(rs)
-	if err != nil {
-		return nil, fmt.Errorf("inline: load siblings: %w", err)
+		return nil, fmt.Errorf("inline: %w", err)
 	}
 	present := map[string]bool{}
 	for _, g := range groups {
@@ -357,7 +344,7 @@ func (h *Hook) loadGroups(ctx context.Context, agents, aspects []string, focus m
 
 // extendSQL renews this holder's claims on rows it is still working on.
 const extendSQL = `
-UPDATE supersessiond_classified
+UPDATE {{.Outbox}}
 SET claimed_until = now() + make_interval(secs => $3)
 WHERE seq = ANY($1) AND claimed_by = $2`
 
@@ -380,7 +367,7 @@ func (h *Hook) holdClaims(ctx context.Context, seqs []int64) (release func()) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if _, err := h.db.ExecContext(ctx, extendSQL, pq.Array(seqs), h.holder, h.ClaimFor.Seconds()); err != nil {
+				if _, err := h.db.ExecContext(ctx, h.sql.extend, pq.Array(seqs), h.holder, h.ClaimFor.Seconds()); err != nil {
 					h.log.Warn("inline: could not renew claims; another daemon may take the batch over", "err", err)
 				}
 			}
@@ -394,7 +381,7 @@ func (h *Hook) holdClaims(ctx context.Context, seqs []int64) (release func()) {
 
 func (h *Hook) finish(ctx context.Context, seqs []int64, observe bool) error {
 	var lags []float64
-	if err := h.db.SelectContext(ctx, &lags, doneSQL, pq.Array(seqs), h.holder); err != nil {
+	if err := h.db.SelectContext(ctx, &lags, h.sql.done, pq.Array(seqs), h.holder); err != nil {
 		return fmt.Errorf("inline: mark classifications handled: %w", err)
 	}
 	if observe {
@@ -406,6 +393,30 @@ func (h *Hook) finish(ctx context.Context, seqs []int64, observe bool) error {
 		}
 	}
 	return nil
+}
+
+// backlogSQL counts what waits in the outbox; pruneSQL drops what a
+// complete sweep made redundant.
+const (
+	backlogSQL = `SELECT count(*) FROM {{.Outbox}}`
+	pruneSQL   = `DELETE FROM {{.Outbox}} WHERE classified_at < $1`
+)
+
+type statements struct{ claim, done, extend, backlog, prune string }
+
+func render(n *schema.Names) statements {
+	if n == nil {
+		n = schema.ReferenceNames()
+	}
+	return statements{claim: n.SQL(claimSQL), done: n.SQL(doneSQL), extend: n.SQL(extendSQL), backlog: n.SQL(backlogSQL), prune: n.SQL(pruneSQL)}
+}
+
+// Prune deletes the outbox rows classified before a time: a complete sweep
+// pass over all agents, run while the hook is off, decided every attribute
+// classified before it started, and nobody else drains the outbox.
+func (h *Hook) Prune(ctx context.Context, before time.Time) error {
+	_, err := h.db.ExecContext(ctx, h.sql.prune, before)
+	return err
 }
 
 func newID() string {

@@ -36,9 +36,9 @@ func startHook(t *testing.T, db *pgtest.DB, cfg *config.Config) *running {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	log := slog.New(slog.DiscardHandler)
-	engine := supersession.New(db.DB, log, supersession.NewMetrics(reg), nil)
+	engine := supersession.New(db.DB, nil, log, supersession.NewMetrics(reg), nil)
 	m := inline.NewMetrics(reg)
-	h := inline.New(db.DB, log, engine, m)
+	h := inline.New(db.DB, nil, log, engine, m)
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{hook: h, metrics: m, cancel: cancel, done: make(chan struct{})}
 	go func() {
@@ -81,7 +81,7 @@ func TestClassificationIsDecidedPromptly(t *testing.T) {
 		memtest.Attr{ID: "h2", Agent: "a", Content: "Lives in Winnipeg"}, // not classified yet
 	)
 	r := startHook(t, db, cfgWithPoll(time.Hour, db.URL))
-	eventually(t, "startup drain", func() bool { return s.Count(`SELECT count(*) FROM supersessiond_classified`) == 0 })
+	eventually(t, "startup drain", func() bool { return s.Count(`SELECT count(*) FROM supersessiond.classified`) == 0 })
 
 	start := time.Now()
 	s.Exec(`UPDATE entity_attributes SET aspect_id = $1 WHERE id = 'h2'`, asp)
@@ -96,7 +96,7 @@ func TestClassificationIsDecidedPromptly(t *testing.T) {
 	if err := db.Get(&changedBy, `SELECT changed_by FROM memory_history WHERE event = 'attribute_superseded'`); err != nil || changedBy != "supersessiond:inline" {
 		t.Fatalf("changed_by %q %v", changedBy, err)
 	}
-	eventually(t, "outbox drained", func() bool { return s.Count(`SELECT count(*) FROM supersessiond_classified`) == 0 })
+	eventually(t, "outbox drained", func() bool { return s.Count(`SELECT count(*) FROM supersessiond.classified`) == 0 })
 	if n := testutil.CollectAndCount(r.metrics.Lag); n != 1 {
 		t.Fatalf("lag histogram not exported: %d", n)
 	}
@@ -194,7 +194,7 @@ func TestTwoHooksShareTheOutbox(t *testing.T) {
 	wg.Wait()
 	eventually(t, "all decided", func() bool {
 		return s.Count(`SELECT count(*) FROM entity_attributes WHERE status = 'superseded'`) == 30 &&
-			s.Count(`SELECT count(*) FROM supersessiond_classified`) == 0
+			s.Count(`SELECT count(*) FROM supersessiond.classified`) == 0
 	})
 	if n := s.Count(`SELECT count(*) FROM memory_history WHERE event = 'attribute_superseded'`); n != 30 {
 		t.Fatalf("%d history rows for 30 supersessions", n)
@@ -207,9 +207,9 @@ func TestPoisonRowIsGivenUp(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
 	s := memtest.New(t, db.DB)
-	s.Exec(`INSERT INTO supersessiond_classified (attribute_id, agent_id, aspect_id, attempts) VALUES ('ghost', 'a', 'nowhere', 99)`)
+	s.Exec(`INSERT INTO supersessiond.classified (attribute_id, agent_id, aspect_id, attempts) VALUES ('ghost', 'a', 'nowhere', 99)`)
 	r := startHook(t, db, cfgWithPoll(50*time.Millisecond, db.URL))
-	eventually(t, "given up", func() bool { return s.Count(`SELECT count(*) FROM supersessiond_classified`) == 0 })
+	eventually(t, "given up", func() bool { return s.Count(`SELECT count(*) FROM supersessiond.classified`) == 0 })
 	if v := testutil.ToFloat64(r.metrics.Processed.WithLabelValues("given_up")); v != 1 {
 		t.Fatalf("given_up = %v", v)
 	}
@@ -229,7 +229,7 @@ func TestVetoedPairIsNotAppliedInline(t *testing.T) {
 		('rej', 'v1', 'supersession_proposal_rejected', 'supersessiond:cli', '{"agent_id":"a","proposal_id":"p","old_attribute_id":"v1","new_attribute_id":"v2"}')`)
 	startHook(t, db, cfgWithPoll(time.Hour, db.URL))
 	s.Exec(`UPDATE entity_attributes SET aspect_id = $1 WHERE id = 'v2'`, asp)
-	eventually(t, "classification handled", func() bool { return s.Count(`SELECT count(*) FROM supersessiond_classified`) == 0 })
+	eventually(t, "classification handled", func() bool { return s.Count(`SELECT count(*) FROM supersessiond.classified`) == 0 })
 	if st, _ := s.Status("v1"); st != "active" {
 		t.Fatal("the hook applied a pair a reviewer rejected")
 	}
@@ -252,7 +252,7 @@ func TestLateClassificationDoesNotStealAnOlderSiblingFromANewerOne(t *testing.T)
 	// Paris and Rome were classified while no daemon ran (the outbox rows
 	// are dropped, as if the sweep were to find them later).
 	s.Exec(`UPDATE entity_attributes SET aspect_id = $1 WHERE id IN ('paris', 'rome')`, asp)
-	s.Exec(`DELETE FROM supersessiond_classified`)
+	s.Exec(`DELETE FROM supersessiond.classified`)
 	startHook(t, db, cfgWithPoll(time.Hour, db.URL))
 	s.Exec(`UPDATE entity_attributes SET aspect_id = $1 WHERE id = 'oslo'`, asp)
 	eventually(t, "oslo superseded", func() bool { st, _ := s.Status("oslo"); return st == "superseded" })
@@ -280,11 +280,11 @@ func TestUnreadableRowDoesNotFailTheBatch(t *testing.T) {
 		memtest.Attr{ID: "good-2", Agent: "good", Content: "Lives in Vancouver"},
 	)
 	s.Exec(`UPDATE entity_attributes SET created_at = 'infinity' WHERE id = 'bad-inf'`)
-	s.Exec(`DELETE FROM supersessiond_classified`)
+	s.Exec(`DELETE FROM supersessiond.classified`)
 	r := startHook(t, db, cfgWithPoll(50*time.Millisecond, db.URL))
 	s.Exec(`UPDATE entity_attributes SET aspect_id = CASE agent_id WHEN 'bad' THEN $1 ELSE $2 END WHERE id IN ('bad-inf', 'good-2')`, bad, good)
 	eventually(t, "good-1 superseded", func() bool { st, _ := s.Status("good-1"); return st == "superseded" })
-	eventually(t, "outbox drained", func() bool { return s.Count(`SELECT count(*) FROM supersessiond_classified`) == 0 })
+	eventually(t, "outbox drained", func() bool { return s.Count(`SELECT count(*) FROM supersessiond.classified`) == 0 })
 	if v := testutil.ToFloat64(r.metrics.Processed.WithLabelValues("given_up")); v != 0 {
 		t.Fatalf("%v classifications given up", v)
 	}
@@ -324,8 +324,8 @@ func TestSlowLLMBatchIsNotTakenOver(t *testing.T) {
 	for range 2 {
 		reg := prometheus.NewRegistry()
 		log := slog.New(slog.DiscardHandler)
-		engine := supersession.New(db.DB, log, supersession.NewMetrics(reg), llm.NewProvider(func(string) string { return "" }, nil))
-		h := inline.New(db.DB, log, engine, inline.NewMetrics(reg))
+		engine := supersession.New(db.DB, nil, log, supersession.NewMetrics(reg), llm.NewProvider(func(string) string { return "" }, nil))
+		h := inline.New(db.DB, nil, log, engine, inline.NewMetrics(reg))
 		h.ClaimFor = time.Second
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
@@ -334,8 +334,8 @@ func TestSlowLLMBatchIsNotTakenOver(t *testing.T) {
 	}
 	s.Exec(`UPDATE entity_attributes SET aspect_id = $1 WHERE id = 's2'`, asp)
 	eventually(t, "classification decided", func() bool {
-		return s.Count(`SELECT count(*) FROM supersessiond_llm_verdicts`) == 1 &&
-			s.Count(`SELECT count(*) FROM supersessiond_classified`) == 0
+		return s.Count(`SELECT count(*) FROM supersessiond.llm_verdicts`) == 1 &&
+			s.Count(`SELECT count(*) FROM supersessiond.classified`) == 0
 	})
 	time.Sleep(time.Second) // a second daemon that took over would be asking now
 	if n := asked.Load(); n != 1 {
@@ -349,11 +349,11 @@ func TestFailingDrainsMakeTheHookNotReady(t *testing.T) {
 	db := pgtest.New(t)
 	s := memtest.New(t, db.DB)
 	r := startHook(t, db, cfgWithPoll(50*time.Millisecond, db.URL))
-	s.Exec(`ALTER TABLE supersessiond_classified RENAME TO supersessiond_classified_gone`)
+	s.Exec(`ALTER TABLE supersessiond.classified RENAME TO classified_gone`)
 	eventually(t, "not ready", func() bool { err := r.hook.Ready(); return err != nil })
 	if err := r.hook.Ready(); !strings.Contains(err.Error(), "drain failed") {
 		t.Fatalf("Ready() = %v", err)
 	}
-	s.Exec(`ALTER TABLE supersessiond_classified_gone RENAME TO supersessiond_classified`)
+	s.Exec(`ALTER TABLE supersessiond.classified_gone RENAME TO classified`)
 	eventually(t, "ready again", func() bool { return r.hook.Ready() == nil })
 }

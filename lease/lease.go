@@ -26,20 +26,30 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/supersessiond/supersessiond/schema"
 )
 
 // Manager acquires leases for one holder (one daemon process).
 type Manager struct {
 	db     *sqlx.DB
+	sql    statements
 	holder string
 	ttl    time.Duration
 }
 
-// New returns a Manager. holder must be unique per process; ttl bounds how
-// long a dead holder keeps a lease.
-func New(db *sqlx.DB, holder string, ttl time.Duration) *Manager {
-	return &Manager{db: db, holder: holder, ttl: ttl}
+// New returns a Manager on the leases table names describes (nil: the
+// reference layout). holder must be unique per process; ttl bounds how long
+// a dead holder keeps a lease.
+func New(db *sqlx.DB, names *schema.Names, holder string, ttl time.Duration) *Manager {
+	if names == nil {
+		names = schema.ReferenceNames()
+	}
+	return &Manager{db: db, holder: holder, ttl: ttl,
+		sql: statements{acquire: names.SQL(acquireSQL), renew: names.SQL(renewSQL), release: names.SQL(releaseSQL)}}
 }
+
+type statements struct{ acquire, renew, release string }
 
 // Holder is this manager's holder identity.
 func (m *Manager) Holder() string { return m.holder }
@@ -56,7 +66,7 @@ type Lease struct {
 func (l *Lease) Term() int64 { return l.term }
 
 const acquireSQL = `
-INSERT INTO supersessiond_leases AS l (name, holder, term, tick, acquired_at, expires_at)
+INSERT INTO {{.Leases}} AS l (name, holder, term, tick, acquired_at, expires_at)
 VALUES ($1, $2, 1, $3, now(), now() + make_interval(secs => $4))
 ON CONFLICT (name) DO UPDATE
 SET holder = EXCLUDED.holder,
@@ -72,7 +82,7 @@ RETURNING term`
 // another holder has it, or when this tick already ran (here or elsewhere).
 func (m *Manager) Acquire(ctx context.Context, name string, tick time.Time) (*Lease, error) {
 	var term int64
-	err := m.db.GetContext(ctx, &term, acquireSQL, name, m.holder, tick, m.ttl.Seconds())
+	err := m.db.GetContext(ctx, &term, m.sql.acquire, name, m.holder, tick, m.ttl.Seconds())
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -82,14 +92,21 @@ func (m *Manager) Acquire(ctx context.Context, name string, tick time.Time) (*Le
 	return &Lease{m: m, name: name, term: term, tick: tick}, nil
 }
 
+const (
+	renewSQL = `
+UPDATE {{.Leases}} SET expires_at = now() + make_interval(secs => $4)
+WHERE name = $1 AND holder = $2 AND term = $3`
+	releaseSQL = `
+UPDATE {{.Leases}} SET expires_at = now()
+WHERE name = $1 AND holder = $2 AND term = $3`
+)
+
 // ErrLost means the lease expired and was taken over, or vanished.
 var ErrLost = errors.New("lease lost")
 
 // Renew extends the lease by the TTL; ErrLost when it is no longer ours.
 func (l *Lease) Renew(ctx context.Context) error {
-	res, err := l.m.db.ExecContext(ctx, `
-		UPDATE supersessiond_leases SET expires_at = now() + make_interval(secs => $4)
-		WHERE name = $1 AND holder = $2 AND term = $3`, l.name, l.m.holder, l.term, l.m.ttl.Seconds())
+	res, err := l.m.db.ExecContext(ctx, l.m.sql.renew, l.name, l.m.holder, l.term, l.m.ttl.Seconds())
 	if err != nil {
 		return fmt.Errorf("lease: renew %s: %w", l.name, err)
 	}
@@ -102,9 +119,7 @@ func (l *Lease) Renew(ctx context.Context) error {
 // Release frees the lease at once, keeping its tick so this tick does not run
 // again elsewhere.
 func (l *Lease) Release(ctx context.Context) error {
-	_, err := l.m.db.ExecContext(ctx, `
-		UPDATE supersessiond_leases SET expires_at = now()
-		WHERE name = $1 AND holder = $2 AND term = $3`, l.name, l.m.holder, l.term)
+	_, err := l.m.db.ExecContext(ctx, l.m.sql.release, l.name, l.m.holder, l.term)
 	if err != nil {
 		return fmt.Errorf("lease: release %s: %w", l.name, err)
 	}

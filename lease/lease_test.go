@@ -20,8 +20,8 @@ func TestOneHolderPerTick(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
-	a := lease.New(db.DB, "a", time.Minute)
-	b := lease.New(db.DB, "b", time.Minute)
+	a := lease.New(db.DB, nil, "a", time.Minute)
+	b := lease.New(db.DB, nil, "b", time.Minute)
 
 	la, err := a.Acquire(ctx, "sweep", tick1)
 	if err != nil || la == nil {
@@ -53,8 +53,8 @@ func TestDeadHolderLosesLeaseAndIsFenced(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
-	a := lease.New(db.DB, "a", time.Second)
-	b := lease.New(db.DB, "b", time.Second)
+	a := lease.New(db.DB, nil, "a", time.Second)
+	b := lease.New(db.DB, nil, "b", time.Second)
 	la, err := a.Acquire(ctx, "sweep", tick1)
 	if err != nil || la == nil {
 		t.Fatal("a must get the lease", err)
@@ -87,7 +87,7 @@ func TestHoldRenewsAndCancelsOnLoss(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.New(t)
-	m := lease.New(db.DB, "a", 600*time.Millisecond)
+	m := lease.New(db.DB, nil, "a", 600*time.Millisecond)
 	l, err := m.Acquire(ctx, "sweep", tick1)
 	if err != nil || l == nil {
 		t.Fatal(err)
@@ -106,7 +106,7 @@ func TestHoldRenewsAndCancelsOnLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = l.Hold(ctx, func(ctx context.Context) error {
-		if _, err := db.Exec(`UPDATE supersessiond_leases SET holder = 'thief', term = term + 1`); err != nil {
+		if _, err := db.Exec(`UPDATE supersessiond.leases SET holder = 'thief', term = term + 1`); err != nil {
 			return err
 		}
 		select {
@@ -128,7 +128,7 @@ func TestConcurrentAcquireHasOneWinner(t *testing.T) {
 	var winners atomic.Int32
 	var wg sync.WaitGroup
 	for i := range 8 {
-		m := lease.New(db.DB, string(rune('a'+i)), time.Minute)
+		m := lease.New(db.DB, nil, string(rune('a'+i)), time.Minute)
 		wg.Go(func() {
 			l, err := m.Acquire(ctx, "sweep", tick1)
 			if err != nil {

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -92,7 +93,7 @@ func setup() error {
 		return err
 	}
 	defer tdb.Close()
-	if _, err := schema.Migrate(ctx, tdb, schema.Options{Reference: true}); err != nil {
+	if _, err := schema.Migrate(ctx, tdb, schema.ReferencePlan(), schema.Options{Reference: true}); err != nil {
 		return fmt.Errorf("pgtest: migrate template: %w", err)
 	}
 	return nil
@@ -185,7 +186,7 @@ func NewEncoded(t testing.TB, encoding string) *DB {
 	db := open(t, name)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := schema.Migrate(ctx, db.DB, schema.Options{Reference: true}); err != nil {
+	if _, err := schema.Migrate(ctx, db.DB, schema.ReferencePlan(), schema.Options{Reference: true}); err != nil {
 		t.Fatalf("pgtest: migrate %s: %v", name, err)
 	}
 	return db
@@ -195,4 +196,97 @@ func NewEncoded(t testing.TB, encoding string) *DB {
 func Cluster(t testing.TB) *pgcluster.Cluster {
 	ensure(t)
 	return cluster
+}
+
+// Stack is a fixture of a real agent stack's tables (testdata/stacks),
+// loaded into a test database.
+type Stack struct {
+	// Expect are the fixture's "-- EXPECT <what>: <ids>" lines: what a
+	// tombstone pass must do with which documents.
+	Expect map[string][]string
+	// Vector: pgvector is installed, and embedding is a real vector(1536)
+	// with Honcho's HNSW index; otherwise real[] stands in.
+	Vector bool
+}
+
+// LoadStack loads a fixture of testdata/stacks into db. The embedding column
+// is pgvector's vector(1536) with its HNSW index when the server has the
+// extension, and a real[] stand-in otherwise (Debian bookworm does not
+// package pgvector): the daemon never reads it, only sets it NULL, so the
+// tests hold either way.
+func LoadStack(t testing.TB, db *DB, path string) *Stack {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &Stack{Expect: map[string][]string{}}
+	var available bool
+	if err := db.Get(&available, `SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')`); err != nil {
+		t.Fatal(err)
+	}
+	st.Vector = available
+	text := string(raw)
+	if available {
+		text = strings.ReplaceAll(text, "__VECTOR_TYPE__", "vector(1536)")
+	} else {
+		text = strings.ReplaceAll(text, "__VECTOR_TYPE__", "real[]")
+		text = pgvectorBlock.ReplaceAllString(text, "")
+	}
+	for _, m := range expectLine.FindAllStringSubmatch(text, -1) {
+		st.Expect[m[1]] = strings.Fields(m[2])
+	}
+	if _, err := db.Exec(text); err != nil {
+		t.Fatalf("pgtest: load %s: %v", path, err)
+	}
+	return st
+}
+
+var (
+	pgvectorBlock = regexp.MustCompile(`(?s)-- BEGIN PGVECTOR\n.*?-- END PGVECTOR\n`)
+	expectLine    = regexp.MustCompile(`(?m)^-- EXPECT (\w+): (.*)$`)
+)
+
+// Reopen connects to db's database again, with fresh sessions (that see,
+// say, a search_path set with ALTER DATABASE since). The database is still
+// dropped when the test ends.
+func Reopen(t testing.TB, db *DB) *DB {
+	t.Helper()
+	return connect(t, db.URL, db.Name)
+}
+
+// As connects to db's database as another role (the throwaway cluster
+// trusts local connections; an external server must too).
+func As(t testing.TB, db *DB, role string) *DB {
+	t.Helper()
+	u, err := url.Parse(db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	if q.Has("user") {
+		q.Set("user", role)
+		u.RawQuery = q.Encode()
+	} else {
+		u.User = url.User(role)
+	}
+	return connect(t, u.String(), db.Name)
+}
+
+// Admin is a connection to the test server's maintenance database.
+func Admin(t testing.TB) *sqlx.DB {
+	t.Helper()
+	ensure(t)
+	return admin
+}
+
+// connect opens a pool on url and closes it when the test ends.
+func connect(t testing.TB, url, name string) *DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), url, store.Pool{MaxOpen: 8, MaxIdle: 2, IdleTime: time.Minute}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return &DB{DB: db, URL: url, Name: name}
 }

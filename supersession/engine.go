@@ -13,20 +13,23 @@ import (
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/heuristics"
 	"github.com/supersessiond/supersessiond/llm"
+	"github.com/supersessiond/supersessiond/schema"
 	"github.com/supersessiond/supersessiond/store"
 )
 
 // Engine decides and writes supersessions for groups of siblings.
 type Engine struct {
 	db      *sqlx.DB
+	sql     statements
 	log     *slog.Logger
 	metrics *Metrics
 	llms    *llm.Provider
 }
 
-// New returns an Engine. llms may be nil (no semantic fallback).
-func New(db *sqlx.DB, log *slog.Logger, m *Metrics, llms *llm.Provider) *Engine {
-	return &Engine{db: db, log: log, metrics: m, llms: llms}
+// New returns an Engine for the database names describes (nil: the
+// reference schema). llms may be nil (no semantic fallback).
+func New(db *sqlx.DB, names *schema.Names, log *slog.Logger, m *Metrics, llms *llm.Provider) *Engine {
+	return &Engine{db: db, sql: render(names), log: log, metrics: m, llms: llms}
 }
 
 // Tally counts what a pass over some groups found and did.
@@ -122,7 +125,7 @@ func (e *Engine) Process(ctx context.Context, cfg *config.Config, groups []*Grou
 		preps[i] = prepare(g, in)
 		deciders = append(deciders, preps[i].deciders()...)
 	}
-	vetoed, err := loadVetoes(ctx, e.db, deciders, keys(agents))
+	vetoed, err := e.loadVetoes(ctx, deciders, keys(agents))
 	if err != nil {
 		return t, err
 	}
@@ -248,7 +251,7 @@ func (e *Engine) applyChunk(ctx context.Context, items []Supersession, pass Pass
 		err := withRetry(ctx, func() error {
 			return store.InTx(ctx, e.db, func(tx *sqlx.Tx) error {
 				var err error
-				done, err = Apply(ctx, tx, pass.Actor, batch)
+				done, err = e.Apply(ctx, tx, pass.Actor, batch)
 				return err
 			})
 		})
@@ -270,7 +273,7 @@ func (e *Engine) proposeChunk(ctx context.Context, items []Proposal, pass Pass, 
 		var done []Proposed
 		err := withRetry(ctx, func() error {
 			var err error
-			done, err = Propose(ctx, e.db, pass.Actor, batch)
+			done, err = e.Propose(ctx, e.db, pass.Actor, batch)
 			return err
 		})
 		for _, w := range done {

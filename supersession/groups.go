@@ -1,19 +1,15 @@
 package supersession
 
 import (
+	"context"
 	"database/sql"
+	"fmt"
 	"slices"
+
+	"github.com/lib/pq"
 
 	"github.com/jmoiron/sqlx"
 )
-
-// GroupColumns is the select list of a query that loads siblings for
-// ScanGroups: AttributeColumns and the aspect's name and existence (alias
-// the aspect as asp, outer-joined on the attribute's aspect_id and agent_id:
-// an aspect of another agent is no aspect at all, and its name must never
-// reach a prompt).
-const GroupColumns = AttributeColumns + `,
-       coalesce(asp.name, '') AS aspect_name, asp.id IS NULL AS dangling`
 
 type groupRow struct {
 	Attribute
@@ -22,12 +18,12 @@ type groupRow struct {
 	Dangling   bool         `db:"dangling"`
 }
 
-// ScanGroups reads the rows of a sibling query (GroupColumns) into groups,
+// scanGroups reads the rows of a sibling query (columns) into groups,
 // one per (agent, aspect) in the order each first appears, each holding its
 // attributes oldest first whatever order the rows came in. A query therefore
 // need not sort: PostgreSQL sorting tens of thousands of rows on text keys
 // (under the database's collation) costs more than loading them.
-func ScanGroups(rows *sqlx.Rows) ([]*Group, error) {
+func scanGroups(rows *sqlx.Rows) ([]*Group, error) {
 	type key struct{ agent, aspect string }
 	var groups []*Group
 	var g *Group // the last row's: rows of one group mostly come together
@@ -73,4 +69,43 @@ func olderFirst(a, b *Attribute) int {
 		return 1
 	}
 	return 0
+}
+
+// Cursor is a position in the sweep's keyset order of aspects: the last
+// (agent, aspect) fully handled.
+type Cursor struct {
+	AgentID  string `json:"agent_id"`
+	AspectID string `json:"aspect_id"`
+}
+
+// LoadBatch loads the next aspects after the cursor that have two or more
+// active attributes (of agent, when given): at most maxAspects of them,
+// cut to about maxAttributes attributes (an aspect larger than that still
+// comes whole, alone). Empty when the pass is over.
+func (e *Engine) LoadBatch(ctx context.Context, after Cursor, agent string, maxAspects, maxAttributes int) ([]*Group, error) {
+	rows, err := e.db.QueryxContext(ctx, e.sql.batch, after.AgentID, after.AspectID, agent, maxAspects, maxAttributes)
+	if err != nil {
+		return nil, fmt.Errorf("supersession: load aspects after (%q, %q): %w", after.AgentID, after.AspectID, err)
+	}
+	defer rows.Close()
+	groups, err := scanGroups(rows)
+	if err != nil {
+		return nil, fmt.Errorf("supersession: load aspects after (%q, %q): %w", after.AgentID, after.AspectID, err)
+	}
+	return groups, nil
+}
+
+// LoadAspects loads the active attributes of the given (agent, aspect)
+// pairs, one group each (an aspect with no active attribute left is absent).
+func (e *Engine) LoadAspects(ctx context.Context, agents, aspects []string) ([]*Group, error) {
+	rows, err := e.db.QueryxContext(ctx, e.sql.aspects, pq.Array(agents), pq.Array(aspects))
+	if err != nil {
+		return nil, fmt.Errorf("supersession: load siblings: %w", err)
+	}
+	defer rows.Close()
+	groups, err := scanGroups(rows)
+	if err != nil {
+		return nil, fmt.Errorf("supersession: load siblings: %w", err)
+	}
+	return groups, nil
 }

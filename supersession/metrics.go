@@ -36,6 +36,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Semantic verdicts answered from the cache instead of the LLM.",
 		}),
 	}
-	reg.MustRegister(m.Supersessions, m.Proposals, m.Skips, m.LLMCalls, m.LLMCacheHits)
+	if reg != nil { // nil: counted but not exported (one-shot commands)
+		reg.MustRegister(m.Supersessions, m.Proposals, m.Skips, m.LLMCalls, m.LLMCacheHits)
+	}
 	return m
 }

@@ -29,15 +29,6 @@ type Attribute struct {
 	stmt *heuristics.Statement // analysed on first use; a pass is single-threaded
 }
 
-// AttributeColumns is the select list that scans into a group row, for the
-// queries of the jobs that load siblings (alias the table as a). It cannot
-// fail to scan whatever a row holds: created_at comes only when it is a
-// time the order can use (lib/pq refuses 'infinity'), and nullable columns
-// of a foreign schema are coalesced.
-const AttributeColumns = `a.id, coalesce(a.agent_id, '') AS agent_id, a.aspect_id, a.memory_id, coalesce(a.kind, '') AS kind,
-       a.content, CASE WHEN isfinite(a.created_at) AND a.created_at <= now() + interval '1 day' THEN a.created_at END AS created_at,
-       coalesce(a.protected, false) AS protected`
-
 // statement analyses the content once, however many pairs it is part of.
 func (a *Attribute) statement() *heuristics.Statement {
 	if a.stmt == nil {

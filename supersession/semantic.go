@@ -12,20 +12,6 @@ import (
 	"github.com/supersessiond/supersessiond/llm"
 )
 
-const cachedVerdictsSQL = `
-SELECT v.old_hash, v.new_hash, v.contradicts, v.confidence, coalesce(v.reasoning, '') AS reasoning
-FROM supersessiond_llm_verdicts v
-JOIN unnest($2::bytea[], $3::bytea[]) AS k(old_hash, new_hash)
-  ON v.old_hash = k.old_hash AND v.new_hash = k.new_hash
-WHERE v.model = $1`
-
-const storeVerdictsSQL = `
-INSERT INTO supersessiond_llm_verdicts (old_hash, new_hash, model, contradicts, confidence, reasoning)
-SELECT k.old_hash, k.new_hash, $1, k.contradicts, k.confidence, k.reasoning
-FROM unnest($2::bytea[], $3::bytea[], $4::boolean[], $5::real[], $6::text[])
-  AS k(old_hash, new_hash, contradicts, confidence, reasoning)
-ON CONFLICT (old_hash, new_hash, model) DO NOTHING`
-
 // resolve finds a verdict for every pending pair: from the cache (one query),
 // else from the LLM while the run's budget lasts. Every pair gets an entry;
 // one the LLM could not answer (or that is over budget) is marked failed so
@@ -43,7 +29,7 @@ func (e *Engine) resolve(ctx context.Context, cfg *config.Config, client *llm.Cl
 		olds = append(olds, k.old[:])
 		news = append(news, k.new[:])
 	}
-	rows, err := e.db.QueryContext(ctx, cachedVerdictsSQL, client.Model(), olds, news)
+	rows, err := e.db.QueryContext(ctx, e.sql.cachedVerdicts, client.Model(), olds, news)
 	if err != nil {
 		return nil, fmt.Errorf("supersession: read cached verdicts: %w", err)
 	}
@@ -129,7 +115,7 @@ func (e *Engine) recordAnswer(out verdicts, k pairKey, v semanticVerdict, err er
 // cacheVerdict stores one verdict. A failure to store costs a repeated
 // question later, never a wrong decision, so it is logged and not returned.
 func (e *Engine) cacheVerdict(ctx context.Context, model string, k pairKey, v semanticVerdict) {
-	_, err := e.db.ExecContext(ctx, storeVerdictsSQL, model, pq.ByteaArray{k.old[:]}, pq.ByteaArray{k.new[:]},
+	_, err := e.db.ExecContext(ctx, e.sql.storeVerdicts, model, pq.ByteaArray{k.old[:]}, pq.ByteaArray{k.new[:]},
 		pq.BoolArray{v.contradicts}, pq.Float64Array{v.confidence}, pq.StringArray{v.reasoning})
 	if err != nil {
 		e.log.Warn("supersession: could not cache an LLM verdict; the pair may be asked again", "err", err)

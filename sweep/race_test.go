@@ -2,12 +2,17 @@ package sweep_test
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/supersessiond/supersessiond/audit"
 	"github.com/supersessiond/supersessiond/memtest"
 	"github.com/supersessiond/supersessiond/pgtest"
+	"github.com/supersessiond/supersessiond/supersession"
 )
 
 // An operator's undo must stay undone even when a sweep decided the pair
@@ -44,11 +49,11 @@ func TestUndoDuringAStalledSweepWriteStaysUndone(t *testing.T) {
 	}()
 	waitForLockWait(t, ctx, db)
 
-	applied, err := audit.Supersede(ctx, db.DB, live(), audit.SupersedeRequest{Agent: "a", New: "y-new", Olds: []string{"y-old"}})
+	applied, err := opsOf(db.DB).Supersede(ctx, live(), audit.SupersedeRequest{Agent: "a", New: "y-new", Olds: []string{"y-old"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := audit.Undo(ctx, db.DB, live(), applied[0].HistoryID); err != nil {
+	if _, err := opsOf(db.DB).Undo(ctx, live(), applied[0].HistoryID); err != nil {
 		t.Fatal(err)
 	}
 	if err := holder.Rollback(); err != nil {
@@ -109,7 +114,7 @@ func TestRejectionDuringAStalledSweepWriteIsRespected(t *testing.T) {
 		swept <- err
 	}()
 	waitForLockWait(t, ctx, db)
-	if _, err := audit.Review(ctx, db.DB, proposal, false, "not a move"); err != nil {
+	if _, err := opsOf(db.DB).Review(ctx, proposal, false, "not a move"); err != nil {
 		t.Fatal(err)
 	}
 	if err := holder.Rollback(); err != nil {
@@ -140,4 +145,10 @@ func waitForLockWait(t *testing.T, ctx context.Context, db *pgtest.DB) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatal("the sweep never waited on the held row lock")
+}
+
+// opsOf is the operator commands on a test database of the reference schema.
+func opsOf(db *sqlx.DB) *audit.Ops {
+	engine := supersession.New(db, nil, slog.New(slog.DiscardHandler), supersession.NewMetrics(prometheus.NewRegistry()), nil)
+	return audit.New(db, nil, engine)
 }

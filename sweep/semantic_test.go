@@ -62,8 +62,8 @@ func TestSemanticFailuresLogNoCredentials(t *testing.T) {
 		}
 		return ""
 	}, nil)
-	engine := supersession.New(db.DB, log, supersession.NewMetrics(prometheus.NewRegistry()), llms)
-	r, err := sweep.New(db.DB, log, engine).Once(context.Background(), cfg, "")
+	engine := supersession.New(db.DB, nil, log, supersession.NewMetrics(prometheus.NewRegistry()), llms)
+	r, err := sweep.New(db.DB, nil, log, engine).Once(context.Background(), cfg, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestVerdictsAreCachedAsTheyArrive(t *testing.T) {
 		done <- err
 	}()
 	deadline := time.Now().Add(20 * time.Second)
-	for s.Count(`SELECT count(*) FROM supersessiond_llm_verdicts`) == 0 {
+	for s.Count(`SELECT count(*) FROM supersessiond.llm_verdicts`) == 0 {
 		if time.Now().After(deadline) {
 			close(release)
 			t.Fatal("the fast verdict was not cached while the slow one was still out")
@@ -127,7 +127,7 @@ func TestVerdictsAreCachedAsTheyArrive(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if n := s.Count(`SELECT count(*) FROM supersessiond_llm_verdicts`); n != 2 {
+	if n := s.Count(`SELECT count(*) FROM supersessiond.llm_verdicts`); n != 2 {
 		t.Fatalf("%d verdicts cached, want 2", n)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/schema"
 	"github.com/supersessiond/supersessiond/supersession"
 )
 
@@ -32,6 +33,7 @@ const (
 // Job is the sweep.
 type Job struct {
 	db     *sqlx.DB
+	sql    statements
 	log    *slog.Logger
 	engine *supersession.Engine
 	// BatchAspects overrides batchAspects (tests exercise batch boundaries).
@@ -43,12 +45,31 @@ type Job struct {
 	// configuration it started with, but asks Current before every write
 	// batch whether shadowMode or mutationsFrozen was turned on since.
 	Current func() *config.Config
+	// PruneOutbox, when set, is called after a complete pass over all
+	// agents while the inline hook is off: nobody else drains its outbox,
+	// and the pass covered everything classified before it started.
+	PruneOutbox func(ctx context.Context, before time.Time) error
 }
 
-// New returns the sweep job.
-func New(db *sqlx.DB, log *slog.Logger, engine *supersession.Engine) *Job {
-	return &Job{db: db, log: log.With("job", Name), engine: engine, BatchAspects: batchAspects}
+// New returns the sweep job for the database names describes (nil: the
+// reference schema).
+func New(db *sqlx.DB, names *schema.Names, log *slog.Logger, engine *supersession.Engine) *Job {
+	if names == nil {
+		names = schema.ReferenceNames()
+	}
+	return &Job{db: db, sql: statements{loadCursor: names.SQL(loadCursorSQL), saveCursor: names.SQL(saveCursorSQL)},
+		log: log.With("job", Name), engine: engine, BatchAspects: batchAspects}
 }
+
+// The sweep's own SQL: its cursor in the daemon's state table.
+const (
+	loadCursorSQL = `SELECT value FROM {{.State}} WHERE name = $1`
+	saveCursorSQL = `
+INSERT INTO {{.State}} (name, value, updated_at) VALUES ($1, $2, now())
+ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`
+)
+
+type statements struct{ loadCursor, saveCursor string }
 
 func (j *Job) Name() string { return Name }
 
@@ -124,10 +145,9 @@ func (r *Report) Text() string {
 	return b.String()
 }
 
-// cursor is the keyset position: the last (agent, aspect) fully handled.
+// cursor is the keyset position and the start of the pass it belongs to.
 type cursor struct {
-	AgentID       string    `json:"agent_id"`
-	AspectID      string    `json:"aspect_id"`
+	supersession.Cursor
 	PassStartedAt time.Time `json:"pass_started_at"`
 }
 
@@ -217,21 +237,18 @@ func (j *Job) pass(ctx context.Context, cfg *config.Config, agent string, budget
 		if err := ctx.Err(); err != nil {
 			return r, err
 		}
-		groups, err := j.loadBatch(ctx, cur, agent)
+		groups, err := j.engine.LoadBatch(ctx, cur.Cursor, agent, j.BatchAspects, batchAttributes)
 		if err != nil {
 			return r, err
 		}
 		if len(groups) == 0 {
 			r.Complete = true
-			if agent == "" && !cfg.InlineHookEnabled() {
-				// Nobody drains the inline outbox while the hook is off; a
-				// complete pass has covered everything classified before it
-				// started, so those rows are done with.
+			if agent == "" && !cfg.InlineHookEnabled() && j.PruneOutbox != nil {
 				passStart := start
 				if resumable {
 					passStart = cur.PassStartedAt
 				}
-				if _, err := j.db.ExecContext(ctx, `DELETE FROM supersessiond_classified WHERE classified_at < $1`, passStart); err != nil {
+				if err := j.PruneOutbox(ctx, passStart); err != nil {
 					return r, fmt.Errorf("sweep: prune the inline outbox: %w", err)
 				}
 			}
@@ -264,51 +281,9 @@ func (j *Job) pass(ctx context.Context, cfg *config.Config, agent string, budget
 	}
 }
 
-// batchSQL finds the next aspects after the cursor that have at least two
-// active non-constraint attributes (a GroupAggregate over an index-only scan
-// of the sibling index, stopping at the LIMIT), cuts the list so a batch
-// holds about batchAttributes attributes, and loads their attributes with
-// the aspect's name, oldest first.
-const batchSQL = `
-WITH aspects AS (
-  SELECT agent_id, aspect_id, count(*) AS n
-  FROM entity_attributes
-  WHERE status = 'active' AND aspect_id IS NOT NULL AND kind <> 'constraint'
-    AND (agent_id, aspect_id) > ($1, $2)
-    AND ($3 = '' OR agent_id = $3)
-  GROUP BY agent_id, aspect_id
-  HAVING count(*) >= 2
-  ORDER BY agent_id, aspect_id
-  LIMIT $4
-),
-cut AS (
-  SELECT agent_id, aspect_id
-  FROM (SELECT agent_id, aspect_id, sum(n) OVER (ORDER BY agent_id, aspect_id) - n AS before FROM aspects) s
-  WHERE before < $5
-)
-SELECT ` + supersession.GroupColumns + `
-FROM cut
-JOIN entity_attributes a ON a.agent_id = cut.agent_id AND a.aspect_id = cut.aspect_id
-LEFT JOIN entity_aspects asp ON asp.id = a.aspect_id AND asp.agent_id = a.agent_id
-WHERE a.status = 'active' AND a.kind <> 'constraint'
-ORDER BY a.agent_id, a.aspect_id, a.created_at, a.id`
-
-func (j *Job) loadBatch(ctx context.Context, cur cursor, agent string) ([]*supersession.Group, error) {
-	rows, err := j.db.QueryxContext(ctx, batchSQL, cur.AgentID, cur.AspectID, agent, j.BatchAspects, batchAttributes)
-	if err != nil {
-		return nil, fmt.Errorf("sweep: load aspects after (%q, %q): %w", cur.AgentID, cur.AspectID, err)
-	}
-	defer rows.Close()
-	groups, err := supersession.ScanGroups(rows)
-	if err != nil {
-		return nil, fmt.Errorf("sweep: load aspects after (%q, %q): %w", cur.AgentID, cur.AspectID, err)
-	}
-	return groups, nil
-}
-
 func (j *Job) loadCursor(ctx context.Context) (cursor, error) {
 	var raw []byte
-	err := j.db.GetContext(ctx, &raw, `SELECT value FROM supersessiond_state WHERE name = $1`, cursorName)
+	err := j.db.GetContext(ctx, &raw, j.sql.loadCursor, cursorName)
 	if errors.Is(err, sql.ErrNoRows) {
 		return cursor{}, nil
 	}
@@ -325,9 +300,7 @@ func (j *Job) loadCursor(ctx context.Context) (cursor, error) {
 
 func (j *Job) saveCursor(ctx context.Context, c cursor) error {
 	raw, _ := json.Marshal(c)
-	_, err := j.db.ExecContext(ctx, `
-		INSERT INTO supersessiond_state (name, value, updated_at) VALUES ($1, $2, now())
-		ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`, cursorName, string(raw))
+	_, err := j.db.ExecContext(ctx, j.sql.saveCursor, cursorName, string(raw))
 	if err != nil {
 		return fmt.Errorf("sweep: save cursor: %w", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/inline"
 	"github.com/supersessiond/supersessiond/llm"
 	"github.com/supersessiond/supersessiond/memtest"
 	"github.com/supersessiond/supersessiond/pgtest"
@@ -28,8 +29,10 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 var quiet = slog.New(slog.DiscardHandler)
 
 func newJob(db *sqlx.DB, llms *llm.Provider) *sweep.Job {
-	engine := supersession.New(db, quiet, supersession.NewMetrics(prometheus.NewRegistry()), llms)
-	return sweep.New(db, quiet, engine)
+	engine := supersession.New(db, nil, quiet, supersession.NewMetrics(prometheus.NewRegistry()), llms)
+	job := sweep.New(db, nil, quiet, engine)
+	job.PruneOutbox = inline.New(db, nil, quiet, engine, inline.NewMetrics(prometheus.NewRegistry())).Prune
+	return job
 }
 
 func live() *config.Config { return config.Default() }
@@ -457,7 +460,7 @@ func TestSemanticFallbackFailuresMeanNoContradiction(t *testing.T) {
 			if r.Supersessions != 0 || r.SemanticFailures != 1 || r.Skips[supersession.SkipSemanticFailed] != 1 {
 				t.Fatalf("%+v", r)
 			}
-			if n := s.Count(`SELECT count(*) FROM supersessiond_llm_verdicts`); n != 0 {
+			if n := s.Count(`SELECT count(*) FROM supersessiond.llm_verdicts`); n != 0 {
 				t.Fatal("a failure must not be cached")
 			}
 		})
@@ -512,14 +515,14 @@ func TestCompletePassPrunesTheOutboxWhenTheHookIsOff(t *testing.T) {
 	db := pgtest.New(t)
 	s := memtest.New(t, db.DB)
 	seedHome(s) // inserted classified: the trigger filled the outbox
-	if n := s.Count(`SELECT count(*) FROM supersessiond_classified`); n == 0 {
+	if n := s.Count(`SELECT count(*) FROM supersessiond.classified`); n == 0 {
 		t.Fatal("the trigger should have filled the outbox")
 	}
 	on := live()
 	if _, err := newJob(db.DB, nil).Once(ctx, on, ""); err != nil {
 		t.Fatal(err)
 	}
-	if n := s.Count(`SELECT count(*) FROM supersessiond_classified`); n == 0 {
+	if n := s.Count(`SELECT count(*) FROM supersessiond.classified`); n == 0 {
 		t.Fatal("with the hook on, the hook owns the outbox")
 	}
 	off := live()
@@ -527,7 +530,7 @@ func TestCompletePassPrunesTheOutboxWhenTheHookIsOff(t *testing.T) {
 	if _, err := newJob(db.DB, nil).Once(ctx, off, ""); err != nil {
 		t.Fatal(err)
 	}
-	if n := s.Count(`SELECT count(*) FROM supersessiond_classified`); n != 0 {
+	if n := s.Count(`SELECT count(*) FROM supersessiond.classified`); n != 0 {
 		t.Fatalf("%d outbox rows left after a complete pass with the hook off", n)
 	}
 }

@@ -251,7 +251,8 @@ func TestNeverReadsTheEmbedding(t *testing.T) {
 		`GRANT SELECT (ctid, id, workspace_name, source_ids, deleted_at, superseded_by, tombstone_preserved_at) ON documents TO ` + role,
 		`GRANT UPDATE (embedding, tombstone_preserved_at) ON documents TO ` + role,
 		`GRANT DELETE ON documents TO ` + role,
-		`GRANT SELECT, INSERT, UPDATE ON supersessiond_state TO ` + role,
+		`GRANT USAGE ON SCHEMA supersessiond TO ` + role,
+		`GRANT SELECT, INSERT, UPDATE ON supersessiond.state TO ` + role,
 	} {
 		if _, err := db.Exec(g); err != nil {
 			t.Fatal(err)

@@ -1,6 +1,11 @@
 package tombstones
 
-// The statements of one reconciliation pass. Every one is bounded by a batch
+import "github.com/supersessiond/supersessiond/schema"
+
+// The statements of one reconciliation pass, as templates over schema.Names:
+// the documents table wherever the stack keeps it, and its shape (with or
+// without superseded_by; citations in source_ids as jsonb or a text array,
+// in a document_sources edge table, or both). Every one is bounded by a batch
 // (LIMIT, or an id array no longer than the batch), so no statement holds
 // locks or builds results in proportion to the backlog. None of them reads
 // documents.embedding: its type is the agent's (pgvector's vector, real[],
@@ -30,8 +35,8 @@ const orderedScanSQL = `SET LOCAL enable_sort = off`
 // revisits a position, so rows skipped because another pass holds them are
 // that pass's business, and the scan ends.
 const pendingSQL = `
-SELECT id, workspace_name, superseded_by IS NOT NULL AS superseded, deleted_at AS at, ctid::text AS tid
-FROM documents
+SELECT id, workspace_name, ` + superseded + ` AS superseded, deleted_at AS at, ctid::text AS tid
+FROM {{.Documents}}
 WHERE deleted_at IS NOT NULL
   AND tombstone_preserved_at IS NULL
   AND deleted_at <= $1
@@ -46,41 +51,68 @@ LIMIT $4`
 const claimSQL = pendingSQL + `
 FOR UPDATE SKIP LOCKED`
 
+// superseded says whether a tombstone was replaced. Without superseded_by
+// (Honcho releases before PR #457) nothing records that, so every cited
+// tombstone is kept: the lossless choice.
+const superseded = `{{if .SupersededBy}}superseded_by IS NOT NULL{{else}}true{{end}}`
+
 // citedSQL is the dependent check: which candidates ($1 ids, $2 their
 // workspaces, in step) are cited by a live document of the same workspace.
-// It is one statement per batch, whatever the batch size.
+// It is one statement per batch, whatever the batch size, over an index for
+// each place a stack records citations:
 //
-// The citing documents are found through the GIN index on source_ids
-// (jsonb_ops answers ?| from the index) and materialised first, so the only
-// plan for the big table is the index scan. Written as a join or an EXISTS
-// over documents, the planner may instead join the candidates to every live
-// document on workspace_name and filter: with a handful of workspaces that
-// is a quadratic scan of the table (seconds per batch at a million rows).
+//   - source_ids as jsonb: the GIN index (jsonb_ops answers ?|); a
+//     citation is what the ? operator matches, a top-level string (an array
+//     element, a bare string, or an object key); NULL and other shapes cite
+//     nothing and never raise an error;
+//   - source_ids as a text array: the GIN index (array_ops answers &&);
+//   - a document_sources edge table (Honcho from migration a7c3e9f1b2d4): its
+//     index on source_id; a citation is an edge whose derived document is
+//     live, in the candidate's workspace.
 //
-// The ids reach ?| through a sub-select, as a parameter the planner cannot
-// see into: given the array as a constant, it estimates the operator's
-// selectivity element by element, which at 250 ids took 1.4 ms of planning
-// per batch, more than running the query (0.1 ms this way). The index is
-// used all the same; its only alternative is reading the whole table.
-//
-// A citation is what the jsonb ? operator matches: a top-level string of
-// source_ids — an array element, a bare string, or an object key. NULL and
-// other shapes (numbers, nested arrays) cite nothing, and never raise an
-// error. A soft-deleted document (deleted_at set, preserved or not) is not
-// live. A document citing itself does not count (a candidate is soft-deleted,
-// hence never live, so d.id <> c.id only states the rule).
+// The citing documents of each kind are found first and materialised, so the
+// only plan for the big table is its index scan: written as a join or an
+// EXISTS over documents, the planner may instead join the candidates to
+// every live document on workspace_name and filter, a quadratic scan of the
+// table with a handful of workspaces. The ids reach ?| and && through a
+// sub-select, as a parameter the planner cannot see into: given the array as
+// a constant, it estimates the operator's selectivity element by element
+// (1.4 ms of planning per batch of 250, more than running the query). A
+// soft-deleted document (deleted_at set, preserved or not) is not live, and
+// a document citing itself does not count.
 const citedSQL = `
-WITH citing AS MATERIALIZED (
+WITH cand AS (SELECT * FROM unnest($1::text[], $2::text[]) AS c(id, workspace_name))
+{{- if eq .SourceIDs "jsonb"}},
+by_json AS MATERIALIZED (
   SELECT d.id, d.workspace_name, d.source_ids
-  FROM documents d
+  FROM {{.Documents}} d
   WHERE d.source_ids ?| (SELECT $1::text[])
     AND d.deleted_at IS NULL
-)
+){{end}}
+{{- if eq .SourceIDs "array"}},
+by_array AS MATERIALIZED (
+  SELECT d.id, d.workspace_name, d.source_ids
+  FROM {{.Documents}} d
+  WHERE d.source_ids && (SELECT $1::text[])::{{.SourceArray}}
+    AND d.deleted_at IS NULL
+){{end}}
+{{- if .HasSources}},
+by_edge AS MATERIALIZED (
+  SELECT s.source_id, d.workspace_name, d.id
+  FROM unnest((SELECT $1::text[])) AS k(id)
+  JOIN {{.Sources}} s ON s.source_id = k.id
+  JOIN {{.Documents}} d ON d.id = s.derived_id
+  WHERE d.deleted_at IS NULL
+){{end}}
 SELECT DISTINCT c.id
-FROM unnest($1::text[], $2::text[]) AS c(id, workspace_name)
-JOIN citing d ON d.workspace_name = c.workspace_name
-             AND d.source_ids ? c.id
-             AND d.id <> c.id`
+FROM cand c
+WHERE false
+{{- if eq .SourceIDs "jsonb"}}
+   OR EXISTS (SELECT 1 FROM by_json d WHERE d.workspace_name = c.workspace_name AND d.source_ids ? c.id AND d.id <> c.id){{end}}
+{{- if eq .SourceIDs "array"}}
+   OR EXISTS (SELECT 1 FROM by_array d WHERE d.workspace_name = c.workspace_name AND c.id = ANY(d.source_ids) AND d.id <> c.id){{end}}
+{{- if .HasSources}}
+   OR EXISTS (SELECT 1 FROM by_edge e WHERE e.workspace_name = c.workspace_name AND e.source_id = c.id AND e.id <> c.id){{end}}`
 
 // preserveSQL keeps claimed superseded tombstones that live documents cite:
 // the embedding goes (so the vector index does not carry dead rows) and the
@@ -96,13 +128,13 @@ JOIN citing d ON d.workspace_name = c.workspace_name
 // conditions; such a guard would also match the partial index of pending
 // tombstones, and the planner then ANDs that whole index into each write.
 const preserveSQL = `
-UPDATE documents
-SET embedding = NULL, tombstone_preserved_at = now()
+UPDATE {{.Documents}}
+SET {{if .Embedding}}embedding = NULL, {{end}}tombstone_preserved_at = now()
 WHERE ctid = ANY($1::tid[])`
 
 // deleteSQL hard-deletes claimed tombstones that nothing live needs.
 const deleteSQL = `
-DELETE FROM documents
+DELETE FROM {{.Documents}}
 WHERE ctid = ANY($1::tid[])`
 
 // preservedPageSQL pages through preserved tombstones for the release
@@ -114,8 +146,8 @@ WHERE ctid = ANY($1::tid[])`
 // checked and are left for the next pass. Nothing is locked: re-checking
 // must not write to rows that stay (releaseSQL locks the few that go).
 const preservedPageSQL = `
-SELECT id, workspace_name, superseded_by IS NOT NULL AS superseded, tombstone_preserved_at AS at
-FROM documents
+SELECT id, workspace_name, ` + superseded + ` AS superseded, tombstone_preserved_at AS at
+FROM {{.Documents}}
 WHERE tombstone_preserved_at IS NOT NULL
   AND deleted_at IS NOT NULL
   AND (tombstone_preserved_at, id) > ($1::timestamptz, $2::text)
@@ -131,9 +163,9 @@ LIMIT $6`
 // tombstone_preserved_at, so that needs no guard; one would also let the
 // planner AND the whole index of preserved tombstones into the statement.)
 const releaseSQL = `
-DELETE FROM documents d
+DELETE FROM {{.Documents}} d
 USING (
-  SELECT id FROM documents
+  SELECT id FROM {{.Documents}}
   WHERE id = ANY($1::text[])
     AND deleted_at IS NOT NULL
   FOR UPDATE SKIP LOCKED
@@ -149,7 +181,7 @@ WHERE d.id = gone.id`
 // 100,000 tombstones took 1.3 s of random heap reads).
 const backlogSQL = `
 SELECT count(*)
-FROM documents
+FROM {{.Documents}}
 WHERE deleted_at IS NOT NULL
   AND tombstone_preserved_at IS NULL
   AND deleted_at <= now() - make_interval(secs => $1)
@@ -158,7 +190,7 @@ WHERE deleted_at IS NOT NULL
 // heldSQL counts the preserved tombstones.
 const heldSQL = `
 SELECT count(*)
-FROM documents
+FROM {{.Documents}}
 WHERE tombstone_preserved_at IS NOT NULL
   AND deleted_at IS NOT NULL`
 
@@ -167,9 +199,35 @@ WHERE tombstone_preserved_at IS NOT NULL
 const cursorName = "tombstones.release_cursor"
 
 const loadCursorSQL = `
-SELECT value FROM supersessiond_state WHERE name = $1`
+SELECT value FROM {{.State}} WHERE name = $1`
 
 const saveCursorSQL = `
-INSERT INTO supersessiond_state (name, value, updated_at)
+INSERT INTO {{.State}} (name, value, updated_at)
 VALUES ($1, $2, now())
 ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`
+
+// statements are the job's SQL, rendered for one database.
+type statements struct {
+	claim, dbNow, orderedScan, pending, cited, preserve, delete, preservedPage, release, backlog, held, loadCursor, saveCursor string
+}
+
+func render(n *schema.Names) statements {
+	if n == nil {
+		n = schema.ReferenceNames()
+	}
+	return statements{
+		claim:         n.SQL(claimSQL),
+		dbNow:         n.SQL(dbNowSQL),
+		orderedScan:   n.SQL(orderedScanSQL),
+		pending:       n.SQL(pendingSQL),
+		cited:         n.SQL(citedSQL),
+		preserve:      n.SQL(preserveSQL),
+		delete:        n.SQL(deleteSQL),
+		preservedPage: n.SQL(preservedPageSQL),
+		release:       n.SQL(releaseSQL),
+		backlog:       n.SQL(backlogSQL),
+		held:          n.SQL(heldSQL),
+		loadCursor:    n.SQL(loadCursorSQL),
+		saveCursor:    n.SQL(saveCursorSQL),
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/schema"
 )
 
 // Name is the job's name: its lease, its log and metric label.
@@ -36,6 +37,8 @@ type Options struct {
 	Budget time.Duration
 	// Now is the clock the budget is measured with (default time.Now).
 	Now func() time.Time
+	// Names describes the database (nil: the reference schema).
+	Names *schema.Names
 	// Current, when set, returns the configuration in force now: a live
 	// pass asks it before every batch whether shadowMode or mutationsFrozen
 	// was turned on since the pass began, and from then on only counts.
@@ -45,6 +48,7 @@ type Options struct {
 // Job is the tombstone reconciliation job.
 type Job struct {
 	db    *sqlx.DB
+	sql   statements
 	log   *slog.Logger
 	m     *Metrics
 	opts  Options
@@ -69,7 +73,7 @@ func New(db *sqlx.DB, log *slog.Logger, m *Metrics, opts Options) *Job {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Job{db: db, log: log.With("job", Name), m: m, opts: opts}
+	return &Job{db: db, sql: render(opts.Names), log: log.With("job", Name), m: m, opts: opts}
 }
 
 func (j *Job) Name() string { return Name }
@@ -161,7 +165,7 @@ func (j *Job) Reconcile(ctx context.Context, cfg *config.Config) (*Report, error
 	r := &Report{Shadow: p.shadow, Budget: Duration(p.budget), Backlog: -1, Held: -1}
 	defer func() { r.Duration = Duration(j.opts.Now().Sub(p.start)) }()
 
-	if err := j.db.GetContext(ctx, &p.dbStart, dbNowSQL); err != nil {
+	if err := j.db.GetContext(ctx, &p.dbStart, j.sql.dbNow); err != nil {
 		return r, fmt.Errorf("tombstones: read the database clock: %w", err)
 	}
 	p.cutoff = p.dbStart.Add(-cfg.Maintenance.Tombstones.MinAge)
@@ -181,10 +185,10 @@ func (j *Job) Reconcile(ctx context.Context, cfg *config.Config) (*Report, error
 	}
 	minAge := cfg.Maintenance.Tombstones.MinAge.Seconds()
 	stoppedAt, stoppedID := stopped.args("-infinity")
-	if err := j.db.GetContext(ctx, &r.Backlog, backlogSQL, minAge, stoppedAt, stoppedID); err != nil {
+	if err := j.db.GetContext(ctx, &r.Backlog, j.sql.backlog, minAge, stoppedAt, stoppedID); err != nil {
 		return r, fmt.Errorf("tombstones: count the backlog: %w", err)
 	}
-	if err := j.db.GetContext(ctx, &r.Held, heldSQL); err != nil {
+	if err := j.db.GetContext(ctx, &r.Held, j.sql.held); err != nil {
 		return r, fmt.Errorf("tombstones: count preserved tombstones: %w", err)
 	}
 	j.m.Backlog.Set(float64(r.Backlog))
@@ -241,13 +245,13 @@ func (j *Job) triageBatch(ctx context.Context, p *pass, r *Report, after positio
 		return 0, after, fmt.Errorf("begin: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	if _, err := tx.ExecContext(ctx, orderedScanSQL); err != nil {
+	if _, err := tx.ExecContext(ctx, j.sql.orderedScan); err != nil {
 		return 0, after, fmt.Errorf("set up: %w", err)
 	}
 
-	query := claimSQL
+	query := j.sql.claim
 	if p.shadow {
-		query = pendingSQL
+		query = j.sql.pending
 	}
 	afterAt, afterID := after.args("-infinity")
 	var batch []candidate
@@ -260,7 +264,7 @@ func (j *Job) triageBatch(ctx context.Context, p *pass, r *Report, after positio
 	last := batch[len(batch)-1]
 	lastPos := position{At: last.At, ID: last.ID, Valid: true}
 
-	cited, err := citedAmong(ctx, tx, batch)
+	cited, err := j.citedAmong(ctx, tx, batch)
 	if err != nil {
 		return 0, after, err
 	}
@@ -282,11 +286,11 @@ func (j *Job) triageBatch(ctx context.Context, p *pass, r *Report, after positio
 	if j.hooks.beforeWrite != nil {
 		j.hooks.beforeWrite("triage")
 	}
-	preserved, err := execCount(ctx, tx, preserveSQL, keep)
+	preserved, err := execCount(ctx, tx, j.sql.preserve, keep)
 	if err != nil {
 		return 0, after, fmt.Errorf("preserve %d tombstones: %w", len(keep), err)
 	}
-	deleted, err := execCount(ctx, tx, deleteSQL, drop)
+	deleted, err := execCount(ctx, tx, j.sql.delete, drop)
 	if err != nil {
 		return 0, after, fmt.Errorf("hard-delete %d tombstones: %w", len(drop), err)
 	}
@@ -357,14 +361,14 @@ func (j *Job) recheckBatch(ctx context.Context, p *pass, r *Report, after, until
 		return 0, after, fmt.Errorf("begin: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	if _, err := tx.ExecContext(ctx, orderedScanSQL); err != nil {
+	if _, err := tx.ExecContext(ctx, j.sql.orderedScan); err != nil {
 		return 0, after, fmt.Errorf("set up: %w", err)
 	}
 
 	afterAt, afterID := after.args("-infinity")
 	untilAt, untilID := until.args("infinity")
 	var page []candidate
-	err = tx.SelectContext(ctx, &page, preservedPageSQL,
+	err = tx.SelectContext(ctx, &page, j.sql.preservedPage,
 		afterAt, afterID, untilAt, untilID, p.dbStart, p.batchSize)
 	if err != nil {
 		return 0, after, fmt.Errorf("read preserved tombstones: %w", err)
@@ -375,7 +379,7 @@ func (j *Job) recheckBatch(ctx context.Context, p *pass, r *Report, after, until
 	last := page[len(page)-1]
 	lastPos := position{At: last.At, ID: last.ID, Valid: true}
 
-	cited, err := citedAmong(ctx, tx, page)
+	cited, err := j.citedAmong(ctx, tx, page)
 	if err != nil {
 		return 0, after, err
 	}
@@ -393,7 +397,7 @@ func (j *Job) recheckBatch(ctx context.Context, p *pass, r *Report, after, until
 	if j.hooks.beforeWrite != nil {
 		j.hooks.beforeWrite("release")
 	}
-	released, err := execCount(ctx, tx, releaseSQL, gone)
+	released, err := execCount(ctx, tx, j.sql.release, gone)
 	if err != nil {
 		return 0, after, fmt.Errorf("release %d tombstones: %w", len(gone), err)
 	}
@@ -410,7 +414,7 @@ func (j *Job) recheckBatch(ctx context.Context, p *pass, r *Report, after, until
 // citedAmong runs the batch's one dependent query over its superseded
 // candidates (the others are deleted whoever cites them) and returns the set
 // of those a live document of the same workspace cites.
-func citedAmong(ctx context.Context, tx *sqlx.Tx, batch []candidate) (map[string]bool, error) {
+func (j *Job) citedAmong(ctx context.Context, tx *sqlx.Tx, batch []candidate) (map[string]bool, error) {
 	var ids, workspaces []string
 	for _, c := range batch {
 		if c.Superseded {
@@ -423,7 +427,7 @@ func citedAmong(ctx context.Context, tx *sqlx.Tx, batch []candidate) (map[string
 		return cited, nil
 	}
 	var got []string
-	if err := tx.SelectContext(ctx, &got, citedSQL, pq.Array(ids), pq.Array(workspaces)); err != nil {
+	if err := tx.SelectContext(ctx, &got, j.sql.cited, pq.Array(ids), pq.Array(workspaces)); err != nil {
 		return nil, fmt.Errorf("find live dependents of %d superseded tombstones: %w", len(ids), err)
 	}
 	for _, id := range got {
@@ -448,7 +452,7 @@ func execCount(ctx context.Context, tx *sqlx.Tx, query string, ids []string) (in
 
 func (j *Job) loadCursor(ctx context.Context) (position, error) {
 	var raw []byte
-	err := j.db.GetContext(ctx, &raw, loadCursorSQL, cursorName)
+	err := j.db.GetContext(ctx, &raw, j.sql.loadCursor, cursorName)
 	if errors.Is(err, sql.ErrNoRows) {
 		return position{}, nil
 	}
@@ -471,7 +475,7 @@ func (j *Job) saveCursor(ctx context.Context, p position) error {
 	if err != nil {
 		return err
 	}
-	if _, err := j.db.ExecContext(ctx, saveCursorSQL, cursorName, raw); err != nil {
+	if _, err := j.db.ExecContext(ctx, j.sql.saveCursor, cursorName, raw); err != nil {
 		return fmt.Errorf("tombstones: save the re-check position: %w", err)
 	}
 	return nil

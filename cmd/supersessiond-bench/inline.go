@@ -83,8 +83,8 @@ func (e *benchEnv) inline(ctx context.Context) (*inlineResult, error) {
 	if os.Getenv("BENCH_DEBUG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	engine := supersession.New(db, log, supersession.NewMetrics(reg), nil)
-	hook := inline.New(db, log, engine, inline.NewMetrics(reg))
+	engine := supersession.New(db, nil, log, supersession.NewMetrics(reg), nil)
+	hook := inline.New(db, nil, log, engine, inline.NewMetrics(reg))
 	var mu sync.Mutex
 	var lags []float64
 	hook.ObserveLag = func(s float64) { mu.Lock(); lags = append(lags, s); mu.Unlock() }
@@ -114,7 +114,7 @@ func (e *benchEnv) inline(ctx context.Context) (*inlineResult, error) {
 	sent := time.Since(start)
 	for deadline := time.Now().Add(60 * time.Second); ; {
 		var left int
-		if err := db.GetContext(ctx, &left, `SELECT count(*) FROM supersessiond_classified`); err != nil {
+		if err := db.GetContext(ctx, &left, `SELECT count(*) FROM supersessiond.classified`); err != nil {
 			cancel()
 			return nil, err
 		}

@@ -219,7 +219,7 @@ func (e *benchEnv) newDB(ctx context.Context, name string) (*sqlx.DB, string, er
 	if err != nil {
 		return nil, "", err
 	}
-	if _, err := schema.Migrate(ctx, db, schema.Options{Reference: true}); err != nil {
+	if _, err := schema.Migrate(ctx, db, schema.ReferencePlan(), schema.Options{Reference: true}); err != nil {
 		return nil, "", err
 	}
 	return db, u.String(), nil

@@ -138,4 +138,4 @@ UPDATE documents SET tombstone_preserved_at = now() - interval '8 days' WHERE id
 -- inserted with their aspect). In a real installation the daemon is added
 -- to an existing database, so the sweep is what finds these: empty the
 -- outbox to start from that situation.
-DELETE FROM supersessiond_classified;
+DELETE FROM supersessiond.classified;

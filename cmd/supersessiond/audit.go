@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/supersessiond/supersessiond/audit"
+	"github.com/supersessiond/supersessiond/schema"
 )
 
 // HistoryCommand prints the audit trail from memory_history, newest first.
@@ -39,12 +40,12 @@ func (c *HistoryCommand) Run(ctx context.Context, args []string) error {
 			return usagef("history: %v", err)
 		}
 	}
-	env, err := c.m.open(ctx, *cfgPath)
+	env, err := c.m.open(ctx, *cfgPath, schema.Supersession)
 	if err != nil {
 		return err
 	}
 	defer env.db.Close()
-	entries, err := audit.History(ctx, env.db, f)
+	entries, err := env.ops().History(ctx, f)
 	if err != nil {
 		return err
 	}
@@ -72,12 +73,12 @@ func (c *ReviewCommand) Run(ctx context.Context, args []string) error {
 	if *accept == *reject {
 		return usagef("review: give exactly one of --accept or --reject")
 	}
-	env, err := c.m.open(ctx, *cfgPath)
+	env, err := c.m.open(ctx, *cfgPath, schema.Supersession)
 	if err != nil {
 		return err
 	}
 	defer env.db.Close()
-	id, err := audit.Review(ctx, env.db, positional[0], *accept, *note)
+	id, err := env.ops().Review(ctx, positional[0], *accept, *note)
 	if err != nil {
 		return err
 	}
@@ -101,13 +102,13 @@ func (c *ApplyCommand) Run(ctx context.Context, args []string) error {
 	if len(positional) == 0 {
 		return usagef("apply: give one or more proposal HISTORY_IDs (see `supersessiond history --event supersession_proposal`)")
 	}
-	env, err := c.m.open(ctx, *cfgPath)
+	env, err := c.m.open(ctx, *cfgPath, schema.Supersession)
 	if err != nil {
 		return err
 	}
 	defer env.db.Close()
 	var failures []error
-	for _, r := range audit.Apply(ctx, env.db, env.cfg, positional) {
+	for _, r := range env.ops().Apply(ctx, env.cfg, positional) {
 		if r.Err != nil {
 			fmt.Fprintf(c.m.Stdout, "proposal %s: not applied: %v\n", r.ProposalID, r.Err)
 			failures = append(failures, r.Err)
@@ -133,12 +134,12 @@ func (c *UndoCommand) Run(ctx context.Context, args []string) error {
 	if len(positional) != 1 {
 		return usagef("undo: give exactly one attribute_superseded HISTORY_ID (see `supersessiond history --event attribute_superseded`)")
 	}
-	env, err := c.m.open(ctx, *cfgPath)
+	env, err := c.m.open(ctx, *cfgPath, schema.Supersession)
 	if err != nil {
 		return err
 	}
 	defer env.db.Close()
-	id, err := audit.Undo(ctx, env.db, env.cfg, positional[0])
+	id, err := env.ops().Undo(ctx, env.cfg, positional[0])
 	if err != nil {
 		return err
 	}
@@ -162,12 +163,12 @@ func (c *SupersedeCommand) Run(ctx context.Context, args []string) error {
 	if *agent == "" || *by == "" || len(olds) == 0 {
 		return usagef("supersede: --agent, --by and at least one OLD_ID are required")
 	}
-	env, err := c.m.open(ctx, *cfgPath)
+	env, err := c.m.open(ctx, *cfgPath, schema.Supersession)
 	if err != nil {
 		return err
 	}
 	defer env.db.Close()
-	applied, err := audit.Supersede(ctx, env.db, env.cfg, audit.SupersedeRequest{Agent: *agent, New: *by, Olds: olds, ForceChain: *force, Reason: *reason})
+	applied, err := env.ops().Supersede(ctx, env.cfg, audit.SupersedeRequest{Agent: *agent, New: *by, Olds: olds, ForceChain: *force, Reason: *reason})
 	if err != nil {
 		return err
 	}
@@ -192,12 +193,12 @@ func (c *ProtectCommand) Run(ctx context.Context, args []string) error {
 	if len(positional) != 1 {
 		return usagef("protect: give exactly one ATTR_ID")
 	}
-	env, err := c.m.open(ctx, *cfgPath)
+	env, err := c.m.open(ctx, *cfgPath, schema.Supersession)
 	if err != nil {
 		return err
 	}
 	defer env.db.Close()
-	changed, err := audit.Protect(ctx, env.db, env.cfg, positional[0], !*off)
+	changed, err := env.ops().Protect(ctx, env.cfg, positional[0], !*off)
 	if err != nil {
 		return err
 	}

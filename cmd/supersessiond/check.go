@@ -25,9 +25,9 @@ func (c *CheckCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	cfg := loaded.Config
-	fmt.Fprintf(out, "config      ok (%s)\n", describeSource(loaded))
+	fmt.Fprintf(out, "%-13s ok (%s)\n", "config", describeSource(loaded))
 	for _, n := range loaded.Notes {
-		fmt.Fprintf(out, "            note: %s\n", n)
+		fmt.Fprintf(out, "%-13s note: %s\n", "", n)
 	}
 	db, err := openDB(ctx, cfg)
 	if err != nil {
@@ -38,11 +38,22 @@ func (c *CheckCommand) Run(ctx context.Context, args []string) error {
 	if err := db.GetContext(ctx, &serverVersion, `SHOW server_version`); err != nil {
 		return &store.UnavailableError{DSN: redact.DSN(cfg.Maintenance.Database.URL), Err: err}
 	}
-	fmt.Fprintf(out, "database    ok (%s, PostgreSQL %s)\n", redact.DSN(cfg.Maintenance.Database.URL), serverVersion)
-	if err := schema.Check(ctx, db); err != nil {
+	fmt.Fprintf(out, "%-13s ok (%s, PostgreSQL %s)\n", "database", redact.DSN(cfg.Maintenance.Database.URL), serverVersion)
+	layout, err := schema.Inspect(ctx, db, schema.PlanFor(cfg))
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "schema      ok (version %d)\n", schema.LatestVersion())
+	bad := 0
+	for _, job := range schema.Jobs {
+		r := layout.Reports[job]
+		fmt.Fprintf(out, "%-13s %s\n", job, r.Line())
+		if !r.OK() {
+			bad++
+		}
+	}
+	if bad > 0 {
+		return &schema.SchemaError{Missing: []string{fmt.Sprintf("%d of the jobs that are on cannot run as the database is (see above)", bad)}}
+	}
 	return nil
 }
 

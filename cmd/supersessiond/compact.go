@@ -6,6 +6,7 @@ import (
 	"github.com/supersessiond/supersessiond/compaction"
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/daemon"
+	"github.com/supersessiond/supersessiond/schema"
 )
 
 // CompactCommand is `supersessiond compact --once [--json]`: one
@@ -16,9 +17,10 @@ type CompactCommand struct{ m *Main }
 func (c *CompactCommand) Run(ctx context.Context, args []string) error {
 	return c.m.runOnce(ctx, onceSpec{
 		name:  "compact",
+		job:   schema.Compaction,
 		usage: "--once [--json]",
 		build: func(deps *daemon.Deps, _ *config.Config) (daemon.Job, error) {
-			return compaction.New(compaction.Deps{DB: deps.DB, Logger: deps.Logger, Registry: deps.Metrics.Registry, LLM: deps.LLM}), nil
+			return compaction.New(compaction.Deps{DB: deps.DB, Names: deps.Names, Logger: deps.Logger, Registry: deps.Metrics.Registry, LLM: deps.LLM}), nil
 		},
 	}, args)
 }

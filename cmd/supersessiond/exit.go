@@ -45,13 +45,14 @@ func ExitCode(err error) int {
 		qe *quietError
 		un *store.UnavailableError
 		se *schema.SchemaError
+		co *schema.CollisionError
 	)
 	switch {
 	case errors.As(err, &qe):
 		return qe.code
 	case errors.As(err, &ue), errors.As(err, &ce):
 		return exitUsage
-	case errors.As(err, &un), errors.As(err, &se):
+	case errors.As(err, &un), errors.As(err, &se), errors.As(err, &co):
 		return exitUnavailable
 	case errors.Is(err, audit.ErrRefused):
 		return exitRefused

@@ -11,9 +11,11 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/supersessiond/supersessiond/audit"
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/schema"
 	"github.com/supersessiond/supersessiond/store"
+	"github.com/supersessiond/supersessiond/supersession"
 )
 
 // newFlagSet returns a FlagSet that reports errors instead of exiting, with
@@ -85,14 +87,18 @@ func poolOf(cfg *config.Config) store.Pool {
 
 // cmdEnv is what a command that works on the database needs.
 type cmdEnv struct {
-	cfg *config.Config
-	db  *sqlx.DB
-	log *slog.Logger
+	cfg    *config.Config
+	db     *sqlx.DB
+	log    *slog.Logger
+	layout *schema.Layout
 }
 
-// open loads the configuration, connects and checks the schema: exit 2 for
-// configuration problems, 3 for the database or its schema.
-func (m *Main) open(ctx context.Context, cfgPath string) (*cmdEnv, error) {
+// open loads the configuration, connects, inspects the database and checks
+// that the given jobs can run on it: exit 2 for configuration problems, 3
+// for the database or its schema. The jobs named are checked even when the
+// configuration has them off (an operator reviewing proposals of a paused
+// supersession still needs its tables).
+func (m *Main) open(ctx context.Context, cfgPath string, jobs ...schema.Job) (*cmdEnv, error) {
 	loaded, err := m.loadConfig(cfgPath)
 	if err != nil {
 		return nil, err
@@ -106,11 +112,25 @@ func (m *Main) open(ctx context.Context, cfgPath string) (*cmdEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := schema.Check(ctx, db); err != nil {
+	plan := schema.PlanFor(cfg)
+	for _, job := range jobs {
+		plan.On[job] = true
+	}
+	layout, err := schema.Inspect(ctx, db, plan)
+	if err == nil {
+		err = layout.Require(jobs...)
+	}
+	if err != nil {
 		db.Close()
 		return nil, err
 	}
-	return &cmdEnv{cfg: cfg, db: db, log: log}, nil
+	return &cmdEnv{cfg: cfg, db: db, log: log, layout: layout}, nil
+}
+
+// ops are the operator commands on the environment's database.
+func (e *cmdEnv) ops() *audit.Ops {
+	engine := supersession.New(e.db, e.layout.Names, e.log, supersession.NewMetrics(nil), nil)
+	return audit.New(e.db, e.layout.Names, engine)
 }
 
 // requirePositional checks the count of positional arguments.

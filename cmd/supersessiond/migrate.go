@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/supersessiond/supersessiond/internal/redact"
 	"github.com/supersessiond/supersessiond/schema"
@@ -15,8 +14,9 @@ import (
 type MigrateCommand struct{ m *Main }
 
 func (c *MigrateCommand) Run(ctx context.Context, args []string) error {
-	fs, cfgPath := c.m.newFlagSet("migrate", "[--reference-schema]")
-	reference := fs.Bool("reference-schema", false, "also create the reference agent tables (SPEC §4) where absent")
+	fs, cfgPath := c.m.newFlagSet("migrate", "[--reference-schema] [--grant ROLE]")
+	reference := fs.Bool("reference-schema", false, "also create the reference agent tables (SPEC §4) of the jobs that are on, where absent")
+	grant := fs.String("grant", "", "grant ROLE exactly the privileges the jobs that are on need (run as the tables' owner)")
 	if _, err := c.m.parseArgs(fs, args); err != nil {
 		return err
 	}
@@ -34,24 +34,20 @@ func (c *MigrateCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
-	res, err := schema.Migrate(ctx, db, schema.Options{Reference: *reference, Logger: log})
+	res, err := schema.Migrate(ctx, db, schema.PlanFor(cfg), schema.Options{Reference: *reference, Grant: *grant, Logger: log})
 	if err != nil {
 		return err
 	}
 	out := c.m.Stdout
 	fmt.Fprintf(out, "database %s\n", redact.DSN(cfg.Maintenance.Database.URL))
-	if *reference {
-		if len(res.ReferenceCreated) > 0 {
-			fmt.Fprintf(out, "created reference tables: %s\n", strings.Join(res.ReferenceCreated, ", "))
-		} else {
-			fmt.Fprintln(out, "reference tables: all present")
-		}
+	if len(res.Changes) == 0 {
+		fmt.Fprintln(out, "up to date: nothing to change")
 	}
-	if len(res.Applied) > 0 {
-		fmt.Fprintf(out, "applied migrations: %s\n", strings.Join(res.Applied, ", "))
-	} else {
-		fmt.Fprintln(out, "migrations: up to date")
+	for _, ch := range res.Changes {
+		fmt.Fprintln(out, "  "+ch)
 	}
-	fmt.Fprintf(out, "schema version %d\n", res.Version)
+	for _, job := range schema.Jobs {
+		fmt.Fprintf(out, "%-13s %s\n", job, res.Layout.Reports[job].Line())
+	}
 	return nil
 }

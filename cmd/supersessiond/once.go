@@ -10,6 +10,7 @@ import (
 	"github.com/supersessiond/supersessiond/daemon"
 	"github.com/supersessiond/supersessiond/llm"
 	"github.com/supersessiond/supersessiond/metrics"
+	"github.com/supersessiond/supersessiond/schema"
 )
 
 // texter is implemented by job reports that have a human-readable form.
@@ -17,8 +18,9 @@ type texter interface{ Text() string }
 
 // onceSpec describes a `JOB --once [--json]` command.
 type onceSpec struct {
-	name  string // subcommand name
-	usage string // flags after the name, for -h
+	name  string     // subcommand name
+	job   schema.Job // the job whose tables it needs
+	usage string     // flags after the name, for -h
 	// flags adds the command's own flags (beyond --config, --once, --json).
 	flags func(fs *flag.FlagSet)
 	// build makes the job; cfg is the loaded configuration.
@@ -45,30 +47,62 @@ func (m *Main) runOnce(ctx context.Context, spec onceSpec, args []string) error 
 	if len(positional) > 0 {
 		return usagef("%s: unexpected argument %q", spec.name, positional[0])
 	}
-	env, err := m.open(ctx, *cfgPath)
+	loaded, err := m.loadConfig(*cfgPath)
+	if err != nil {
+		return err
+	}
+	if plan := schema.PlanFor(loaded.Config); !plan.On[spec.job] {
+		return m.printReport(offReport{Job: string(spec.job), Disabled: offText(spec.job)}, *asJSON)
+	}
+	env, err := m.open(ctx, *cfgPath, spec.job)
 	if err != nil {
 		return err
 	}
 	defer env.db.Close()
 	cfg := env.cfg
-	deps := &daemon.Deps{DB: env.db, Metrics: metrics.New(nil), Logger: env.log, LLM: llm.NewProvider(m.getenv, nil)}
+	deps := &daemon.Deps{DB: env.db, Names: env.layout.Names, Metrics: metrics.New(nil), Logger: env.log, LLM: llm.NewProvider(m.getenv, nil)}
 	job, err := spec.build(deps, cfg)
 	if err != nil {
 		return err
 	}
 	report, runErr := job.Run(ctx, cfg)
 	if report != nil {
-		if *asJSON {
-			enc := json.NewEncoder(m.Stdout)
-			if err := enc.Encode(report); err != nil {
-				return err
-			}
-		} else if t, ok := report.(texter); ok {
-			fmt.Fprint(m.Stdout, t.Text())
-		} else {
-			b, _ := json.MarshalIndent(report, "", "  ")
-			fmt.Fprintln(m.Stdout, string(b))
+		if err := m.printReport(report, *asJSON); err != nil {
+			return err
 		}
 	}
 	return runErr
+}
+
+// printReport prints a report as text, or as one JSON document.
+func (m *Main) printReport(report any, asJSON bool) error {
+	if asJSON {
+		return json.NewEncoder(m.Stdout).Encode(report)
+	}
+	if t, ok := report.(texter); ok {
+		fmt.Fprint(m.Stdout, t.Text())
+		return nil
+	}
+	b, _ := json.MarshalIndent(report, "", "  ")
+	fmt.Fprintln(m.Stdout, string(b))
+	return nil
+}
+
+// offReport is the report of a one-shot command whose job is off.
+type offReport struct {
+	Job      string `json:"job"`
+	Disabled string `json:"disabled"`
+}
+
+func (r offReport) Text() string { return r.Job + ": nothing done: " + r.Disabled + "\n" }
+
+func offText(job schema.Job) string {
+	switch job {
+	case schema.Supersession:
+		return "memory.pipelineV2.structural.supersessionEnabled is false " +
+			"(override once with SUPERSESSIOND_MEMORY__PIPELINEV2__STRUCTURAL__SUPERSESSIONENABLED=true)"
+	case schema.Compaction:
+		return "maintenance.schedules.compactionRetry is off (override once with SUPERSESSIOND_MAINTENANCE__SCHEDULES__COMPACTIONRETRY='*/5 * * * *')"
+	}
+	return "maintenance.schedules.tombstones is off (override once with SUPERSESSIOND_MAINTENANCE__SCHEDULES__TOMBSTONES='17 * * * *')"
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/daemon"
+	"github.com/supersessiond/supersessiond/schema"
 	"github.com/supersessiond/supersessiond/tombstones"
 )
 
@@ -19,6 +20,7 @@ func (c *ReconcileCommand) Run(ctx context.Context, args []string) error {
 	var budget *time.Duration
 	return c.m.runOnce(ctx, onceSpec{
 		name:  "reconcile",
+		job:   schema.Tombstones,
 		usage: "--once [--json] [--budget DUR]",
 		flags: func(fs *flag.FlagSet) {
 			budget = fs.Duration("budget", 0, "stop starting batches after this long (default: "+tombstones.MaxBudget.String()+
@@ -28,7 +30,7 @@ func (c *ReconcileCommand) Run(ctx context.Context, args []string) error {
 			if *budget < 0 {
 				return nil, usagef("reconcile: --budget %s must not be negative", *budget)
 			}
-			opts := tombstones.Options{Budget: *budget}
+			opts := tombstones.Options{Budget: *budget, Names: deps.Names}
 			if opts.Budget == 0 {
 				// By hand the pass is not squeezed between ticks.
 				opts.Budget = tombstones.MaxBudget

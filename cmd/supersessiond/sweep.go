@@ -6,6 +6,7 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/daemon"
+	"github.com/supersessiond/supersessiond/schema"
 	"github.com/supersessiond/supersessiond/supersession"
 	"github.com/supersessiond/supersessiond/sweep"
 )
@@ -18,11 +19,12 @@ func (c *SweepCommand) Run(ctx context.Context, args []string) error {
 	var agent *string
 	return c.m.runOnce(ctx, onceSpec{
 		name:  "sweep",
+		job:   schema.Supersession,
 		usage: "--once [--agent ID] [--json]",
 		flags: func(fs *flag.FlagSet) { agent = fs.String("agent", "", "sweep only this agent's attributes") },
 		build: func(deps *daemon.Deps, cfg *config.Config) (daemon.Job, error) {
-			engine := supersession.New(deps.DB, deps.Logger, supersession.NewMetrics(deps.Metrics.Registry), deps.LLM)
-			return onceJob{sweep.New(deps.DB, deps.Logger, engine), *agent}, nil
+			engine := supersession.New(deps.DB, deps.Names, deps.Logger, supersession.NewMetrics(deps.Metrics.Registry), deps.LLM)
+			return onceJob{sweep.New(deps.DB, deps.Names, deps.Logger, engine), *agent}, nil
 		},
 	}, args)
 }

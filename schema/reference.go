@@ -1,11 +1,25 @@
--- The reference agent schema (SPEC §4): a PostgreSQL rendering of Signet's
--- memory graph, clawbolt's conversation compaction tables and Honcho's
--- documents, as an agent stack has them before supersessiond is installed.
--- The columns supersessiond adds (superseded_at, protected, last_error, ...)
--- are deliberately absent: the daemon's own migration adds them, exactly as it
--- does on a real agent database. Every statement is idempotent.
+package schema
 
-CREATE TABLE IF NOT EXISTS memories (
+// The reference agent schema (SPEC §4): a PostgreSQL rendering of Signet's
+// memory graph, clawbolt's conversation compaction tables and Honcho's
+// documents, as an agent stack has them before supersessiond is installed.
+// `migrate --reference-schema` creates the absent ones of the jobs that are
+// on (new installs, tests, the demo). The columns the daemon adds
+// (superseded_at, protected, last_error, ...) are deliberately absent: the
+// migration adds them, exactly as it does on a real agent database.
+
+// referenceTables are, per job, the reference tables it creates, in an
+// order that satisfies their foreign keys ("entities" is not a logical
+// table: it lives beside the aspects).
+var referenceTables = map[Job][]string{
+	Supersession: {"entities", Aspects, Memories, Attributes, History},
+	Compaction:   {Memories, Messages, CompactionEvents, History},
+	Tombstones:   {Documents},
+}
+
+// referenceDDL creates each reference table; templates over referenceNames.
+var referenceDDL = map[string]string{
+	Memories: `CREATE TABLE IF NOT EXISTS {{.Memories}} (
   id text PRIMARY KEY,
   agent_id text NOT NULL DEFAULT 'default',
   type text NOT NULL DEFAULT 'fact',
@@ -24,9 +38,8 @@ CREATE TABLE IF NOT EXISTS memories (
   pinned boolean NOT NULL DEFAULT false,
   created_at timestamptz NOT NULL DEFAULT now(),
   updated_at timestamptz NOT NULL DEFAULT now()
-);
-
-CREATE TABLE IF NOT EXISTS entities (
+)`,
+	"entities": `CREATE TABLE IF NOT EXISTS {{.Entities}} (
   id text PRIMARY KEY,
   agent_id text NOT NULL DEFAULT 'default',
   name text NOT NULL,
@@ -34,11 +47,10 @@ CREATE TABLE IF NOT EXISTS entities (
   created_at timestamptz NOT NULL DEFAULT now(),
   updated_at timestamptz NOT NULL DEFAULT now(),
   UNIQUE (agent_id, name)
-);
-
-CREATE TABLE IF NOT EXISTS entity_aspects (
+)`,
+	Aspects: `CREATE TABLE IF NOT EXISTS {{.Aspects}} (
   id text PRIMARY KEY,
-  entity_id text NOT NULL REFERENCES entities ON DELETE CASCADE,
+  entity_id text NOT NULL REFERENCES {{.Entities}} ON DELETE CASCADE,
   agent_id text NOT NULL DEFAULT 'default',
   name text NOT NULL,
   canonical_name text NOT NULL,
@@ -46,13 +58,12 @@ CREATE TABLE IF NOT EXISTS entity_aspects (
   created_at timestamptz NOT NULL DEFAULT now(),
   updated_at timestamptz NOT NULL DEFAULT now(),
   UNIQUE (entity_id, canonical_name)
-);
-
-CREATE TABLE IF NOT EXISTS entity_attributes (
+)`,
+	Attributes: `CREATE TABLE IF NOT EXISTS {{.Attributes}} (
   id text PRIMARY KEY,
-  aspect_id text REFERENCES entity_aspects ON DELETE SET NULL,
+  aspect_id text REFERENCES {{.Aspects}} ON DELETE SET NULL,
   agent_id text NOT NULL DEFAULT 'default',
-  memory_id text REFERENCES memories ON DELETE SET NULL,
+  memory_id text REFERENCES {{.Memories}} ON DELETE SET NULL,
   kind text NOT NULL CHECK (kind IN ('attribute', 'constraint')),
   content text NOT NULL,
   normalized_content text NOT NULL,
@@ -62,9 +73,8 @@ CREATE TABLE IF NOT EXISTS entity_attributes (
   superseded_by text,
   created_at timestamptz NOT NULL DEFAULT now(),
   updated_at timestamptz NOT NULL DEFAULT now()
-);
-
-CREATE TABLE IF NOT EXISTS memory_history (
+)`,
+	History: `CREATE TABLE IF NOT EXISTS {{.History}} (
   id text PRIMARY KEY,
   memory_id text NOT NULL,
   event text NOT NULL,
@@ -77,9 +87,8 @@ CREATE TABLE IF NOT EXISTS memory_history (
   actor_type text,
   session_id text,
   request_id text
-);
-
-CREATE TABLE IF NOT EXISTS messages (
+)`,
+	Messages: `CREATE TABLE IF NOT EXISTS {{.Messages}} (
   id bigserial PRIMARY KEY,
   agent_id text NOT NULL,
   seq bigint NOT NULL,
@@ -88,9 +97,8 @@ CREATE TABLE IF NOT EXISTS messages (
   tool_calls jsonb,
   created_at timestamptz NOT NULL DEFAULT now(),
   UNIQUE (agent_id, seq)
-);
-
-CREATE TABLE IF NOT EXISTS compaction_events (
+)`,
+	CompactionEvents: `CREATE TABLE IF NOT EXISTS {{.Events}} (
   id bigserial PRIMARY KEY,
   agent_id text NOT NULL,
   triggered_at timestamptz NOT NULL DEFAULT now(),
@@ -100,9 +108,8 @@ CREATE TABLE IF NOT EXISTS compaction_events (
   retry_count int NOT NULL DEFAULT 0,
   memory_updated boolean NOT NULL DEFAULT false,
   summary_len int
-);
-
-CREATE TABLE IF NOT EXISTS documents (
+)`,
+	Documents: `CREATE TABLE IF NOT EXISTS {{.Documents}} (
   id text PRIMARY KEY,
   workspace_name text NOT NULL,
   observer text NOT NULL,
@@ -115,4 +122,5 @@ CREATE TABLE IF NOT EXISTS documents (
   created_at timestamptz NOT NULL DEFAULT now(),
   deleted_at timestamptz,
   superseded_by text
-);
+)`,
+}
