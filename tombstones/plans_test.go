@@ -14,6 +14,7 @@ import (
 	"github.com/supersessiond/supersessiond/bench"
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/pgtest"
+	"github.com/supersessiond/supersessiond/schema"
 )
 
 // planNode is one node of an EXPLAIN (FORMAT JSON) plan.
@@ -75,7 +76,7 @@ func rolledBack(ctx context.Context, db *sqlx.DB, fn func(tx *sqlx.Tx) error) er
 	}
 	defer func() { _ = tx.Rollback() }()
 	// As in every batch transaction of the job.
-	if _, err := tx.ExecContext(ctx, orderedScanSQL); err != nil {
+	if _, err := tx.ExecContext(ctx, render(nil).orderedScan); err != nil {
 		return err
 	}
 	return fn(tx)
@@ -121,7 +122,7 @@ func planStatements(t testing.TB, db *sqlx.DB, batchSize int) []struct {
 } {
 	t.Helper()
 	var batch []candidate
-	if err := db.Select(&batch, pendingSQL, time.Now(), "-infinity", "", batchSize); err != nil {
+	if err := db.Select(&batch, render(nil).pending, time.Now(), "-infinity", "", batchSize); err != nil {
 		t.Fatal(err)
 	}
 	var tids, supIDs, supWSs []string
@@ -151,11 +152,11 @@ func planStatements(t testing.TB, db *sqlx.DB, batchSize int) []struct {
 		name, query, index string
 		args               []any
 	}{
-		{"claim", claimSQL, "supersessiond_documents_tombstones", []any{time.Now(), "-infinity", "", batchSize}},
-		{"dependents", citedSQL, "supersessiond_documents_source_ids", []any{pq.Array(supIDs), pq.Array(supWSs)}},
-		{"preserve", preserveSQL, tidScan, []any{pq.Array(tids)}},
-		{"delete", deleteSQL, tidScan, []any{pq.Array(tids)}},
-		{"backlog", backlogSQL, "supersessiond_documents_tombstones", []any{300.0, batch[len(batch)/2].At, batch[len(batch)/2].ID}},
+		{"claim", render(nil).claim, "supersessiond_documents_tombstones", []any{time.Now(), "-infinity", "", batchSize}},
+		{"dependents", render(nil).cited, "supersessiond_documents_source_ids", []any{pq.Array(supIDs), pq.Array(supWSs)}},
+		{"preserve", render(nil).preserve, tidScan, []any{pq.Array(tids)}},
+		{"delete", render(nil).delete, tidScan, []any{pq.Array(tids)}},
+		{"backlog", render(nil).backlog, "supersessiond_documents_tombstones", []any{300.0, batch[len(batch)/2].At, batch[len(batch)/2].ID}},
 	}
 	if len(preserved) == 0 {
 		return statements
@@ -164,11 +165,11 @@ func planStatements(t testing.TB, db *sqlx.DB, batchSize int) []struct {
 		name, query, index string
 		args               []any
 	}{
-		{"re-check page", preservedPageSQL, "supersessiond_documents_preserved",
+		{"re-check page", render(nil).preservedPage, "supersessiond_documents_preserved",
 			[]any{"-infinity", "", "infinity", "", time.Now(), batchSize}},
-		{"re-check dependents", citedSQL, "supersessiond_documents_source_ids", []any{pq.Array(preserved), pq.Array(preservedWSs)}},
-		{"release", releaseSQL, "documents_pkey", []any{pq.Array(preserved)}},
-		{"held", heldSQL, "supersessiond_documents_preserved", nil},
+		{"re-check dependents", render(nil).cited, "supersessiond_documents_source_ids", []any{pq.Array(preserved), pq.Array(preservedWSs)}},
+		{"release", render(nil).release, "documents_pkey", []any{pq.Array(preserved)}},
+		{"held", render(nil).held, "supersessiond_documents_preserved", nil},
 	}...)
 }
 
@@ -220,5 +221,76 @@ func TestPlansUseTheIndexes(t *testing.T) {
 		if t.Failed() {
 			t.Logf("%s:\n%s", s.name, text)
 		}
+	}
+}
+
+// The dependent check stays one indexed query per batch on every shape a
+// stack keeps citations in: source_ids as a text array (GIN, array_ops),
+// and a document_sources edge table (its index on source_id).
+func TestDependentCheckPlansOnEveryShape(t *testing.T) {
+	t.Parallel()
+	shapes := []struct {
+		name, index string
+		setup       []string
+	}{
+		{"source_ids text[]", "supersessiond_documents_source_ids", []string{
+			`DROP INDEX supersessiond_documents_source_ids`,
+			`ALTER TABLE documents ADD COLUMN source_ids_array text[]`,
+			`UPDATE documents SET source_ids_array = ARRAY(SELECT jsonb_array_elements_text(source_ids)) WHERE jsonb_typeof(source_ids) = 'array'`,
+			`ALTER TABLE documents DROP COLUMN source_ids`,
+			`ALTER TABLE documents RENAME COLUMN source_ids_array TO source_ids`,
+		}},
+		{"document_sources edges", "supersessiond_document_sources_source", []string{
+			`CREATE TABLE document_sources (derived_id text NOT NULL REFERENCES documents (id) ON DELETE CASCADE, source_id text NOT NULL,
+			   position int NOT NULL DEFAULT 0, workspace_name text NOT NULL, PRIMARY KEY (derived_id, source_id))`,
+			`INSERT INTO document_sources (derived_id, source_id, workspace_name)
+			   SELECT DISTINCT d.id, s.v, d.workspace_name FROM documents d CROSS JOIN LATERAL jsonb_array_elements_text(
+			     CASE WHEN jsonb_typeof(d.source_ids) = 'array' THEN d.source_ids ELSE '[]' END) AS s(v)`,
+			`DROP INDEX supersessiond_documents_source_ids`,
+			`ALTER TABLE documents DROP COLUMN source_ids`,
+		}},
+	}
+	for _, sh := range shapes {
+		t.Run(sh.name, func(t *testing.T) {
+			t.Parallel()
+			db := pgtest.New(t)
+			ctx := context.Background()
+			if _, err := bench.GenerateTombstones(ctx, db.DB, bench.TombstoneCorpus{
+				Documents: 40_000, Workspaces: 8, SoftDeleted: 3_000, SupersededShare: 0.5,
+				DerivedShare: 0.3, CrossWorkspaceShare: 0.05, Dim: 8, Seed: 0.4,
+			}); err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range sh.setup {
+				if _, err := db.Exec(q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			plan := schema.ReferencePlan()
+			res, err := schema.Migrate(ctx, db.DB, plan, schema.Options{})
+			if err != nil || !res.Layout.Reports[schema.Tombstones].OK() {
+				t.Fatalf("migrate: %v %s", err, res.Layout.Reports[schema.Tombstones].Line())
+			}
+			if _, err := db.Exec(`VACUUM (ANALYZE)`); err != nil {
+				t.Fatal(err)
+			}
+			st := render(res.Layout.Names)
+			var batch []candidate
+			if err := db.Select(&batch, st.pending, time.Now(), "-infinity", "", 500); err != nil {
+				t.Fatal(err)
+			}
+			var ids, wss []string
+			for _, c := range batch {
+				ids, wss = append(ids, c.ID), append(wss, c.WorkspaceName)
+			}
+			text, nodes, err := explain(ctx, db.DB, false, st.cited, pq.Array(ids), pq.Array(wss))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkPlan(t, sh.name, nodes, sh.index)
+			if t.Failed() {
+				t.Logf("plan:\n%s", text)
+			}
+		})
 	}
 }

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/supersessiond/supersessiond/pgtest"
+)
+
+// documentState is each document's fate so far: live, tombstone (soft-
+// deleted, not preserved), preserved (with whether its embedding is gone),
+// or absent.
+func documentState(t *testing.T, db *pgtest.DB, schema string) map[string]string {
+	t.Helper()
+	var rows []struct {
+		ID        string `db:"id"`
+		State     string `db:"state"`
+		Embedding bool   `db:"has_embedding"`
+	}
+	err := db.Select(&rows, `SELECT id, CASE WHEN deleted_at IS NULL THEN 'live'
+		WHEN tombstone_preserved_at IS NULL THEN 'tombstone' ELSE 'preserved' END AS state,
+		embedding IS NOT NULL AS has_embedding FROM `+schema+`.documents`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, r := range rows {
+		out[r.ID] = r.State
+		if r.State == "preserved" && r.Embedding {
+			out[r.ID] = "preserved with its embedding"
+		}
+	}
+	return out
+}
+
+func messagesDigest(t *testing.T, db *pgtest.DB) string {
+	t.Helper()
+	var d string
+	if err := db.Get(&d, `SELECT md5(string_agg(m::text, ',' ORDER BY m.id)) FROM honcho.messages m`); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// Beside Honcho, every release shape, with examples/honcho/agent.yaml as
+// shipped (Honcho's tables in a schema of their own here): migrate and
+// check pass; a shadow pass changes nothing; a live pass preserves exactly
+// the cited tombstones (embedding NULL, marked once) and deletes the rest;
+// a second pass changes nothing; Honcho's messages are untouched.
+func TestBesideHoncho(t *testing.T) {
+	t.Parallel()
+	for _, shape := range []string{"honcho_pre457", "honcho_superseded", "honcho_edges", "honcho_edges_and_source_ids"} {
+		t.Run(shape, func(t *testing.T) {
+			t.Parallel()
+			db := pgtest.NewEmpty(t)
+			st := pgtest.LoadStack(t, db, "../../testdata/stacks/"+shape+".sql")
+			env := []string{"SUPERSESSIOND_DATABASE_URL=" + db.URL, "SUPERSESSIOND_MAINTENANCE__DATABASE__SCHEMA=honcho",
+				// The fixture's expectations assume minAge 5m (two tombstones are younger).
+				"SUPERSESSIOND_MAINTENANCE__TOMBSTONES__MINAGE=5m"}
+			cfg := "../../examples/honcho/agent.yaml"
+			c := newCLI(t, env...)
+			for _, cmd := range [][]string{{"migrate"}, {"check"}} {
+				if code, out, errOut := c.run("", append(cmd, "--config", cfg)...); code != 0 {
+					t.Fatalf("%v: exit %d\n%s%s", cmd, code, out, errOut)
+				}
+			}
+			messages := messagesDigest(t, db)
+			before := documentState(t, db, "honcho")
+			code, out, errOut := c.run("", "reconcile", "--once", "--json", "--config", cfg)
+			var shadow struct {
+				WouldPreserve int `json:"would_preserve"`
+				WouldDelete   int `json:"would_delete"`
+			}
+			if code != 0 || json.Unmarshal([]byte(out), &shadow) != nil {
+				t.Fatalf("shadow reconcile: exit %d\n%s%s", code, out, errOut)
+			}
+			if after := documentState(t, db, "honcho"); !maps.Equal(before, after) {
+				t.Fatal("the shadow pass changed documents")
+			}
+			if shadow.WouldPreserve != len(st.Expect["preserved"]) || shadow.WouldDelete != len(st.Expect["deleted"]) {
+				t.Fatalf("shadow: would preserve %d and delete %d, want %d and %d", shadow.WouldPreserve, shadow.WouldDelete,
+					len(st.Expect["preserved"]), len(st.Expect["deleted"]))
+			}
+
+			live := newCLI(t, append(env, "SUPERSESSIOND_MEMORY__PIPELINEV2__SHADOWMODE=false")...)
+			if code, out, errOut := live.run("", "reconcile", "--once", "--config", cfg); code != 0 {
+				t.Fatalf("live reconcile: exit %d\n%s%s", code, out, errOut)
+			}
+			after := documentState(t, db, "honcho")
+			for _, id := range st.Expect["preserved"] {
+				if after[id] != "preserved" {
+					t.Errorf("%s: %q, want preserved (embedding NULL)", id, after[id])
+				}
+			}
+			for _, id := range st.Expect["deleted"] {
+				if s, ok := after[id]; ok {
+					t.Errorf("%s: %q, want deleted", id, s)
+				}
+			}
+			for _, id := range st.Expect["untouched"] {
+				if after[id] != "tombstone" {
+					t.Errorf("%s: %q, want untouched (younger than minAge)", id, after[id])
+				}
+			}
+			var marks []string
+			if err := db.Select(&marks, `SELECT id || tombstone_preserved_at::text FROM honcho.documents WHERE tombstone_preserved_at IS NOT NULL ORDER BY 1`); err != nil {
+				t.Fatal(err)
+			}
+			if code, out, errOut := live.run("", "reconcile", "--once", "--config", cfg); code != 0 {
+				t.Fatalf("second live reconcile: exit %d\n%s%s", code, out, errOut)
+			}
+			var again []string
+			if err := db.Select(&again, `SELECT id || tombstone_preserved_at::text FROM honcho.documents WHERE tombstone_preserved_at IS NOT NULL ORDER BY 1`); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(marks, again) || !maps.Equal(after, documentState(t, db, "honcho")) {
+				t.Fatal("a second pass changed what the first decided")
+			}
+			if messagesDigest(t, db) != messages {
+				t.Fatal("Honcho's messages changed")
+			}
+		})
+	}
+}
+
+// clawbolt: examples/clawbolt/agent.yaml passes check; with the compaction
+// job on, check says in one line what it found and which setting to set.
+func TestBesideClawbolt(t *testing.T) {
+	t.Parallel()
+	db := pgtest.NewEmpty(t)
+	pgtest.LoadStack(t, db, "../../testdata/stacks/clawbolt.sql")
+	env := []string{"SUPERSESSIOND_DATABASE_URL=" + db.URL, "SUPERSESSIOND_MAINTENANCE__DATABASE__SCHEMA=clawbolt"}
+	cfg := "../../examples/clawbolt/agent.yaml"
+	if code, out, errOut := newCLI(t, env...).run("", "check", "--config", cfg); code != 0 {
+		t.Fatalf("check: exit %d\n%s%s", code, out, errOut)
+	}
+	on := newCLI(t, append(env, "SUPERSESSIOND_MAINTENANCE__SCHEDULES__COMPACTIONRETRY=*/5 * * * *")...)
+	code, out, _ := on.run("", "check", "--config", cfg)
+	var line string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "compaction ") {
+			line = l
+		}
+	}
+	if code != exitUnavailable || !strings.Contains(line, "clawbolt's schema") || !strings.Contains(line, "compactionRetry: off") {
+		t.Fatalf("exit %d, compaction line %q\n%s", code, line, out)
+	}
+}
+
+// A stack with only the supersession tables (a Signet-style memory graph in
+// PostgreSQL): with the other jobs off, migrate creates and adds nothing for
+// them, check passes, and sweep --once runs.
+func TestSupersessionOnlyStack(t *testing.T) {
+	t.Parallel()
+	db := pgtest.NewEmpty(t)
+	cfg := writeConfig(t, "maintenance:\n  schedules:\n    compactionRetry: \"off\"\n    tombstones: \"off\"\n")
+	c := newCLI(t, "SUPERSESSIOND_DATABASE_URL="+db.URL)
+	for _, cmd := range [][]string{{"migrate", "--reference-schema"}, {"check"}} {
+		if code, out, errOut := c.run("", append(cmd, "--config", cfg)...); code != 0 {
+			t.Fatalf("%v: exit %d\n%s%s", cmd, code, out, errOut)
+		}
+	}
+	var others int
+	if err := db.Get(&others, `SELECT count(*) FROM pg_class WHERE relname IN ('documents', 'compaction_events', 'messages')`); err != nil || others != 0 {
+		t.Fatalf("%d tables of jobs that are off were created (%v)", others, err)
+	}
+	for _, q := range []string{
+		`INSERT INTO entities (id, agent_id, name) VALUES ('e', 'a', 'Sam')`,
+		`INSERT INTO entity_aspects (id, entity_id, agent_id, name, canonical_name) VALUES ('home', 'e', 'a', 'home', 'home')`,
+		`INSERT INTO entity_attributes (id, aspect_id, agent_id, kind, content, normalized_content, created_at) VALUES
+			('h1', 'home', 'a', 'attribute', 'Lives in Toronto', 'lives in toronto', now() - interval '2 days'),
+			('h2', 'home', 'a', 'attribute', 'Lives in Vancouver', 'lives in vancouver', now() - interval '1 day')`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut := c.run("", "sweep", "--once", "--config", cfg)
+	if code != 0 || !strings.Contains(out, "supersessions  1") {
+		t.Fatalf("sweep: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ = c.run("", "compact", "--once", "--config", cfg)
+	if code != 0 || !strings.Contains(out, "nothing done: maintenance.schedules.compactionRetry is off") {
+		t.Fatalf("compact with the job off: exit %d: %s", code, out)
+	}
+}
