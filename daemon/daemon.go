@@ -19,13 +19,13 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/internal/lease"
+	"github.com/supersessiond/supersessiond/internal/llm"
+	"github.com/supersessiond/supersessiond/internal/metrics"
 	"github.com/supersessiond/supersessiond/internal/redact"
-	"github.com/supersessiond/supersessiond/lease"
-	"github.com/supersessiond/supersessiond/llm"
-	"github.com/supersessiond/supersessiond/metrics"
-	"github.com/supersessiond/supersessiond/schema"
-	"github.com/supersessiond/supersessiond/sdnotify"
-	"github.com/supersessiond/supersessiond/store"
+	"github.com/supersessiond/supersessiond/internal/schema"
+	"github.com/supersessiond/supersessiond/internal/sdnotify"
+	"github.com/supersessiond/supersessiond/internal/store"
 )
 
 // Job is a scheduled job (sweep, compaction retries, tombstones). Run gets the

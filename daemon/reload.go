@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/supersessiond/supersessiond/config"
-	"github.com/supersessiond/supersessiond/schema"
-	"github.com/supersessiond/supersessiond/sdnotify"
+	"github.com/supersessiond/supersessiond/internal/schema"
+	"github.com/supersessiond/supersessiond/internal/sdnotify"
 )
 
 // reload builds and validates a complete new configuration and swaps it in

@@ -14,7 +14,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/supersessiond/supersessiond/config"
-	"github.com/supersessiond/supersessiond/store"
+	"github.com/supersessiond/supersessiond/internal/store"
 )
 
 // scheduler runs the scheduled jobs with robfig/cron. On a reload that

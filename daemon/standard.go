@@ -1,11 +1,11 @@
 package daemon
 
 import (
-	"github.com/supersessiond/supersessiond/compaction"
-	"github.com/supersessiond/supersessiond/inline"
-	"github.com/supersessiond/supersessiond/supersession"
+	"github.com/supersessiond/supersessiond/internal/compaction"
+	"github.com/supersessiond/supersessiond/internal/inline"
+	"github.com/supersessiond/supersessiond/internal/supersession"
+	"github.com/supersessiond/supersessiond/internal/tombstones"
 	"github.com/supersessiond/supersessiond/sweep"
-	"github.com/supersessiond/supersessiond/tombstones"
 )
 
 // standard holds the jobs and services `supersessiond run` runs. The sweep

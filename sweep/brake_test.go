@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/supersessiond/supersessiond/config"
-	"github.com/supersessiond/supersessiond/memtest"
-	"github.com/supersessiond/supersessiond/pgtest"
+	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
+	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
 )
 
 // mutationsFrozen (or shadowMode) turned on while a live sweep runs stops

@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/supersessiond/supersessiond/memtest"
-	"github.com/supersessiond/supersessiond/pgtest"
-	"github.com/supersessiond/supersessiond/supersession"
+	"github.com/supersessiond/supersessiond/internal/supersession"
+	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
+	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
 )
 
 // seedGood gives agent "good" three aspects with a real contradiction each.

@@ -9,10 +9,10 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/supersessiond/supersessiond/audit"
-	"github.com/supersessiond/supersessiond/memtest"
-	"github.com/supersessiond/supersessiond/pgtest"
-	"github.com/supersessiond/supersessiond/supersession"
+	"github.com/supersessiond/supersessiond/internal/audit"
+	"github.com/supersessiond/supersessiond/internal/supersession"
+	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
+	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
 )
 
 // An operator's undo must stay undone even when a sweep decided the pair

@@ -7,11 +7,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/supersessiond/supersessiond/audit"
-	"github.com/supersessiond/supersessiond/memtest"
-	"github.com/supersessiond/supersessiond/pgtest"
-	"github.com/supersessiond/supersessiond/schema"
-	"github.com/supersessiond/supersessiond/supersession"
+	"github.com/supersessiond/supersessiond/internal/audit"
+	"github.com/supersessiond/supersessiond/internal/schema"
+	"github.com/supersessiond/supersessiond/internal/supersession"
+	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
+	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
 	"github.com/supersessiond/supersessiond/sweep"
 )
 

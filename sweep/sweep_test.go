@@ -16,11 +16,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/supersessiond/supersessiond/config"
-	"github.com/supersessiond/supersessiond/inline"
-	"github.com/supersessiond/supersessiond/llm"
-	"github.com/supersessiond/supersessiond/memtest"
-	"github.com/supersessiond/supersessiond/pgtest"
-	"github.com/supersessiond/supersessiond/supersession"
+	"github.com/supersessiond/supersessiond/internal/inline"
+	"github.com/supersessiond/supersessiond/internal/llm"
+	"github.com/supersessiond/supersessiond/internal/supersession"
+	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
+	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
 	"github.com/supersessiond/supersessiond/sweep"
 )
 

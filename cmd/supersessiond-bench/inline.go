@@ -13,10 +13,10 @@ import (
 	"github.com/lib/pq"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/supersessiond/supersessiond/bench"
 	"github.com/supersessiond/supersessiond/config"
-	"github.com/supersessiond/supersessiond/inline"
-	"github.com/supersessiond/supersessiond/supersession"
+	"github.com/supersessiond/supersessiond/internal/bench"
+	"github.com/supersessiond/supersessiond/internal/inline"
+	"github.com/supersessiond/supersessiond/internal/supersession"
 )
 
 type inlineResult struct {

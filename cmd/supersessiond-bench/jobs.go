@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/supersessiond/supersessiond/bench"
+	"github.com/supersessiond/supersessiond/internal/bench"
 )
 
 type tombstoneResult struct {

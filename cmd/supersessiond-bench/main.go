@@ -28,8 +28,8 @@ import (
 	"github.com/jmoiron/sqlx"
 	_ "github.com/lib/pq"
 
-	"github.com/supersessiond/supersessiond/pgcluster"
-	"github.com/supersessiond/supersessiond/schema"
+	"github.com/supersessiond/supersessiond/internal/schema"
+	"github.com/supersessiond/supersessiond/internal/testkit/pgcluster"
 )
 
 type options struct {

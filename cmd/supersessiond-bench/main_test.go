@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/supersessiond/supersessiond/pgtest"
+	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/supersessiond/supersessiond/bench"
+	"github.com/supersessiond/supersessiond/internal/bench"
 )
 
 type sweepResult struct {

@@ -27,7 +27,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	_ "github.com/lib/pq"
 
-	"github.com/supersessiond/supersessiond/pgcluster"
+	"github.com/supersessiond/supersessiond/internal/testkit/pgcluster"
 )
 
 func main() {

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/supersessiond/supersessiond/audit"
-	"github.com/supersessiond/supersessiond/schema"
+	"github.com/supersessiond/supersessiond/internal/audit"
+	"github.com/supersessiond/supersessiond/internal/schema"
 )
 
 // HistoryCommand prints the audit trail from memory_history, newest first.

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/supersessiond/supersessiond/memtest"
-	"github.com/supersessiond/supersessiond/pgtest"
+	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
+	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
 )
 
 func seedCLI(t *testing.T) (*pgtest.DB, *memtest.Seeder, *cli) {

@@ -6,8 +6,8 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/redact"
-	"github.com/supersessiond/supersessiond/schema"
-	"github.com/supersessiond/supersessiond/store"
+	"github.com/supersessiond/supersessiond/internal/schema"
+	"github.com/supersessiond/supersessiond/internal/store"
 )
 
 // CheckCommand validates configuration, connectivity and schema, and exits 0

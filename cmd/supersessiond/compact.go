@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 
-	"github.com/supersessiond/supersessiond/compaction"
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/daemon"
-	"github.com/supersessiond/supersessiond/schema"
+	"github.com/supersessiond/supersessiond/internal/compaction"
+	"github.com/supersessiond/supersessiond/internal/schema"
 )
 
 // CompactCommand is `supersessiond compact --once [--json]`: one

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/supersessiond/supersessiond/pgtest"
+	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
 )
 
 func TestCompactOnce(t *testing.T) {

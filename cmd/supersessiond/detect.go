@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/supersessiond/supersessiond/detect"
+	"github.com/supersessiond/supersessiond/internal/detect"
 )
 
 // DetectCommand reads attribute pairs as JSON lines on stdin and writes one

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/supersessiond/supersessiond/detect"
+	"github.com/supersessiond/supersessiond/internal/detect"
 )
 
 // EvalCommand runs the heuristics over labelled pairs and prints precision,

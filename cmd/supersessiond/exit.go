@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/supersessiond/supersessiond/audit"
 	"github.com/supersessiond/supersessiond/config"
-	"github.com/supersessiond/supersessiond/schema"
-	"github.com/supersessiond/supersessiond/store"
+	"github.com/supersessiond/supersessiond/internal/audit"
+	"github.com/supersessiond/supersessiond/internal/schema"
+	"github.com/supersessiond/supersessiond/internal/store"
 )
 
 // Exit codes (SPEC §2).

@@ -11,11 +11,11 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/supersessiond/supersessiond/audit"
 	"github.com/supersessiond/supersessiond/config"
-	"github.com/supersessiond/supersessiond/schema"
-	"github.com/supersessiond/supersessiond/store"
-	"github.com/supersessiond/supersessiond/supersession"
+	"github.com/supersessiond/supersessiond/internal/audit"
+	"github.com/supersessiond/supersessiond/internal/schema"
+	"github.com/supersessiond/supersessiond/internal/store"
+	"github.com/supersessiond/supersessiond/internal/supersession"
 )
 
 // newFlagSet returns a FlagSet that reports errors instead of exiting, with

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/supersessiond/supersessiond/pgtest"
+	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
 )
 
 // When the test binary is re-executed with this variable set it behaves as

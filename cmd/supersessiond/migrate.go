@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/supersessiond/supersessiond/internal/redact"
-	"github.com/supersessiond/supersessiond/schema"
+	"github.com/supersessiond/supersessiond/internal/schema"
 )
 
 // MigrateCommand idempotently creates or updates the daemon's objects in an

@@ -8,9 +8,9 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/daemon"
-	"github.com/supersessiond/supersessiond/llm"
-	"github.com/supersessiond/supersessiond/metrics"
-	"github.com/supersessiond/supersessiond/schema"
+	"github.com/supersessiond/supersessiond/internal/llm"
+	"github.com/supersessiond/supersessiond/internal/metrics"
+	"github.com/supersessiond/supersessiond/internal/schema"
 )
 
 // texter is implemented by job reports that have a human-readable form.

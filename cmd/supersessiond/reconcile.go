@@ -7,8 +7,8 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/daemon"
-	"github.com/supersessiond/supersessiond/schema"
-	"github.com/supersessiond/supersessiond/tombstones"
+	"github.com/supersessiond/supersessiond/internal/schema"
+	"github.com/supersessiond/supersessiond/internal/tombstones"
 )
 
 // ReconcileCommand is `reconcile --once [--json] [--budget DUR]`: one

@@ -12,9 +12,9 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/supersessiond/supersessiond/bench"
-	"github.com/supersessiond/supersessiond/pgtest"
-	"github.com/supersessiond/supersessiond/tombstones"
+	"github.com/supersessiond/supersessiond/internal/bench"
+	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
+	"github.com/supersessiond/supersessiond/internal/tombstones"
 )
 
 // reconcileWorld: T superseded and cited (preserved), X and U deleted,

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/supersessiond/supersessiond/pgtest"
+	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
 )
 
 // documentState is each document's fate so far: live, tombstone (soft-

@@ -1,7 +1,0 @@
-package audit
-
-import "github.com/supersessiond/supersessiond/schema"
-
-// HistorySQL is exported to the tests that check its plans, rendered for
-// the reference schema.
-var HistorySQL = schema.ReferenceNames().SQL(historySQL)

@@ -1,0 +1,7 @@
+package audit
+
+import "github.com/supersessiond/supersessiond/internal/schema"
+
+// HistorySQL is exported to the tests that check its plans, rendered for
+// the reference schema.
+var HistorySQL = schema.ReferenceNames().SQL(historySQL)

@@ -1,0 +1,97 @@
+package audit
+
+import (
+	"github.com/jmoiron/sqlx"
+
+	"github.com/supersessiond/supersessiond/internal/schema"
+	"github.com/supersessiond/supersessiond/internal/supersession"
+)
+
+// Ops are the operator's commands on one database: its connection, its
+// statements (templates over the stack's names, rendered once) and the
+// supersession engine whose guarded write every change goes through.
+type Ops struct {
+	db     *sqlx.DB
+	sql    statements
+	engine *supersession.Engine
+}
+
+// New returns the operator's commands for the database names describes
+// (nil: the reference schema).
+func New(db *sqlx.DB, names *schema.Names, engine *supersession.Engine) *Ops {
+	if names == nil {
+		names = schema.ReferenceNames()
+	}
+	return &Ops{db: db, engine: engine, sql: statements{
+		history: names.SQL(historySQL), entry: names.SQL(entrySQL), insertHistory: names.SQL(insertHistorySQL),
+		shareAttribute: names.SQL(shareAttributeSQL), priorReview: names.SQL(priorReviewSQL),
+		appliedFrom: names.SQL(appliedFromSQL), pairState: names.SQL(pairStateSQL), priorRevert: names.SQL(priorRevertSQL),
+		lockForUndo: names.SQL(lockForUndoSQL), restore: names.SQL(restoreSQL), lockForSupersede: names.SQL(lockForSupersedeSQL),
+		lockForProtect: names.SQL(lockForProtectSQL), protect: names.SQL(protectSQL),
+	}}
+}
+
+type statements struct {
+	history, entry, insertHistory, shareAttribute, priorReview, appliedFrom, pairState, priorRevert,
+	lockForUndo, restore, lockForSupersede, lockForProtect, protect string
+}
+
+// historySQL serves every filter combination from the indexes migrate
+// creates: (created_at), (event, created_at), (agent, created_at).
+const historySQL = `
+SELECT id, memory_id, event, old_content, new_content, changed_by, reason, metadata, created_at,
+       actor_type, session_id, request_id
+FROM {{.History}}
+WHERE ($1 = '' OR {{meta ""}} ->> 'agent_id' = $1)
+  AND ($2 = '' OR event = $2)
+  AND ($3::timestamptz IS NULL OR created_at >= $3)
+ORDER BY created_at DESC, id DESC
+LIMIT $4`
+
+const entrySQL = `
+SELECT id, memory_id, event, old_content, new_content, changed_by, reason, metadata, created_at,
+       actor_type, session_id, request_id
+FROM {{.History}} WHERE id = $1`
+
+// insertHistorySQL writes an operator's history row. $1 memory_id, $2
+// event, $3 old content, $4 new content, $5 changed_by, $6 reason, $7
+// metadata (JSON), $8 actor_type.
+const insertHistorySQL = `
+INSERT INTO {{.History}} (id, memory_id, event, old_content, new_content, changed_by, reason, metadata, actor_type)
+VALUES (gen_random_uuid()::text, $1, $2, $3, $4, $5, $6, {{metaIn "$7::jsonb"}}, $8)
+RETURNING id`
+
+// shareAttributeSQL takes the old attribute's lock while a review is
+// recorded: a supersession being written waits, or is written first.
+const shareAttributeSQL = `SELECT 1 FROM {{.Attributes}} WHERE id = $1 AND agent_id = $2 FOR SHARE`
+
+const priorReviewSQL = `
+SELECT id, event, created_at FROM {{.History}}
+WHERE event IN ('supersession_proposal_accepted', 'supersession_proposal_rejected') AND {{meta ""}} ->> 'proposal_id' = $1`
+
+const appliedFromSQL = `
+SELECT id FROM {{.History}} WHERE event = 'attribute_superseded' AND {{meta ""}} ->> 'proposal_id' = $1`
+
+const pairStateSQL = `
+SELECT id, agent_id, status, kind, protected, content, superseded_by, aspect_id
+FROM {{.Attributes}} WHERE id = ANY($1) AND agent_id = $2`
+
+const priorRevertSQL = `
+SELECT id FROM {{.History}} WHERE event = 'supersession_reverted' AND {{meta ""}} ->> 'reverted_history_id' = $1`
+
+const lockForUndoSQL = `
+SELECT agent_id, status, superseded_by, superseded_at, updated_at
+FROM {{.Attributes}} WHERE id = $1 AND agent_id = $2 FOR UPDATE`
+
+const restoreSQL = `
+UPDATE {{.Attributes}} SET status = $2, superseded_by = $3, superseded_at = $4, updated_at = now() WHERE id = $1`
+
+// lockForSupersedeSQL reads and locks only the named agent's rows: an id of
+// another agent is, to the command, an id that does not exist.
+const lockForSupersedeSQL = `
+SELECT id, agent_id, aspect_id, kind, status, protected, superseded_by, content
+FROM {{.Attributes}} WHERE id = ANY($1) AND agent_id = $2 ORDER BY id FOR UPDATE`
+
+const lockForProtectSQL = `SELECT agent_id, memory_id, content, protected FROM {{.Attributes}} WHERE id = $1 FOR UPDATE`
+
+const protectSQL = `UPDATE {{.Attributes}} SET protected = $2 WHERE id = $1`

@@ -1,0 +1,426 @@
+package inline
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/internal/redact"
+	"github.com/supersessiond/supersessiond/internal/schema"
+	"github.com/supersessiond/supersessiond/internal/store"
+	"github.com/supersessiond/supersessiond/internal/supersession"
+)
+
+// Name is the service's name.
+const Name = "inline"
+
+// Channel is the NOTIFY channel the classification trigger signals.
+const Channel = "supersessiond_classified"
+
+const (
+	batchSize   = 200
+	maxAttempts = 5
+)
+
+// Hook is the inline post-classify hook service.
+type Hook struct {
+	db      *sqlx.DB
+	sql     statements
+	log     *slog.Logger
+	engine  *supersession.Engine
+	metrics *Metrics
+	holder  string
+
+	connected atomic.Bool
+	lastErr   atomic.Pointer[string]
+	// drainErr is the last drain's failure, "" after a successful one: a
+	// hook that keeps failing is not ready, whatever its listener says.
+	drainErr atomic.Pointer[string]
+	// current returns the configuration in force (set by Run): each batch
+	// decides under the newest one, and asks it again before writing.
+	current func() *config.Config
+
+	// ObserveLag, when set before Run, receives every lag the histogram
+	// does (the bench command computes exact percentiles from it).
+	ObserveLag func(seconds float64)
+	// ClaimFor is how long a claim on outbox rows lasts unless renewed
+	// (default 60s): a daemon that dies mid-batch loses its claims within it.
+	ClaimFor time.Duration
+}
+
+// Metrics are the hook's own.
+type Metrics struct {
+	Lag       prometheus.Histogram
+	Processed *prometheus.CounterVec // result: decided | gone | given_up
+	Backlog   prometheus.Gauge
+	Reconnect prometheus.Counter
+}
+
+// NewMetrics registers the hook's metrics.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		Lag: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: "supersessiond", Name: "inline_lag_seconds",
+			Help:    "Time from an attribute's classification to the commit of its supersession decision.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},
+		}),
+		Processed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "supersessiond", Name: "inline_classifications_total",
+			Help: "Classified attributes handled by the inline hook, by result.",
+		}, []string{"result"}),
+		Backlog: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "supersessiond", Name: "inline_backlog",
+			Help: "Classifications waiting in the outbox after the last drain.",
+		}),
+		Reconnect: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "supersessiond", Name: "inline_listener_reconnects_total",
+			Help: "Times the LISTEN connection was re-established.",
+		}),
+	}
+	reg.MustRegister(m.Lag, m.Processed, m.Backlog, m.Reconnect)
+	return m
+}
+
+// New returns the hook for the database names describes (nil: the
+// reference schema).
+func New(db *sqlx.DB, names *schema.Names, log *slog.Logger, engine *supersession.Engine, m *Metrics) *Hook {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	host, _ := os.Hostname()
+	h := &Hook{db: db, sql: render(names), log: log.With("service", Name), engine: engine, metrics: m, ClaimFor: time.Minute,
+		holder: fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(b[:]))}
+	empty := "not started"
+	h.lastErr.Store(&empty)
+	none := ""
+	h.drainErr.Store(&none)
+	return h
+}
+
+func (h *Hook) Name() string { return Name }
+
+// Enabled: supersessionEnabled and inlineHook.enabled.
+func (h *Hook) Enabled(cfg *config.Config) bool { return cfg.InlineHookEnabled() }
+
+// Ready is nil while the LISTEN connection is up and the last drain
+// succeeded.
+func (h *Hook) Ready() error {
+	if !h.connected.Load() {
+		return fmt.Errorf("listener not connected: %s", *h.lastErr.Load())
+	}
+	if msg := *h.drainErr.Load(); msg != "" {
+		return fmt.Errorf("last drain failed: %s", msg)
+	}
+	return nil
+}
+
+// Run listens and drains until ctx ends.
+func (h *Hook) Run(ctx context.Context, current func() *config.Config) error {
+	h.current = current
+	cfg := current()
+	listener := pq.NewListener(store.WithApplicationName(cfg.ListenDSN()), 250*time.Millisecond, 10*time.Second, func(ev pq.ListenerEventType, err error) {
+		switch ev {
+		case pq.ListenerEventConnected:
+			h.connected.Store(true)
+			h.log.Info("listening for classifications", "channel", Channel)
+		case pq.ListenerEventReconnected:
+			h.connected.Store(true)
+			h.metrics.Reconnect.Inc()
+			h.log.Info("listener reconnected; rescanning the outbox")
+		case pq.ListenerEventDisconnected:
+			h.connected.Store(false)
+			msg := "disconnected"
+			if err != nil {
+				msg = "disconnected: " + redact.Text(err.Error())
+			}
+			h.lastErr.Store(&msg)
+			h.log.Warn("listener disconnected; falling back to polling until it reconnects", "err", err)
+		case pq.ListenerEventConnectionAttemptFailed:
+			msg := "connection attempt failed"
+			if err != nil {
+				msg += ": " + redact.Text(err.Error())
+			}
+			h.lastErr.Store(&msg)
+		}
+	})
+	defer func() {
+		h.connected.Store(false)
+		_ = listener.Close()
+	}()
+	if err := listener.Listen(Channel); err != nil && !errors.Is(err, pq.ErrChannelAlreadyOpen) {
+		// The listener keeps retrying in the background; polling covers us.
+		h.log.Warn("LISTEN failed; polling until the listener connects", "err", err)
+	}
+
+	poll := time.NewTimer(0) // drain at start: anything classified while we were down
+	defer poll.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case n := <-listener.Notify:
+			_ = n // a nil notification (reconnect) and a real one both mean: drain
+		case <-poll.C:
+		}
+		cfg = current()
+		if err := h.Drain(ctx, cfg); err != nil && ctx.Err() == nil {
+			msg := time.Now().UTC().Format(time.RFC3339) + ": " + err.Error()
+			h.drainErr.Store(&msg)
+			h.log.Error("inline hook: drain failed; retrying at the next wake-up", "err", err)
+		} else if err == nil {
+			none := ""
+			h.drainErr.Store(&none)
+		}
+		poll.Reset(cfg.Maintenance.InlineHook.PollInterval)
+	}
+}
+
+// claimSQL leases a batch of outbox rows, oldest first. The CTE's SKIP
+// LOCKED keeps concurrent daemons off each other's rows; claimed_until makes
+// a dead holder's claims expire.
+const claimSQL = `
+UPDATE {{.Outbox}} c
+SET claimed_by = $1, claimed_until = now() + make_interval(secs => $2), attempts = c.attempts + 1
+WHERE c.seq IN (
+  SELECT seq FROM {{.Outbox}}
+  WHERE claimed_until IS NULL OR claimed_until < now()
+  ORDER BY seq
+  FOR UPDATE SKIP LOCKED
+  LIMIT $3)
+RETURNING c.seq, c.attribute_id, c.agent_id, c.aspect_id, c.attempts`
+
+type claimed struct {
+	Seq         int64  `db:"seq"`
+	AttributeID string `db:"attribute_id"`
+	AgentID     string `db:"agent_id"`
+	AspectID    string `db:"aspect_id"`
+	Attempts    int    `db:"attempts"`
+}
+
+// doneSQL deletes handled rows (only while still ours) and returns each
+// one's lag: the decisions are committed by now.
+const doneSQL = `
+DELETE FROM {{.Outbox}}
+WHERE seq = ANY($1) AND claimed_by = $2
+RETURNING extract(epoch FROM clock_timestamp() - classified_at)`
+
+// DrainReport counts one drain.
+type DrainReport struct {
+	Claimed int
+	GivenUp int
+	Tally   supersession.Tally
+}
+
+// Drain handles the outbox until it is empty (or ctx ends).
+func (h *Hook) Drain(ctx context.Context, cfg *config.Config) error {
+	for ctx.Err() == nil {
+		if h.current != nil {
+			cfg = h.current()
+		}
+		n, err := h.drainBatch(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		if n < batchSize {
+			break
+		}
+	}
+	var backlog float64
+	if err := h.db.GetContext(ctx, &backlog, h.sql.backlog); err == nil {
+		h.metrics.Backlog.Set(backlog)
+	}
+	return nil
+}
+
+func (h *Hook) drainBatch(ctx context.Context, cfg *config.Config) (int, error) {
+	var rows []claimed
+	if err := h.db.SelectContext(ctx, &rows, h.sql.claim, h.holder, h.ClaimFor.Seconds(), batchSize); err != nil {
+		return 0, fmt.Errorf("inline: claim classifications: %w", err)
+	}
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	var done, givenUp []int64
+	focus := map[string]bool{}
+	type key struct{ agent, aspect string }
+	seen := map[key]bool{}
+	var agents, aspects []string
+	for _, r := range rows {
+		if r.Attempts > maxAttempts {
+			givenUp = append(givenUp, r.Seq)
+			h.log.Error("inline: giving up on a classification after repeated failures; the sweep will still see it",
+				"attribute_id", r.AttributeID, "agent_id", r.AgentID, "attempts", r.Attempts-1)
+			continue
+		}
+		done = append(done, r.Seq)
+		focus[r.AttributeID] = true
+		if k := (key{r.AgentID, r.AspectID}); !seen[k] {
+			seen[k] = true
+			agents = append(agents, r.AgentID)
+			aspects = append(aspects, r.AspectID)
+		}
+	}
+	if len(givenUp) > 0 {
+		if err := h.finish(ctx, givenUp, false); err != nil {
+			return 0, err
+		}
+		h.metrics.Processed.WithLabelValues("given_up").Add(float64(len(givenUp)))
+	}
+	if len(done) == 0 {
+		return len(rows), nil
+	}
+	t0 := time.Now()
+	groups, err := h.loadGroups(ctx, agents, aspects, focus)
+	if err != nil {
+		return 0, err
+	}
+	tLoad := time.Since(t0)
+	if cfg.InlineHookEnabled() {
+		budget := 32
+		pass := supersession.Pass{
+			Actor:          supersession.Actor{ChangedBy: "supersessiond:inline", Type: "system", RequestID: "inline-" + newID()},
+			Source:         Name,
+			Focus:          focus,
+			SemanticBudget: &budget,
+		}
+		if h.current != nil {
+			pass.Brake = func() bool { return h.current().Shadow() }
+		}
+		release := h.holdClaims(ctx, done)
+		_, err = h.engine.Process(ctx, cfg, groups, pass)
+		release()
+		if err != nil {
+			return 0, err // claims expire; the batch is retried
+		}
+	}
+	tDecide := time.Since(t0) - tLoad
+	if err := h.finish(ctx, done, true); err != nil {
+		return 0, err
+	}
+	attrs := 0
+	for _, g := range groups {
+		attrs += len(g.Attrs)
+	}
+	h.log.Debug("inline: batch decided", "classifications", len(done), "aspects", len(groups), "siblings", attrs,
+		"load", tLoad.Round(time.Microsecond).String(), "decide", tDecide.Round(time.Microsecond).String(),
+		"total", time.Since(t0).Round(time.Microsecond).String())
+	return len(rows), nil
+}
+
+// loadGroups loads the siblings of the claimed aspects. An attribute that is
+// no longer active or was reclassified elsewhere is simply absent: nothing
+// to decide for it here.
+func (h *Hook) loadGroups(ctx context.Context, agents, aspects []string, focus map[string]bool) ([]*supersession.Group, error) {
+	groups, err := h.engine.LoadAspects(ctx, agents, aspects)
+	if err != nil {
+		return nil, fmt.Errorf("inline: %w", err)
+	}
+	present := map[string]bool{}
+	for _, g := range groups {
+		for _, a := range g.Attrs {
+			present[a.ID] = true
+		}
+	}
+	gone := 0
+	for id := range focus {
+		if !present[id] {
+			gone++
+		}
+	}
+	h.metrics.Processed.WithLabelValues("gone").Add(float64(gone))
+	h.metrics.Processed.WithLabelValues("decided").Add(float64(len(focus) - gone))
+	return groups, nil
+}
+
+// extendSQL renews this holder's claims on rows it is still working on.
+const extendSQL = `
+UPDATE {{.Outbox}}
+SET claimed_until = now() + make_interval(secs => $3)
+WHERE seq = ANY($1) AND claimed_by = $2`
+
+// holdClaims renews the batch's claims every third of ClaimFor until the
+// returned function is called, so that a batch that outlives its claim (a
+// slow LLM) is not taken over by another daemon, which would ask the LLM
+// the same questions again. A daemon that dies stops renewing, and its
+// claims expire as before.
+func (h *Hook) holdClaims(ctx context.Context, seqs []int64) (release func()) {
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(h.ClaimFor / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if _, err := h.db.ExecContext(ctx, h.sql.extend, pq.Array(seqs), h.holder, h.ClaimFor.Seconds()); err != nil {
+					h.log.Warn("inline: could not renew claims; another daemon may take the batch over", "err", err)
+				}
+			}
+		}
+	}()
+	return func() {
+		close(stop)
+		<-done
+	}
+}
+
+func (h *Hook) finish(ctx context.Context, seqs []int64, observe bool) error {
+	var lags []float64
+	if err := h.db.SelectContext(ctx, &lags, h.sql.done, pq.Array(seqs), h.holder); err != nil {
+		return fmt.Errorf("inline: mark classifications handled: %w", err)
+	}
+	if observe {
+		for _, l := range lags {
+			h.metrics.Lag.Observe(l)
+			if h.ObserveLag != nil {
+				h.ObserveLag(l)
+			}
+		}
+	}
+	return nil
+}
+
+// backlogSQL counts what waits in the outbox; pruneSQL drops what a
+// complete sweep made redundant.
+const (
+	backlogSQL = `SELECT count(*) FROM {{.Outbox}}`
+	pruneSQL   = `DELETE FROM {{.Outbox}} WHERE classified_at < $1`
+)
+
+type statements struct{ claim, done, extend, backlog, prune string }
+
+func render(n *schema.Names) statements {
+	if n == nil {
+		n = schema.ReferenceNames()
+	}
+	return statements{claim: n.SQL(claimSQL), done: n.SQL(doneSQL), extend: n.SQL(extendSQL), backlog: n.SQL(backlogSQL), prune: n.SQL(pruneSQL)}
+}
+
+// Prune deletes the outbox rows classified before a time: a complete sweep
+// pass over all agents, run while the hook is off, decided every attribute
+// classified before it started, and nobody else drains the outbox.
+func (h *Hook) Prune(ctx context.Context, before time.Time) error {
+	_, err := h.db.ExecContext(ctx, h.sql.prune, before)
+	return err
+}
+
+func newID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,359 @@
+package inline_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/internal/inline"
+	"github.com/supersessiond/supersessiond/internal/llm"
+	"github.com/supersessiond/supersessiond/internal/supersession"
+	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
+	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+type running struct {
+	hook    *inline.Hook
+	metrics *inline.Metrics
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+func startHook(t *testing.T, db *pgtest.DB, cfg *config.Config) *running {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	log := slog.New(slog.DiscardHandler)
+	engine := supersession.New(db.DB, nil, log, supersession.NewMetrics(reg), nil)
+	m := inline.NewMetrics(reg)
+	h := inline.New(db.DB, nil, log, engine, m)
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{hook: h, metrics: m, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		_ = h.Run(ctx, func() *config.Config { return cfg })
+	}()
+	t.Cleanup(func() { cancel(); <-r.done })
+	eventually(t, "listener connected", func() bool { return h.Ready() == nil })
+	return r
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("timed out: %s", what)
+}
+
+func cfgWithPoll(d time.Duration, dbURL string) *config.Config {
+	c := config.Default()
+	c.Maintenance.InlineHook.PollInterval = d
+	c.Maintenance.Database.URL = dbURL
+	return c
+}
+
+// An attribute that gets its aspect_id while the hook runs is decided at
+// once: the notification wakes the hook (the poll is an hour away).
+func TestClassificationIsDecidedPromptly(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := memtest.New(t, db.DB)
+	asp := s.Aspect("a", "Sam", "home")
+	s.Add(
+		memtest.Attr{ID: "h1", Agent: "a", Aspect: asp, Content: "Lives in Toronto"},
+		memtest.Attr{ID: "h2", Agent: "a", Content: "Lives in Winnipeg"}, // not classified yet
+	)
+	r := startHook(t, db, cfgWithPoll(time.Hour, db.URL))
+	eventually(t, "startup drain", func() bool { return s.Count(`SELECT count(*) FROM supersessiond.classified`) == 0 })
+
+	start := time.Now()
+	s.Exec(`UPDATE entity_attributes SET aspect_id = $1 WHERE id = 'h2'`, asp)
+	eventually(t, "h1 superseded", func() bool { st, _ := s.Status("h1"); return st == "superseded" })
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("took %s", took)
+	}
+	if st, by := s.Status("h1"); by != "h2" {
+		t.Fatalf("h1: %s by %q", st, by)
+	}
+	var changedBy string
+	if err := db.Get(&changedBy, `SELECT changed_by FROM memory_history WHERE event = 'attribute_superseded'`); err != nil || changedBy != "supersessiond:inline" {
+		t.Fatalf("changed_by %q %v", changedBy, err)
+	}
+	eventually(t, "outbox drained", func() bool { return s.Count(`SELECT count(*) FROM supersessiond.classified`) == 0 })
+	if n := testutil.CollectAndCount(r.metrics.Lag); n != 1 {
+		t.Fatalf("lag histogram not exported: %d", n)
+	}
+}
+
+// A late-classified OLDER attribute is superseded by its newer sibling: the
+// hook decides the new attribute on both sides of its pairs.
+func TestLateClassifiedOlderAttributeIsSuperseded(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := memtest.New(t, db.DB)
+	asp := s.Aspect("a", "Sam", "diet")
+	s.Add(
+		memtest.Attr{ID: "d1", Agent: "a", Content: "Is vegetarian"},
+		memtest.Attr{ID: "d2", Agent: "a", Aspect: asp, Content: "Is no longer vegetarian"},
+	)
+	startHook(t, db, cfgWithPoll(time.Hour, db.URL))
+	s.Exec(`UPDATE entity_attributes SET aspect_id = $1 WHERE id = 'd1'`, asp)
+	eventually(t, "d1 superseded by d2", func() bool { st, by := s.Status("d1"); return st == "superseded" && by == "d2" })
+}
+
+// Classifications made while no hook runs are decided when it starts:
+// the outbox, not the notification, is the record.
+func TestNothingMissedWhileDown(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := memtest.New(t, db.DB)
+	asp := s.Aspect("a", "Sam", "pets")
+	s.Add(
+		memtest.Attr{ID: "p1", Agent: "a", Aspect: asp, Content: "Has a dog named Rex"},
+		memtest.Attr{ID: "p2", Agent: "a", Content: "No longer has a dog named Rex"},
+	)
+	s.Exec(`UPDATE entity_attributes SET aspect_id = $1 WHERE id = 'p2'`, asp)
+	startHook(t, db, cfgWithPoll(time.Hour, db.URL))
+	eventually(t, "p1 superseded", func() bool { st, _ := s.Status("p1"); return st == "superseded" })
+}
+
+// The listener's connection is killed: the hook reports not-ready, reconnects
+// by itself, and what was classified meanwhile is decided.
+func TestListenerReconnects(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := memtest.New(t, db.DB)
+	asp := s.Aspect("a", "Sam", "car")
+	s.Add(
+		memtest.Attr{ID: "k1", Agent: "a", Aspect: asp, Content: "Drives a Honda Civic"},
+		memtest.Attr{ID: "k2", Agent: "a", Content: "No longer drives a Honda Civic"},
+	)
+	r := startHook(t, db, cfgWithPoll(time.Hour, db.URL))
+	s.Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'`)
+	s.Exec(`UPDATE entity_attributes SET aspect_id = $1 WHERE id = 'k2'`, asp)
+	eventually(t, "k1 superseded after reconnect", func() bool { st, _ := s.Status("k1"); return st == "superseded" })
+	eventually(t, "ready again", func() bool { return r.hook.Ready() == nil })
+}
+
+// Shadow mode: the hook proposes, changes nothing.
+func TestShadowModeProposes(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := memtest.New(t, db.DB)
+	asp := s.Aspect("a", "Sam", "home")
+	s.Add(memtest.Attr{ID: "x1", Agent: "a", Aspect: asp, Content: "Lives in Toronto"})
+	cfg := cfgWithPoll(time.Hour, db.URL)
+	cfg.Memory.PipelineV2.ShadowMode = true
+	startHook(t, db, cfg)
+	s.Add(memtest.Attr{ID: "x2", Agent: "a", Aspect: asp, Content: "Lives in Edmonton"})
+	eventually(t, "proposal", func() bool {
+		return s.Count(`SELECT count(*) FROM memory_history WHERE event = 'supersession_proposal'`) == 1
+	})
+	if st, _ := s.Status("x1"); st != "active" {
+		t.Fatal("shadow mode must not supersede")
+	}
+}
+
+// Two hooks (two daemons) and a sweep-like burst of classifications: each
+// classification is decided, nothing twice.
+func TestTwoHooksShareTheOutbox(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := memtest.New(t, db.DB)
+	var aspects []string
+	for i := range 30 {
+		asp := s.Aspect("a", "p"+string(rune('A'+i%26))+string(rune('a'+i/26)), "home")
+		aspects = append(aspects, asp)
+		s.Add(memtest.Attr{ID: "old" + asp, Agent: "a", Aspect: asp, Content: "Lives in Toronto"})
+		s.Add(memtest.Attr{ID: "new" + asp, Agent: "a", Content: "Lives in Quebec City"})
+	}
+	cfg := cfgWithPoll(50*time.Millisecond, db.URL)
+	startHook(t, db, cfg)
+	startHook(t, db, cfg)
+	var wg sync.WaitGroup
+	for _, asp := range aspects {
+		wg.Go(func() { s.Exec(`UPDATE entity_attributes SET aspect_id = $1 WHERE id = $2`, asp, "new"+asp) })
+	}
+	wg.Wait()
+	eventually(t, "all decided", func() bool {
+		return s.Count(`SELECT count(*) FROM entity_attributes WHERE status = 'superseded'`) == 30 &&
+			s.Count(`SELECT count(*) FROM supersessiond.classified`) == 0
+	})
+	if n := s.Count(`SELECT count(*) FROM memory_history WHERE event = 'attribute_superseded'`); n != 30 {
+		t.Fatalf("%d history rows for 30 supersessions", n)
+	}
+}
+
+// A classification whose processing keeps failing is given up after a few
+// attempts instead of blocking the outbox forever.
+func TestPoisonRowIsGivenUp(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := memtest.New(t, db.DB)
+	s.Exec(`INSERT INTO supersessiond.classified (attribute_id, agent_id, aspect_id, attempts) VALUES ('ghost', 'a', 'nowhere', 99)`)
+	r := startHook(t, db, cfgWithPoll(50*time.Millisecond, db.URL))
+	eventually(t, "given up", func() bool { return s.Count(`SELECT count(*) FROM supersessiond.classified`) == 0 })
+	if v := testutil.ToFloat64(r.metrics.Processed.WithLabelValues("given_up")); v != 1 {
+		t.Fatalf("given_up = %v", v)
+	}
+}
+
+// A pair a reviewer rejected is never applied by the hook either.
+func TestVetoedPairIsNotAppliedInline(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := memtest.New(t, db.DB)
+	asp := s.Aspect("a", "Sam", "home")
+	s.Add(
+		memtest.Attr{ID: "v1", Agent: "a", Aspect: asp, Content: "Lives in Toronto"},
+		memtest.Attr{ID: "v2", Agent: "a", Content: "Lives in Saskatoon"},
+	)
+	s.Exec(`INSERT INTO memory_history (id, memory_id, event, changed_by, metadata) VALUES
+		('rej', 'v1', 'supersession_proposal_rejected', 'supersessiond:cli', '{"agent_id":"a","proposal_id":"p","old_attribute_id":"v1","new_attribute_id":"v2"}')`)
+	startHook(t, db, cfgWithPoll(time.Hour, db.URL))
+	s.Exec(`UPDATE entity_attributes SET aspect_id = $1 WHERE id = 'v2'`, asp)
+	eventually(t, "classification handled", func() bool { return s.Count(`SELECT count(*) FROM supersessiond.classified`) == 0 })
+	if st, _ := s.Status("v1"); st != "active" {
+		t.Fatal("the hook applied a pair a reviewer rejected")
+	}
+}
+
+// "Lives in Oslo", created in February but classified after "Lives in
+// Rome" (March), must not take "Lives in Paris" (January): Rome, newer and
+// active, contradicts Paris too, and the newest contradicting sibling wins.
+func TestLateClassificationDoesNotStealAnOlderSiblingFromANewerOne(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := memtest.New(t, db.DB)
+	asp := s.Aspect("a", "Sam", "home")
+	at := func(m time.Month) time.Time { return time.Date(2026, m, 1, 0, 0, 0, 0, time.UTC) }
+	s.Add(
+		memtest.Attr{ID: "paris", Agent: "a", Content: "Lives in Paris", At: at(time.January)},
+		memtest.Attr{ID: "oslo", Agent: "a", Content: "Lives in Oslo", At: at(time.February)},
+		memtest.Attr{ID: "rome", Agent: "a", Content: "Lives in Rome", At: at(time.March)},
+	)
+	// Paris and Rome were classified while no daemon ran (the outbox rows
+	// are dropped, as if the sweep were to find them later).
+	s.Exec(`UPDATE entity_attributes SET aspect_id = $1 WHERE id IN ('paris', 'rome')`, asp)
+	s.Exec(`DELETE FROM supersessiond.classified`)
+	startHook(t, db, cfgWithPoll(time.Hour, db.URL))
+	s.Exec(`UPDATE entity_attributes SET aspect_id = $1 WHERE id = 'oslo'`, asp)
+	eventually(t, "oslo superseded", func() bool { st, _ := s.Status("oslo"); return st == "superseded" })
+	if st, by := s.Status("paris"); st != "superseded" || by != "rome" {
+		t.Fatalf("paris is %s by %q, want superseded by rome (the newest contradicting sibling)", st, by)
+	}
+	if _, by := s.Status("oslo"); by != "rome" {
+		t.Fatalf("oslo superseded by %q, want rome", by)
+	}
+}
+
+// A row the driver cannot read, next to classifications of other agents,
+// is skipped: the other classifications are decided, the batch is not
+// retried until given up, and the hook stays ready.
+func TestUnreadableRowDoesNotFailTheBatch(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := memtest.New(t, db.DB)
+	bad := s.Aspect("bad", "Ana", "home")
+	good := s.Aspect("good", "Sam", "home")
+	s.Add(
+		memtest.Attr{ID: "bad-1", Agent: "bad", Aspect: bad, Content: "Lives in Lima"},
+		memtest.Attr{ID: "bad-inf", Agent: "bad", Content: "Lives in Oslo"},
+		memtest.Attr{ID: "good-1", Agent: "good", Aspect: good, Content: "Lives in Toronto"},
+		memtest.Attr{ID: "good-2", Agent: "good", Content: "Lives in Vancouver"},
+	)
+	s.Exec(`UPDATE entity_attributes SET created_at = 'infinity' WHERE id = 'bad-inf'`)
+	s.Exec(`DELETE FROM supersessiond.classified`)
+	r := startHook(t, db, cfgWithPoll(50*time.Millisecond, db.URL))
+	s.Exec(`UPDATE entity_attributes SET aspect_id = CASE agent_id WHEN 'bad' THEN $1 ELSE $2 END WHERE id IN ('bad-inf', 'good-2')`, bad, good)
+	eventually(t, "good-1 superseded", func() bool { st, _ := s.Status("good-1"); return st == "superseded" })
+	eventually(t, "outbox drained", func() bool { return s.Count(`SELECT count(*) FROM supersessiond.classified`) == 0 })
+	if v := testutil.ToFloat64(r.metrics.Processed.WithLabelValues("given_up")); v != 0 {
+		t.Fatalf("%v classifications given up", v)
+	}
+	if err := r.hook.Ready(); err != nil {
+		t.Fatalf("hook not ready: %v", err)
+	}
+}
+
+// Two daemons drain one outbox while the LLM takes longer than a claim
+// lasts: the holder renews its claim, so the other never takes the batch
+// over and the LLM is asked once.
+func TestSlowLLMBatchIsNotTakenOver(t *testing.T) {
+	t.Parallel()
+	var asked atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(2500 * time.Millisecond):
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{
+			"content": `{"contradicts": false, "confidence": 0.2, "reasoning": "compatible"}`}}}})
+	}))
+	defer srv.Close()
+	db := pgtest.New(t)
+	s := memtest.New(t, db.DB)
+	asp := s.Aspect("a", "Sam", "project")
+	s.Add(
+		memtest.Attr{ID: "s1", Agent: "a", Aspect: asp, Content: "The billing service stores invoices in PostgreSQL"},
+		memtest.Attr{ID: "s2", Agent: "a", Content: "The billing service keeps invoices inside DynamoDB tables"},
+	)
+	cfg := cfgWithPoll(100*time.Millisecond, db.URL)
+	cfg.Memory.PipelineV2.Structural.SupersessionSemanticFallback = true
+	cfg.Maintenance.LLM.Endpoint, cfg.Maintenance.LLM.Model = srv.URL+"/v1", "m"
+	cfg.Maintenance.LLM.Timeout = 10 * time.Second
+	for range 2 {
+		reg := prometheus.NewRegistry()
+		log := slog.New(slog.DiscardHandler)
+		engine := supersession.New(db.DB, nil, log, supersession.NewMetrics(reg), llm.NewProvider(func(string) string { return "" }, nil))
+		h := inline.New(db.DB, nil, log, engine, inline.NewMetrics(reg))
+		h.ClaimFor = time.Second
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); _ = h.Run(ctx, func() *config.Config { return cfg }) }()
+		t.Cleanup(func() { cancel(); <-done })
+	}
+	s.Exec(`UPDATE entity_attributes SET aspect_id = $1 WHERE id = 's2'`, asp)
+	eventually(t, "classification decided", func() bool {
+		return s.Count(`SELECT count(*) FROM supersessiond.llm_verdicts`) == 1 &&
+			s.Count(`SELECT count(*) FROM supersessiond.classified`) == 0
+	})
+	time.Sleep(time.Second) // a second daemon that took over would be asking now
+	if n := asked.Load(); n != 1 {
+		t.Fatalf("the LLM was asked %d times about one pair", n)
+	}
+}
+
+// A hook whose drains keep failing is not ready, whatever its listener says.
+func TestFailingDrainsMakeTheHookNotReady(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := memtest.New(t, db.DB)
+	r := startHook(t, db, cfgWithPoll(50*time.Millisecond, db.URL))
+	s.Exec(`ALTER TABLE supersessiond.classified RENAME TO classified_gone`)
+	eventually(t, "not ready", func() bool { err := r.hook.Ready(); return err != nil })
+	if err := r.hook.Ready(); !strings.Contains(err.Error(), "drain failed") {
+		t.Fatalf("Ready() = %v", err)
+	}
+	s.Exec(`ALTER TABLE supersessiond.classified_gone RENAME TO classified`)
+	eventually(t, "ready again", func() bool { return r.hook.Ready() == nil })
+}

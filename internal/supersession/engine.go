@@ -1,0 +1,384 @@
+package supersession
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/heuristics"
+	"github.com/supersessiond/supersessiond/internal/llm"
+	"github.com/supersessiond/supersessiond/internal/schema"
+	"github.com/supersessiond/supersessiond/internal/store"
+)
+
+// Engine decides and writes supersessions for groups of siblings.
+type Engine struct {
+	db      *sqlx.DB
+	sql     statements
+	log     *slog.Logger
+	metrics *Metrics
+	llms    *llm.Provider
+}
+
+// New returns an Engine for the database names describes (nil: the
+// reference schema). llms may be nil (no semantic fallback).
+func New(db *sqlx.DB, names *schema.Names, log *slog.Logger, m *Metrics, llms *llm.Provider) *Engine {
+	return &Engine{db: db, sql: render(names), log: log, metrics: m, llms: llms}
+}
+
+// Tally counts what a pass over some groups found and did.
+type Tally struct {
+	Groups            int `json:"aspects"`
+	Attributes        int `json:"attributes"`
+	Pairs             int `json:"pairs"`
+	ProposalsShadow   int `json:"proposals_shadow"`
+	ProposalsReview   int `json:"proposals_review"`
+	Supersessions     int `json:"supersessions"`
+	SemanticAsked     int `json:"semantic_asked"`
+	SemanticCacheHits int `json:"semantic_cache_hits"`
+	SemanticFailures  int `json:"semantic_failures"`
+	// Braked counts supersessions written as proposals because shadowMode
+	// or mutationsFrozen was turned on while the pass ran.
+	Braked int            `json:"braked,omitempty"`
+	Skips  map[string]int `json:"skips"`
+}
+
+func (t *Tally) skip(reason string, n int) {
+	if n == 0 {
+		return
+	}
+	if t.Skips == nil {
+		t.Skips = map[string]int{}
+	}
+	t.Skips[reason] += n
+}
+
+// Add merges u into t.
+func (t *Tally) Add(u Tally) {
+	t.Groups += u.Groups
+	t.Attributes += u.Attributes
+	t.Pairs += u.Pairs
+	t.ProposalsShadow += u.ProposalsShadow
+	t.ProposalsReview += u.ProposalsReview
+	t.Supersessions += u.Supersessions
+	t.SemanticAsked += u.SemanticAsked
+	t.SemanticCacheHits += u.SemanticCacheHits
+	t.SemanticFailures += u.SemanticFailures
+	t.Braked += u.Braked
+	for k, v := range u.Skips {
+		t.skip(k, v)
+	}
+}
+
+// Pass configures one call of Process.
+type Pass struct {
+	Actor Actor
+	// Source labels metrics: sweep | inline.
+	Source string
+	// Focus limits the pass to the old attributes a classification may
+	// change the fate of (inline): the focus and those it contradicts.
+	Focus map[string]bool
+	// SemanticBudget bounds new LLM questions in this pass; pairs beyond it
+	// are deferred to a later pass.
+	SemanticBudget *int
+	// Brake, when set, is asked before every write batch whether the
+	// configuration now in force forbids changing agent data (shadowMode or
+	// mutationsFrozen turned on while the pass ran). Once it says yes, the
+	// rest of the pass writes proposals instead of supersessions.
+	Brake func() bool
+}
+
+// Process decides every group and writes the results: supersessions in
+// live mode at or above the threshold, proposals in shadow mode and in the
+// review band. Decisions use the configuration given, read once per pass;
+// only the brake is observed as it changes.
+func (e *Engine) Process(ctx context.Context, cfg *config.Config, groups []*Group, pass Pass) (Tally, error) {
+	var t Tally
+	if len(groups) == 0 {
+		return t, nil
+	}
+	st := cfg.Memory.PipelineV2.Structural
+	in := planInput{
+		thresholds: Thresholds{Min: st.SupersessionMinConfidence, Review: st.SupersessionReviewConfidence},
+		shadow:     cfg.Shadow(),
+		focus:      pass.Focus,
+	}
+	var client *llm.Client
+	if cfg.SemanticFallback() && e.llms != nil {
+		client = e.llms.Client(cfg.Maintenance.LLM)
+		in.semantic = client != nil
+	}
+
+	preps := make([]*prepared, len(groups))
+	var deciders []string
+	agents := map[string]bool{}
+	for i, g := range groups {
+		t.Groups++
+		t.Attributes += len(g.Attrs)
+		agents[g.AgentID] = true
+		preps[i] = prepare(g, in)
+		deciders = append(deciders, preps[i].deciders()...)
+	}
+	vetoed, err := e.loadVetoes(ctx, deciders, keys(agents))
+	if err != nil {
+		return t, err
+	}
+	in.vetoed = vetoed
+
+	candidates, err := e.decideAll(ctx, cfg, client, preps, in, pass, &t)
+	if err != nil {
+		return t, err
+	}
+	return t, e.write(ctx, candidates, pass, &t)
+}
+
+// decideAll plans every prepared group, asks the LLM about the pairs that
+// need it (outside any transaction) and plans the waiting groups again with
+// the verdicts.
+func (e *Engine) decideAll(ctx context.Context, cfg *config.Config, client *llm.Client, preps []*prepared, in planInput, pass Pass, t *Tally) ([]Candidate, error) {
+	var candidates []Candidate
+	var again []*prepared
+	pending := map[pairKey]pendingPair{}
+	groupOf := map[*Attribute]*Group{}
+	for _, p := range preps {
+		out := plan(p, in)
+		t.Pairs += out.pairs
+		for k, v := range out.skips {
+			t.skip(k, v)
+		}
+		candidates = append(candidates, out.candidates...)
+		if len(out.pending) > 0 {
+			again = append(again, p)
+			for k, pp := range out.pending {
+				pending[k] = pp
+				groupOf[pp.old] = p.g
+			}
+		}
+	}
+	if len(pending) == 0 {
+		return candidates, nil
+	}
+	budget := pass.SemanticBudget
+	if budget == nil {
+		b := 256
+		budget = &b
+	}
+	var err error
+	in.known, err = e.resolve(ctx, cfg, client, pending, groupOf, budget, t)
+	if err != nil {
+		return candidates, err
+	}
+	// Only the old attributes that were waiting yield new candidates: the
+	// others were decided (or found nothing) the first time.
+	decided := map[string]bool{}
+	for _, c := range candidates {
+		decided[c.Old.ID] = true
+	}
+	for _, p := range again {
+		out := plan(p, in)
+		for _, c := range out.candidates {
+			if !decided[c.Old.ID] {
+				candidates = append(candidates, c)
+			}
+		}
+	}
+	return candidates, nil
+}
+
+// writeChunk is how many decisions one write transaction carries.
+const writeChunk = 500
+
+// write applies and proposes in chunks, each its own short transaction.
+// Before each chunk the brake is asked; once it is on, what remains is
+// written as proposals. A chunk that fails for a reason other than the
+// database going away is written again one decision at a time, so one row
+// that the stack's own constraints or data reject is skipped with its
+// reason and never takes the rest of its chunk down with it.
+func (e *Engine) write(ctx context.Context, cands []Candidate, pass Pass, t *Tally) error {
+	// Oldest old attribute first, so that a chain found in one pass (O1 → O2,
+	// O2 → N) is written link by link: O1 → O2 is checked while O2 is still
+	// active, whatever the chunk boundaries.
+	sort.SliceStable(cands, func(i, j int) bool { return cands[j].Old.newer(cands[i].Old) })
+	braked := false
+	for start := 0; start < len(cands); start += writeChunk {
+		chunk := cands[start:min(start+writeChunk, len(cands))]
+		if !braked && pass.Brake != nil && pass.Brake() {
+			braked = true
+			e.log.Warn("supersession: shadowMode or mutationsFrozen turned on during the pass; the rest of it only proposes",
+				"source", pass.Source, "decisions_left", len(cands)-start)
+		}
+		var applies []Supersession
+		var proposals []Proposal
+		for _, c := range chunk {
+			if braked && c.Mode == ModeLive {
+				c.Mode = ModeShadow
+				t.Braked++
+			}
+			meta := Metadata{
+				AgentID: c.Old.AgentID, OldAttributeID: c.Old.ID, NewAttributeID: c.New.ID, AspectID: c.Old.AspectID,
+				Method: c.Method, Confidence: round3(c.Confidence), Signals: nonNil(c.Signals), Reasoning: c.Reasoning,
+				Mode: c.Mode, RunID: pass.Actor.RequestID,
+			}
+			if c.Mode == ModeLive {
+				applies = append(applies, Supersession{Meta: meta, OldContent: c.Old.Content.String, NewContent: c.New.Content.String,
+					Reason: describe(c), RespectVetoes: true})
+			} else {
+				proposals = append(proposals, Proposal{Meta: meta, NewContent: c.New.Content.String, Reason: describe(c)})
+			}
+		}
+		if err := e.applyChunk(ctx, applies, pass, t); err != nil {
+			return err
+		}
+		if err := e.proposeChunk(ctx, proposals, pass, t); err != nil {
+			return err
+		}
+	}
+	for reason, n := range t.Skips {
+		e.metrics.Skips.WithLabelValues(pass.Source, reason).Add(float64(n))
+	}
+	return nil
+}
+
+func (e *Engine) applyChunk(ctx context.Context, items []Supersession, pass Pass, t *Tally) error {
+	written, err := isolate(ctx, e, pass, items, func(batch []Supersession) (int, error) {
+		var done []Applied
+		err := withRetry(ctx, func() error {
+			return store.InTx(ctx, e.db, func(tx *sqlx.Tx) error {
+				var err error
+				done, err = e.Apply(ctx, tx, pass.Actor, batch)
+				return err
+			})
+		})
+		return len(done), err
+	}, func(s Supersession) Metadata { return s.Meta })
+	if err != nil {
+		return err
+	}
+	t.Supersessions += written.ok
+	t.skip(SkipChanged, written.noop)
+	t.skip(SkipWriteFailed, written.failed)
+	e.metrics.Supersessions.WithLabelValues(pass.Source).Add(float64(written.ok))
+	return nil
+}
+
+func (e *Engine) proposeChunk(ctx context.Context, items []Proposal, pass Pass, t *Tally) error {
+	var modes = map[Mode]int{}
+	written, err := isolate(ctx, e, pass, items, func(batch []Proposal) (int, error) {
+		var done []Proposed
+		err := withRetry(ctx, func() error {
+			var err error
+			done, err = e.Propose(ctx, e.db, pass.Actor, batch)
+			return err
+		})
+		for _, w := range done {
+			modes[w.Mode]++
+		}
+		return len(done), err
+	}, func(p Proposal) Metadata { return p.Meta })
+	if err != nil {
+		return err
+	}
+	t.ProposalsShadow += modes[ModeShadow]
+	t.ProposalsReview += modes[ModeReview]
+	for m, n := range modes {
+		e.metrics.Proposals.WithLabelValues(pass.Source, string(m)).Add(float64(n))
+	}
+	t.skip(SkipDuplicate, written.noop)
+	t.skip(SkipWriteFailed, written.failed)
+	return nil
+}
+
+// written counts a chunk's outcome: written, guarded no-ops, and rows whose
+// write failed and were skipped.
+type written struct{ ok, noop, failed int }
+
+// isolate writes a chunk; when that fails for a reason that is not the
+// database going away (nor the pass being cancelled), it writes each item
+// on its own, skipping (with a log line naming the attribute and the
+// reason) those that fail again.
+func isolate[T any](ctx context.Context, e *Engine, pass Pass, items []T, fn func([]T) (int, error), meta func(T) Metadata) (written, error) {
+	var w written
+	if len(items) == 0 {
+		return w, nil
+	}
+	n, err := fn(items)
+	if err == nil {
+		return written{ok: n, noop: len(items) - n}, nil
+	}
+	if !isolatable(ctx, err) {
+		return w, err
+	}
+	for _, it := range items {
+		n, err := fn([]T{it})
+		switch {
+		case err == nil:
+			w.ok += n
+			w.noop += 1 - n
+		case !isolatable(ctx, err):
+			return w, err
+		default:
+			w.failed++
+			m := meta(it)
+			e.log.Warn("supersession: a write was refused by the database; skipped, the rest of the batch is written",
+				"source", pass.Source, "agent_id", m.AgentID, "old_attribute_id", m.OldAttributeID,
+				"new_attribute_id", m.NewAttributeID, "mode", string(m.Mode), "err", err)
+		}
+	}
+	return w, nil
+}
+
+// isolatable reports whether a failed write may be the fault of one row (a
+// constraint of the stack's, data the database will not take) rather than
+// of the connection or the pass.
+func isolatable(ctx context.Context, err error) bool {
+	return ctx.Err() == nil && !store.IsConnectionError(err) && !errors.Is(err, context.Canceled) &&
+		!errors.Is(err, context.DeadlineExceeded)
+}
+
+// withRetry retries a write once on a deadlock or serialization failure:
+// the agent's own transactions may lock attribute rows in another order.
+func withRetry(ctx context.Context, fn func() error) error {
+	err := fn()
+	if err != nil && store.IsRetryable(err) && ctx.Err() == nil {
+		err = fn()
+	}
+	return err
+}
+
+func describe(c Candidate) string {
+	if c.Method == "semantic" {
+		return fmt.Sprintf("semantic contradiction (%.2f): %s", c.Confidence, c.Reasoning)
+	}
+	parts := make([]string, 0, len(c.Signals))
+	for _, s := range c.Signals {
+		parts = append(parts, fmt.Sprintf("%s (%.2f): %s", s.Name, s.Confidence, s.Detail))
+	}
+	if len(parts) == 0 {
+		return c.Reasoning
+	}
+	return strings.Join(parts, "; ")
+}
+
+func nonNil(s []heuristics.Signal) []heuristics.Signal {
+	if s == nil {
+		return []heuristics.Signal{}
+	}
+	return s
+}
+
+func round3(f float64) float64 { return float64(int(f*1000+0.5)) / 1000 }
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,192 @@
+package supersession
+
+import (
+	"bufio"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"testing"
+	"time"
+)
+
+// corpusStatements reads every statement of the labelled corpora.
+func corpusStatements(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, f := range []string{"../../testdata/pairs.jsonl", "../../testdata/pairs_holdout.jsonl"} {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(fh)
+		for sc.Scan() {
+			var p struct{ Older, Newer string }
+			if json.Unmarshal(sc.Bytes(), &p) == nil {
+				out = append(out, p.Older, p.Newer)
+			}
+		}
+		fh.Close()
+	}
+	return out
+}
+
+// bruteForce is the rule without blocking: every newer sibling, newest
+// first. With a focus, the old attributes decided are the focus and those a
+// newer focus attribute contradicts (at review confidence or above), each
+// by the full rule. The blocked plan must find exactly what it finds.
+func bruteForce(g *Group, in planInput) []Candidate {
+	var out []Candidate
+	for i, old := range g.Attrs {
+		if o, _, _ := eligibility(old); !o {
+			continue
+		}
+		if in.focus != nil && !in.focus[old.ID] && !focusContradicts(g, i, in) {
+			continue
+		}
+		var apply, review *Candidate
+		for j := len(g.Attrs) - 1; j > i; j-- {
+			nw := g.Attrs[j]
+			if _, n, _ := eligibility(nw); !n {
+				continue
+			}
+			c, _ := decide(old, nw, in)
+			if c == nil {
+				continue
+			}
+			if c.Confidence >= in.thresholds.Min {
+				apply = c
+				break
+			}
+			if c.Confidence >= in.thresholds.Review && review == nil {
+				review = c
+			}
+		}
+		switch {
+		case apply != nil:
+			out = append(out, *apply)
+		case review != nil:
+			out = append(out, *review)
+		}
+	}
+	return out
+}
+
+func focusContradicts(g *Group, i int, in planInput) bool {
+	for j := i + 1; j < len(g.Attrs); j++ {
+		nw := g.Attrs[j]
+		if _, n, _ := eligibility(nw); !n || !in.focus[nw.ID] {
+			continue
+		}
+		if c, _ := decide(g.Attrs[i], nw, in); c != nil && c.Confidence >= in.thresholds.Review {
+			return true
+		}
+	}
+	return false
+}
+
+func planGroup(g *Group, in planInput) planOutput { return plan(prepare(g, in), in) }
+
+// Blocking changes how many pairs are decided, never what is decided: on
+// groups drawn from the labelled corpora (hundreds of statements about the
+// same aspect, shuffled in time), the blocked plan's supersessions and
+// proposals equal the all-pairs plan's.
+func TestBlockedPlanEqualsAllPairs(t *testing.T) {
+	t.Parallel()
+	stmts := corpusStatements(t)
+	r := rand.New(rand.NewPCG(1, 2))
+	in := planInput{thresholds: Thresholds{Min: 0.7, Review: 0.5}}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	totalPairs, blockedPairs := 0, 0
+	for round := range 40 {
+		n := 20 + r.IntN(300)
+		g := &Group{AgentID: "a", AspectID: "asp"}
+		for i := range n {
+			a := &Attribute{ID: fmt.Sprintf("r%d-%04d", round, i), AgentID: "a", AspectID: "asp", Kind: "attribute",
+				Content: sql.NullString{String: stmts[r.IntN(len(stmts))], Valid: true}, CreatedAt: base.Add(time.Duration(i) * time.Hour)}
+			if r.IntN(25) == 0 {
+				a.Kind = "constraint"
+			}
+			if r.IntN(30) == 0 {
+				a.Protected = true
+			}
+			g.Attrs = append(g.Attrs, a)
+		}
+		want := bruteForce(g, in)
+		got := planGroup(g, in)
+		totalPairs += n * (n - 1) / 2
+		blockedPairs += got.pairs
+		if len(got.candidates) != len(want) {
+			t.Fatalf("round %d: blocked plan found %d candidates, all pairs %d", round, len(got.candidates), len(want))
+		}
+		for k := range want {
+			w, gc := want[k], got.candidates[k]
+			if w.Old.ID != gc.Old.ID || w.New.ID != gc.New.ID || w.Confidence != gc.Confidence {
+				t.Fatalf("round %d: %s→%s (%.2f) vs %s→%s (%.2f)", round, w.Old.ID, w.New.ID, w.Confidence, gc.Old.ID, gc.New.ID, gc.Confidence)
+			}
+		}
+	}
+	t.Logf("decided %d of %d pairs (%.1f%%)", blockedPairs, totalPairs, 100*float64(blockedPairs)/float64(totalPairs))
+}
+
+// With a focus (the inline hook), the narrowed plan decides exactly the old
+// attributes the focus can change the fate of, each as the all-pairs plan
+// would: an older sibling that a focus attribute contradicts goes to the
+// newest sibling that contradicts it, focus or not.
+func TestFocusedPlanEqualsAllPairsOnFocus(t *testing.T) {
+	t.Parallel()
+	stmts := corpusStatements(t)
+	r := rand.New(rand.NewPCG(3, 4))
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for round := range 40 {
+		n := 20 + r.IntN(200)
+		g := &Group{AgentID: "a", AspectID: "asp"}
+		focus := map[string]bool{}
+		for i := range n {
+			a := &Attribute{ID: fmt.Sprintf("f%d-%04d", round, i), AgentID: "a", AspectID: "asp", Kind: "attribute",
+				Content: sql.NullString{String: stmts[r.IntN(len(stmts))], Valid: true}, CreatedAt: base.Add(time.Duration(i) * time.Hour)}
+			g.Attrs = append(g.Attrs, a)
+			if r.IntN(15) == 0 {
+				focus[a.ID] = true
+			}
+		}
+		in := planInput{thresholds: Thresholds{Min: 0.7, Review: 0.5}, focus: focus}
+		want := bruteForce(g, in)
+		got := planGroup(g, in).candidates
+		if len(got) != len(want) {
+			t.Fatalf("round %d: focused plan found %d candidates, all pairs %d", round, len(got), len(want))
+		}
+		for k := range want {
+			if want[k].Old.ID != got[k].Old.ID || want[k].New.ID != got[k].New.ID {
+				t.Fatalf("round %d: %s→%s vs %s→%s", round, want[k].Old.ID, want[k].New.ID, got[k].Old.ID, got[k].New.ID)
+			}
+		}
+	}
+}
+
+// A late classification must not make an older sibling lose to it when a
+// newer sibling contradicts that sibling too (issue: "Lives in Oslo",
+// created in February but classified after "Lives in Rome" of March, took
+// "Lives in Paris" of January).
+func TestFocusedPlanPicksTheNewestContradictingSibling(t *testing.T) {
+	t.Parallel()
+	at := func(m time.Month) time.Time { return time.Date(2026, m, 1, 0, 0, 0, 0, time.UTC) }
+	attr := func(id, content string, m time.Month) *Attribute {
+		return &Attribute{ID: id, AgentID: "a", AspectID: "home", Kind: "attribute",
+			Content: sql.NullString{String: content, Valid: true}, CreatedAt: at(m)}
+	}
+	g := &Group{AgentID: "a", AspectID: "home", Attrs: []*Attribute{
+		attr("paris", "Lives in Paris", time.January),
+		attr("oslo", "Lives in Oslo", time.February),
+		attr("rome", "Lives in Rome", time.March),
+	}}
+	in := planInput{thresholds: Thresholds{Min: 0.7, Review: 0.5}, focus: map[string]bool{"oslo": true}}
+	got := map[string]string{}
+	for _, c := range planGroup(g, in).candidates {
+		got[c.Old.ID] = c.New.ID
+	}
+	if got["paris"] != "rome" || got["oslo"] != "rome" || len(got) != 2 {
+		t.Fatalf("decisions = %v, want paris→rome and oslo→rome", got)
+	}
+}

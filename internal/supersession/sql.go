@@ -1,0 +1,187 @@
+package supersession
+
+import "github.com/supersessiond/supersessiond/internal/schema"
+
+// The engine's SQL, as templates over schema.Names (the stack's table names
+// and column shapes), rendered once when the engine is built. The engine is
+// the one place that reads and writes attributes for the sweep, the inline
+// hook and the operator commands.
+
+// lockSQL takes the old rows' locks, in id order so that concurrent writers
+// never deadlock on each other, before anything is checked. Under READ
+// COMMITTED the statement that follows then sees every change that was
+// committed before the locks were granted: an operator's undo (which holds
+// the same lock while it restores the row and writes its revert) or review
+// (which takes it while it records the rejection) is either fully visible to
+// the guard or waits for this write to finish. Checking in the statement
+// that locks would not do: its snapshot is older than the lock it waited for.
+const lockSQL = `
+SELECT id FROM {{.Attributes}} WHERE id = ANY($1) ORDER BY id FOR UPDATE`
+
+// applySQL supersedes a batch of old attributes in one statement, under the
+// locks lockSQL took. For each request it re-checks the decision's
+// assumptions, and for the automatic paths that no operator vetoed the pair,
+// updates the row and inserts its attribute_superseded row carrying the undo
+// snapshot (prior status, superseded_by, superseded_at, updated_at) and what
+// the supersession left (for undo's "changed since" check). Requests whose
+// guard fails produce no row: the caller compares what came back.
+const applySQL = `
+WITH req AS (
+  SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(
+    ord int, old_id text, new_id text, agent_id text, old_content text, new_content text,
+    meta jsonb, reason text, force_chain boolean, any_aspect boolean, respect_vetoes boolean)
+),
+prior AS (
+  SELECT r.ord, a.id, a.status, a.superseded_by, a.superseded_at, a.updated_at, a.memory_id, a.content,
+         r.new_id, r.new_content, r.meta, r.reason
+  FROM req r
+  JOIN {{.Attributes}} a ON a.id = r.old_id AND a.agent_id = r.agent_id
+  WHERE (a.status = 'active' OR (r.force_chain AND a.status = 'superseded' AND a.superseded_by IS DISTINCT FROM r.new_id))
+    AND a.kind = 'attribute'
+    AND NOT a.protected
+    AND a.content = r.old_content
+    AND EXISTS (
+      SELECT 1 FROM {{.Attributes}} n
+      WHERE n.id = r.new_id AND n.agent_id = r.agent_id AND n.status = 'active' AND n.kind = 'attribute'
+        AND (r.any_aspect OR n.aspect_id IS NOT DISTINCT FROM a.aspect_id) AND n.content = r.new_content AND n.id <> a.id)
+    AND NOT (r.respect_vetoes AND EXISTS (
+      SELECT 1 FROM {{.History}} h
+      WHERE h.event IN ('supersession_proposal_rejected', 'supersession_reverted')
+        AND {{meta "h"}} ->> 'old_attribute_id' = a.id AND {{meta "h"}} ->> 'new_attribute_id' = r.new_id))
+  ORDER BY a.id
+  FOR UPDATE OF a
+),
+upd AS (
+  UPDATE {{.Attributes}} a
+  SET status = 'superseded', superseded_by = p.new_id, superseded_at = now(), updated_at = now()
+  FROM prior p
+  WHERE a.id = p.id
+  RETURNING p.ord, a.id, p.memory_id, p.content, p.new_content, p.meta, p.reason,
+            p.status AS prior_status, p.superseded_by AS prior_superseded_by,
+            p.superseded_at AS prior_superseded_at, p.updated_at AS prior_updated_at,
+            a.superseded_at, a.updated_at
+),
+hist AS (
+  SELECT u.*, u.meta || jsonb_build_object(
+           'undo', jsonb_build_object(
+             'status', u.prior_status, 'superseded_by', u.prior_superseded_by,
+             'superseded_at', u.prior_superseded_at, 'updated_at', u.prior_updated_at),
+           'applied', jsonb_build_object(
+             'status', 'superseded', 'superseded_by', u.meta ->> 'new_attribute_id',
+             'superseded_at', u.superseded_at, 'updated_at', u.updated_at)) AS full_meta
+  FROM upd u
+)
+INSERT INTO {{.History}} (id, memory_id, event, old_content, new_content, changed_by, reason, metadata, actor_type, request_id)
+SELECT gen_random_uuid()::text, coalesce(h.memory_id, h.id), 'attribute_superseded', h.content, h.new_content, $2, h.reason,
+       {{metaIn "h.full_meta"}}, $3, $4
+FROM hist h
+RETURNING id, {{meta ""}} ->> 'old_attribute_id'`
+
+// proposeSQL inserts proposals, one per (old, new) pair ever: the unique
+// index decides, not a prior read, so concurrent writers cannot duplicate.
+// Proposals for rows no longer active are not written.
+const proposeSQL = `
+INSERT INTO {{.History}} (id, memory_id, event, old_content, new_content, changed_by, reason, metadata, actor_type, request_id)
+SELECT gen_random_uuid()::text, coalesce(a.memory_id, a.id), 'supersession_proposal', a.content, r.new_content, $2, r.reason, {{metaIn "r.meta"}}, $3, $4
+FROM jsonb_to_recordset($1::jsonb) AS r(old_id text, agent_id text, new_content text, meta jsonb, reason text)
+JOIN {{.Attributes}} a ON a.id = r.old_id AND a.agent_id = r.agent_id AND a.status = 'active'
+ON CONFLICT (({{meta ""}} ->> 'old_attribute_id'), ({{meta ""}} ->> 'new_attribute_id'))
+  WHERE event = 'supersession_proposal' DO NOTHING
+RETURNING id, {{meta ""}} ->> 'mode', {{meta ""}} ->> 'old_attribute_id', {{meta ""}} ->> 'new_attribute_id'`
+
+// vetoesSQL finds the pairs a reviewer rejected or an operator undid among
+// the given old attributes. The plan reads them to pick another target; the
+// write re-checks them under the row lock (applySQL).
+const vetoesSQL = `
+SELECT {{meta ""}} ->> 'old_attribute_id' AS old_id, {{meta ""}} ->> 'new_attribute_id' AS new_id
+FROM {{.History}}
+WHERE event IN ('supersession_proposal_rejected', 'supersession_reverted')
+  AND {{meta ""}} ->> 'old_attribute_id' = ANY($1)
+  AND {{meta ""}} ->> 'agent_id' = ANY($2)`
+
+const cachedVerdictsSQL = `
+SELECT v.old_hash, v.new_hash, v.contradicts, v.confidence, coalesce(v.reasoning, '') AS reasoning
+FROM {{.Verdicts}} v
+JOIN unnest($2::bytea[], $3::bytea[]) AS k(old_hash, new_hash)
+  ON v.old_hash = k.old_hash AND v.new_hash = k.new_hash
+WHERE v.model = $1`
+
+const storeVerdictsSQL = `
+INSERT INTO {{.Verdicts}} (old_hash, new_hash, model, contradicts, confidence, reasoning)
+SELECT k.old_hash, k.new_hash, $1, k.contradicts, k.confidence, k.reasoning
+FROM unnest($2::bytea[], $3::bytea[], $4::boolean[], $5::real[], $6::text[])
+  AS k(old_hash, new_hash, contradicts, confidence, reasoning)
+ON CONFLICT (old_hash, new_hash, model) DO NOTHING`
+
+// columns is the select list every sibling query scans (scanGroups). It
+// cannot fail to scan whatever a row holds: created_at comes only when it is
+// a time the order can use (lib/pq refuses 'infinity'), and nullable columns
+// of a foreign schema are coalesced. The aspect is joined on its id and its
+// agent: an aspect of another agent is no aspect at all, and its name must
+// never reach a prompt; without an aspects table there is no name and no
+// aspect is dangling.
+const columns = `a.id, coalesce(a.agent_id, '') AS agent_id, a.aspect_id, a.memory_id, coalesce(a.kind, '') AS kind,
+       a.content, CASE WHEN isfinite(a.created_at) AND a.created_at <= now() + interval '1 day' THEN a.created_at END AS created_at,
+       coalesce(a.protected, false) AS protected,
+{{- if .HasAspects}}
+       coalesce(asp.name, '') AS aspect_name, asp.id IS NULL AS dangling{{else}}
+       '' AS aspect_name, false AS dangling{{end}}`
+
+// aspectJoin joins the aspects table, when there is one.
+const aspectJoin = `{{if .HasAspects}}LEFT JOIN {{.Aspects}} asp ON asp.id = a.aspect_id AND asp.agent_id = a.agent_id{{end}}`
+
+// batchSQL finds the next aspects after the cursor that have at least two
+// active non-constraint attributes (a GroupAggregate over an index-only scan
+// of the sibling index, stopping at the LIMIT), cuts the list so a batch
+// holds about $5 attributes, and loads their attributes with the aspect's
+// name, in the order of the sibling index.
+const batchSQL = `
+WITH aspects AS (
+  SELECT agent_id, aspect_id, count(*) AS n
+  FROM {{.Attributes}}
+  WHERE status = 'active' AND aspect_id IS NOT NULL AND kind <> 'constraint'
+    AND (agent_id, aspect_id) > ($1, $2)
+    AND ($3 = '' OR agent_id = $3)
+  GROUP BY agent_id, aspect_id
+  HAVING count(*) >= 2
+  ORDER BY agent_id, aspect_id
+  LIMIT $4
+),
+cut AS (
+  SELECT agent_id, aspect_id
+  FROM (SELECT agent_id, aspect_id, sum(n) OVER (ORDER BY agent_id, aspect_id) - n AS before FROM aspects) s
+  WHERE before < $5
+)
+SELECT ` + columns + `
+FROM cut
+JOIN {{.Attributes}} a ON a.agent_id = cut.agent_id AND a.aspect_id = cut.aspect_id
+` + aspectJoin + `
+WHERE a.status = 'active' AND a.kind <> 'constraint'
+ORDER BY a.agent_id, a.aspect_id, a.created_at, a.id`
+
+// aspectsSQL loads the active attributes of the given (agent, aspect)
+// pairs, as parallel arrays, in one query. It does not sort: scanGroups
+// orders each group, and at a few thousand siblings a sort here was most of
+// the query's time (and of the inline hook's lag).
+const aspectsSQL = `
+SELECT ` + columns + `
+FROM unnest($1::text[], $2::text[]) AS k(agent_id, aspect_id)
+JOIN {{.Attributes}} a ON a.agent_id = k.agent_id AND a.aspect_id = k.aspect_id
+` + aspectJoin + `
+WHERE a.status = 'active' AND a.kind <> 'constraint'`
+
+// statements are the engine's SQL, rendered for one database.
+type statements struct {
+	lock, apply, propose, vetoes, cachedVerdicts, storeVerdicts, batch, aspects string
+}
+
+func render(n *schema.Names) statements {
+	if n == nil {
+		n = schema.ReferenceNames()
+	}
+	return statements{
+		lock: n.SQL(lockSQL), apply: n.SQL(applySQL), propose: n.SQL(proposeSQL), vetoes: n.SQL(vetoesSQL),
+		cachedVerdicts: n.SQL(cachedVerdictsSQL), storeVerdicts: n.SQL(storeVerdictsSQL),
+		batch: n.SQL(batchSQL), aspects: n.SQL(aspectsSQL),
+	}
+}
