@@ -361,3 +361,147 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// make install honours DESTDIR and PREFIX; make uninstall removes what it
+// installed and leaves the operator's configuration.
+func TestMakeInstallAndUninstall(t *testing.T) {
+	t.Parallel()
+	mk := requireTool(t, "make")
+	run(t, "..", mk, "-s", "build")
+	root := t.TempDir()
+	vars := []string{"DESTDIR=" + root, "PREFIX=/usr"}
+	run(t, "..", mk, append([]string{"-s", "install"}, vars...)...)
+	for path, mode := range map[string]os.FileMode{
+		"usr/bin/supersessiond":                               0o755,
+		"usr/lib/systemd/system/supersessiond.service":        0o644,
+		"etc/supersessiond/agent.yaml.example":                0o644,
+		"usr/share/bash-completion/completions/supersessiond": 0o644,
+		"usr/share/zsh/site-functions/_supersessiond":         0o644,
+	} {
+		fi, err := os.Stat(filepath.Join(root, path))
+		if err != nil {
+			t.Errorf("make install: %v", err)
+		} else if fi.Mode().Perm() != mode {
+			t.Errorf("make install: %s has mode %v, want %v", path, fi.Mode().Perm(), mode)
+		}
+	}
+	unit, _ := os.ReadFile(filepath.Join(root, "usr/lib/systemd/system/supersessiond.service"))
+	if !strings.Contains(string(unit), "\nExecStart=/usr/bin/supersessiond run ") {
+		t.Errorf("the installed unit does not run the installed binary:\n%s", unit)
+	}
+
+	operators := filepath.Join(root, "etc/supersessiond/agent.yaml")
+	if err := os.WriteFile(operators, []byte("memory: {}\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	run(t, "..", mk, append([]string{"-s", "uninstall"}, vars...)...)
+	for _, path := range []string{"usr/bin/supersessiond", "usr/lib/systemd/system/supersessiond.service", "etc/supersessiond/agent.yaml.example",
+		"usr/share/bash-completion/completions/supersessiond", "usr/share/zsh/site-functions/_supersessiond"} {
+		if _, err := os.Stat(filepath.Join(root, path)); !os.IsNotExist(err) {
+			t.Errorf("make uninstall left %s (%v)", path, err)
+		}
+	}
+	if _, err := os.Stat(operators); err != nil {
+		t.Errorf("make uninstall removed the operator's agent.yaml: %v", err)
+	}
+}
+
+// make deb builds a package that installs the binary, the unit, agent.yaml
+// as a conffile (in shadow mode) with the example beside it, and maintainer
+// scripts that create the system user first; read back with dpkg-deb.
+func TestDebianPackage(t *testing.T) {
+	t.Parallel()
+	mk := requireTool(t, "make")
+	dpkgDeb := requireTool(t, "dpkg-deb")
+	out := t.TempDir()
+	run(t, "..", mk, "-s", "deb", "DEB_OUT="+out, "DEB_VERSION=1.2.3")
+	debs, _ := filepath.Glob(filepath.Join(out, "*.deb"))
+	if len(debs) != 1 {
+		t.Fatalf("make deb made %q in %s, want one package", debs, out)
+	}
+	deb := debs[0]
+	if !strings.HasPrefix(filepath.Base(deb), "supersessiond_1.2.3_") {
+		t.Errorf("package file %s", filepath.Base(deb))
+	}
+
+	contents := run(t, "", dpkgDeb, "-c", deb)
+	t.Logf("dpkg-deb -c:\n%s", contents)
+	for path, mode := range map[string]string{
+		"./usr/bin/supersessiond":                               "-rwxr-xr-x",
+		"./lib/systemd/system/supersessiond.service":            "-rw-r--r--",
+		"./etc/supersessiond/":                                  "drwxr-x---",
+		"./etc/supersessiond/agent.yaml":                        "-rw-r-----",
+		"./etc/supersessiond/agent.yaml.example":                "-rw-r--r--",
+		"./usr/share/doc/supersessiond/copyright":               "-rw-r--r--",
+		"./usr/share/bash-completion/completions/supersessiond": "-rw-r--r--",
+		"./usr/share/zsh/vendor-completions/_supersessiond":     "-rw-r--r--",
+	} {
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(mode) + ` root/root .* ` + regexp.QuoteMeta(path) + `$`).MatchString(contents) {
+			t.Errorf("dpkg-deb -c: no %s %s", mode, path)
+		}
+	}
+
+	info := run(t, "", dpkgDeb, "-I", deb)
+	for _, want := range []string{"Package: supersessiond", "Version: 1.2.3", "Pre-Depends: passwd",
+		" conffiles", " preinst ", " postinst ", " prerm ", " postrm "} {
+		if !strings.Contains(info, want) {
+			t.Errorf("dpkg-deb -I lacks %q:\n%s", want, info)
+		}
+	}
+	conffiles := run(t, "", dpkgDeb, "-I", deb, "conffiles")
+	if !slices.Contains(strings.Fields(conffiles), "/etc/supersessiond/agent.yaml") {
+		t.Errorf("agent.yaml is not a conffile (dpkg would overwrite an edited one):\n%s", conffiles)
+	}
+	preinst := run(t, "", dpkgDeb, "-I", deb, "preinst")
+	if !strings.Contains(preinst, "useradd --system") {
+		t.Errorf("preinst does not create the system user:\n%s", preinst)
+	}
+	postinst := run(t, "", dpkgDeb, "-I", deb, "postinst")
+	if regexp.MustCompile(`(?m)^\s*(systemctl|deb-systemd-helper|deb-systemd-invoke)\s+(enable|start)\b`).MatchString(postinst) {
+		t.Errorf("postinst must neither enable nor start the daemon:\n%s", postinst)
+	}
+
+	// What gets installed: a unit that runs /usr/bin/supersessiond and an
+	// agent.yaml the daemon accepts, in shadow mode.
+	root := t.TempDir()
+	run(t, "", dpkgDeb, "-x", deb, root)
+	unit, _ := os.ReadFile(filepath.Join(root, "lib/systemd/system/supersessiond.service"))
+	if !strings.Contains(string(unit), "\nExecStart=/usr/bin/supersessiond run --config /etc/supersessiond/agent.yaml\n") {
+		t.Errorf("packaged unit:\n%s", unit)
+	}
+	loaded, err := config.Load(config.Source{Path: filepath.Join(root, "etc/supersessiond/agent.yaml"), Explicit: true,
+		Environ: func() []string { return nil }})
+	if err != nil {
+		t.Fatalf("packaged agent.yaml: %v", err)
+	}
+	if !loaded.Config.Memory.PipelineV2.ShadowMode {
+		t.Error("packaged agent.yaml is not in shadow mode")
+	}
+	version := run(t, "", filepath.Join(root, "usr/bin/supersessiond"), "--version")
+	if !strings.HasPrefix(version, "supersessiond ") {
+		t.Errorf("packaged binary --version: %q", version)
+	}
+}
+
+func requireTool(t *testing.T, name string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err != nil {
+		t.Skipf("%s not installed: this test needs it (Debian: apt-get install dpkg make)", name)
+	}
+	return path
+}
+
+// run runs a command in dir and returns its standard output; it fails the
+// test, with all the output, when the command fails.
+func run(t *testing.T, dir, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %s: %v\n%s%s", name, strings.Join(args, " "), err, stdout.String(), stderr.String())
+	}
+	return stdout.String()
+}
