@@ -86,7 +86,7 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/supersessiond $(DESTDIR)$(UNITDIR)/supersessiond.service \
 		$(DESTDIR)$(CONFDIR)/agent.yaml.example \
 		$(DESTDIR)$(BASHCOMPDIR)/supersessiond $(DESTDIR)$(ZSHCOMPDIR)/_supersessiond
-	-rmdir $(DESTDIR)$(CONFDIR) 2>/dev/null
+	@rmdir $(DESTDIR)$(CONFDIR) 2>/dev/null || true
 
 # The Debian package: binary in /usr/bin, the unit, /etc/supersessiond/agent.yaml
 # (a conffile, in shadow mode) and the example beside it. See deploy/deb/nfpm.yaml.
