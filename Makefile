@@ -5,7 +5,28 @@ COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: all build test demo demo-db demo-stop bench prereqs lint fmt clean
+# make install / make uninstall: PREFIX places the binary ($(PREFIX)/bin) and
+# the unit ($(PREFIX)/lib/systemd/system, a directory systemd reads for
+# /usr/local and /usr alike); the configuration lives in /etc/supersessiond
+# whatever the prefix. DESTDIR stages everything under another root.
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BINDIR  := $(PREFIX)/bin
+UNITDIR := $(PREFIX)/lib/systemd/system
+BASHCOMPDIR := $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  := $(PREFIX)/share/zsh/site-functions
+CONFDIR := /etc/supersessiond
+
+# make deb: nfpm at a pinned version, through `go run`; the package lands in
+# DEB_OUT. A Debian version must start with a digit: a tag (v1.2.0-3-gabc)
+# gives 1.2.0+3+gabc, an untagged commit 0.0.0~git<date>.<commit>.
+NFPM_VERSION ?= v2.45.2
+DEB_OUT      ?= bin
+DEB_ARCH     ?= $(shell $(GO) env GOARCH)
+DEB_VERSION  ?= $(shell v='$(VERSION)'; case "$$v" in (v[0-9]*|[0-9]*.[0-9]*) echo "$$v" | sed "s/^v//" | tr - + ;; \
+	(*) echo "0.0.0~git$$(git log -1 --format=%cd --date=format:%Y%m%d 2>/dev/null || echo 0).$$v" | tr - . ;; esac)
+
+.PHONY: all build test demo demo-db demo-stop bench prereqs lint fmt clean install uninstall deb
 
 all: build
 
@@ -46,6 +67,45 @@ lint:
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
+
+# Run `make build` first, as yourself: installing as root builds nothing.
+install:
+	@test -x bin/supersessiond || { echo "make install: no bin/supersessiond: run 'make build' first"; exit 1; }
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(CONFDIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+	install -m 0755 bin/supersessiond $(DESTDIR)$(BINDIR)/supersessiond
+	sed 's|/usr/local/bin/supersessiond|$(BINDIR)/supersessiond|' systemd/supersessiond.service > bin/supersessiond.service
+	install -m 0644 bin/supersessiond.service $(DESTDIR)$(UNITDIR)/supersessiond.service
+	install -m 0644 agent.yaml.example $(DESTDIR)$(CONFDIR)/agent.yaml.example
+	bin/supersessiond completion bash > bin/supersessiond.bash
+	bin/supersessiond completion zsh > bin/_supersessiond
+	install -m 0644 bin/supersessiond.bash $(DESTDIR)$(BASHCOMPDIR)/supersessiond
+	install -m 0644 bin/_supersessiond $(DESTDIR)$(ZSHCOMPDIR)/_supersessiond
+
+# Leaves the operator's agent.yaml and env in place.
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/supersessiond $(DESTDIR)$(UNITDIR)/supersessiond.service \
+		$(DESTDIR)$(CONFDIR)/agent.yaml.example \
+		$(DESTDIR)$(BASHCOMPDIR)/supersessiond $(DESTDIR)$(ZSHCOMPDIR)/_supersessiond
+	@rmdir $(DESTDIR)$(CONFDIR) 2>/dev/null || true
+
+# The Debian package: binary in /usr/bin, the unit, /etc/supersessiond/agent.yaml
+# (a conffile, in shadow mode) and the example beside it. See deploy/deb/nfpm.yaml.
+deb:
+	rm -rf bin/deb && mkdir -p bin/deb $(DEB_OUT)
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(DEB_ARCH) $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o bin/deb/supersessiond ./cmd/supersessiond
+	sed 's|/usr/local/bin/supersessiond|/usr/bin/supersessiond|' systemd/supersessiond.service > bin/deb/supersessiond.service
+	{ echo '# Installed by the supersessiond package in shadow mode (the default below is'; \
+	  echo '# otherwise false): nothing in the agent'"'"'s data changes until you have audited'; \
+	  echo '# the proposals and set shadowMode: false. The example beside this file'; \
+	  echo '# documents every key with its default.'; \
+	  echo '#'; \
+	  sed 's|^    shadowMode: false$$|    shadowMode: true|' agent.yaml.example; } > bin/deb/agent.yaml
+	grep -q '^    shadowMode: true$$' bin/deb/agent.yaml
+	$(GO) run ./cmd/supersessiond completion bash > bin/deb/supersessiond.bash
+	$(GO) run ./cmd/supersessiond completion zsh > bin/deb/_supersessiond
+	DEB_BUILD=bin/deb DEB_ARCH=$(DEB_ARCH) DEB_VERSION='$(DEB_VERSION)' \
+		$(GO) run github.com/goreleaser/nfpm/v2/cmd/nfpm@$(NFPM_VERSION) package \
+		--config deploy/deb/nfpm.yaml --packager deb --target $(DEB_OUT)
 
 clean:
 	rm -rf bin

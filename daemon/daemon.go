@@ -342,13 +342,12 @@ func (d *Daemon) healthLoop(ctx context.Context) {
 		case <-t.C:
 		}
 		pctx, cancel := context.WithTimeout(ctx, max(interval/2, time.Second))
-		up := d.observeDB(d.db.PingContext(pctx))
+		pingErr := d.db.PingContext(pctx)
 		cancel()
-		if up && wd > 0 {
+		// readiness also asks for a reload when the file changed unseen.
+		d.readiness(pingErr)
+		if pingErr == nil && wd > 0 {
 			_ = d.notify.Notify(sdnotify.Watchdog)
-		}
-		if d.configOnDisk() == fileChanged {
-			d.requestReload()
 		}
 	}
 }

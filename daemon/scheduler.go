@@ -38,6 +38,7 @@ func newScheduler(ctx context.Context, d *Daemon, jobs []Job) *scheduler {
 	s := &scheduler{ctx: ctx, d: d, jobs: jobs, running: map[string]*atomic.Bool{}}
 	for _, j := range jobs {
 		s.running[j.Name()] = &atomic.Bool{}
+		d.metrics.AddJob(j.Name())
 	}
 	return s
 }
@@ -73,8 +74,10 @@ func (s *scheduler) apply(cfg *config.Config) error {
 		// daemon down. Recover first, then never overlap a job with itself.
 		cron.WithChain(cron.Recover(logger), cron.SkipIfStillRunning(logger)),
 	)
+	gaps := map[string]time.Duration{}
 	for _, j := range s.jobs {
 		spec := specs[j.Name()]
+		gaps[j.Name()] = 0
 		if spec == config.ScheduleOff {
 			continue
 		}
@@ -83,6 +86,10 @@ func (s *scheduler) apply(cfg *config.Config) error {
 			return fmt.Errorf("schedule %s: %w", j.Name(), err)
 		}
 		c.Schedule(sched, cron.FuncJob(func() { s.execute(j, sched) }))
+		gaps[j.Name()] = longestGap(sched, time.Now().In(loc))
+	}
+	for name, gap := range gaps {
+		s.d.metrics.JobInterval.WithLabelValues(name).Set(gap.Seconds())
 	}
 	old := s.cron
 	s.cron, s.specs, s.loc = c, specs, loc
@@ -99,6 +106,23 @@ func (s *scheduler) apply(cfg *config.Config) error {
 		s.d.log.Info("schedules changed", "jobs", s.describeLocked())
 	}
 	return nil
+}
+
+// longestGap is the longest gap between the schedule's next runs, what an
+// alert means by "several intervals" without a success. Eight runs include a
+// weekend for a schedule that runs on weekdays only.
+func longestGap(sched cron.Schedule, from time.Time) time.Duration {
+	var longest time.Duration
+	t := sched.Next(from)
+	for range 8 {
+		next := sched.Next(t)
+		if next.IsZero() || t.IsZero() {
+			break
+		}
+		longest = max(longest, next.Sub(t))
+		t = next
+	}
+	return longest
 }
 
 func equalSpecs(a, b map[string]string) bool {

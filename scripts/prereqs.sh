@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks (and where possible installs) what `make test` and `make demo` need:
-# Go with the module dependencies, and the PostgreSQL server binaries
-# (initdb, pg_ctl) the tests and the demo start throwaway clusters with.
+# Go with the module dependencies, the PostgreSQL server binaries (initdb,
+# pg_ctl) the tests and the demo start throwaway clusters with, and promtool
+# (Debian's prometheus package) that checks and tests the alert rules.
 set -euo pipefail
 
 say() { printf 'prereqs: %s\n' "$*" >&2; }
@@ -46,4 +47,28 @@ fi
 if [ "$(id -u)" = 0 ] && ! command -v runuser >/dev/null 2>&1; then
   say "running as root needs runuser (util-linux) to start clusters as the postgres user"
   exit 1
+fi
+
+# promtool checks and unit-tests deploy/prometheus/alerts.yml. Without it those
+# tests are skipped (and say so); everything else runs.
+if ! command -v promtool >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    say "promtool missing: installing Debian's prometheus package for it (the alert rules' tests)"
+    export DEBIAN_FRONTEND=noninteractive
+    # Only the tool is wanted: keep the package from starting a Prometheus
+    # server (policy-rc.d exit 101: "action forbidden"); where there is no
+    # init system, starting it fails harmlessly anyway.
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+      printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+      chmod 0755 /usr/sbin/policy-rc.d
+      trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+    fi
+    apt-get install -y -qq --no-install-recommends prometheus >/dev/null 2>&1 ||
+      { apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus >/dev/null 2>&1; } ||
+      command -v promtool >/dev/null 2>&1 ||
+      say "installing prometheus failed: the alert rules' tests will be skipped"
+  else
+    say "promtool not found: the alert rules' tests will be skipped."
+    say "Install it (Debian/Ubuntu: sudo apt-get install -y --no-install-recommends prometheus; macOS: brew install prometheus)."
+  fi
 fi

@@ -66,6 +66,7 @@ type demo struct {
 	dbURL   string
 	db      *sqlx.DB
 	out     io.Writer
+	colour  bool // ANSI bold and cyan: only on a terminal, and not under NO_COLOR
 	llm     *standInLLM
 }
 
@@ -78,7 +79,7 @@ func run(binary string, keep bool, out io.Writer) error {
 		return fmt.Errorf("no supersessiond binary at %s: run `make build` (or `make demo`, which builds it)", abs)
 	}
 	ctx := context.Background()
-	d := &demo{binary: abs, out: out}
+	d := &demo{binary: abs, out: out, colour: wantColour(out, os.Getenv)}
 
 	d.title("Starting a throwaway PostgreSQL")
 	cluster, err := pgcluster.Start(ctx, pgcluster.Options{})
@@ -162,7 +163,38 @@ func (d *demo) story(ctx context.Context) error {
 }
 
 func (d *demo) title(s string) {
-	fmt.Fprintf(d.out, "\n\033[1m== %s ==\033[0m\n", s)
+	fmt.Fprintf(d.out, "\n%s\n", d.paint(ansiBold, "== "+s+" =="))
+}
+
+// prompt echoes a command line the way a shell shows what is typed.
+func (d *demo) prompt(format string, args ...any) {
+	fmt.Fprintf(d.out, "\n%s\n", d.paint(ansiCyan, "$ "+fmt.Sprintf(format, args...)))
+}
+
+const (
+	ansiBold = "\033[1m"
+	ansiCyan = "\033[36m"
+)
+
+// paint wraps s in an ANSI style when the demo writes colour.
+func (d *demo) paint(style, s string) string {
+	if !d.colour {
+		return s
+	}
+	return style + s + "\033[0m"
+}
+
+// wantColour follows https://no-color.org: colour only on a terminal, never
+// when NO_COLOR is set to anything but the empty string, nor for TERM=dumb.
+// A character device stands for a terminal (the standard library has no
+// isatty); /dev/null is one too, where colour does no harm.
+func wantColour(out io.Writer, getenv func(string) string) bool {
+	f, ok := out.(*os.File)
+	if !ok || getenv("NO_COLOR") != "" || getenv("TERM") == "dumb" {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 func (d *demo) say(format string, args ...any) {
@@ -177,7 +209,7 @@ func (d *demo) sh(args ...string) error {
 
 func (d *demo) shOut(echo bool, args ...string) (string, error) {
 	if echo {
-		fmt.Fprintf(d.out, "\n\033[36m$ supersessiond %s\033[0m\n", strings.Join(quoteArgs(args), " "))
+		d.prompt("supersessiond %s", strings.Join(quoteArgs(args), " "))
 	}
 	cmd := exec.Command(d.binary, args...)
 	cmd.Env = d.env
@@ -338,7 +370,7 @@ func (d *demo) startDaemon() (*daemon, error) {
 	if err := d.writeConfig(false, port); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(d.out, "\n\033[36m$ supersessiond run &\033[0m\n")
+	d.prompt("supersessiond run &")
 	cmd := exec.Command(d.binary, "run")
 	cmd.Env = d.env
 	logs := &syncBuffer{}
@@ -362,7 +394,7 @@ func (d *demo) startDaemon() (*daemon, error) {
 }
 
 func (dm *daemon) stop(d *demo) error {
-	fmt.Fprintf(d.out, "\n\033[36m$ kill -TERM %d\033[0m\n", dm.cmd.Process.Pid)
+	d.prompt("kill -TERM %d", dm.cmd.Process.Pid)
 	if err := dm.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		return err
 	}

@@ -19,6 +19,9 @@ func TestDemoRunsToTheEnd(t *testing.T) {
 	if err := run(bin, false, &out); err != nil {
 		t.Fatalf("demo: %v\n%s", err, out.String())
 	}
+	if bytes.Contains(out.Bytes(), []byte("\033[")) {
+		t.Error("demo output to a buffer holds ANSI escape codes")
+	}
 	for _, want := range []string{
 		"proposals      8 shadow, 1 review",
 		"(exit 4, as expected)",

@@ -168,7 +168,7 @@ func (d *demo) compaction(ctx context.Context) error {
 		WHERE source_type = 'compaction' OR type = 'compaction_summary' ORDER BY type, created_at, content`); err != nil {
 		return err
 	}
-	fmt.Fprintf(d.out, "\n\033[36m$ psql -c \"SELECT type, source_id, content FROM memories WHERE source_type = 'compaction' OR type = 'compaction_summary'\"\033[0m\n")
+	d.prompt(`psql -c "SELECT type, source_id, content FROM memories WHERE source_type = 'compaction' OR type = 'compaction_summary'"`)
 	tw := tabwriter.NewWriter(d.out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  TYPE\tEVENT\tCONTENT")
 	for _, m := range mems {
@@ -249,7 +249,7 @@ func (d *demo) inline(ctx context.Context) error {
 		return err
 	}
 	d.say("\nThe agent's classifier gives 'Lives in Lisbon' its aspect:")
-	fmt.Fprintf(d.out, "\n\033[36m$ psql -c \"UPDATE entity_attributes SET aspect_id = 'sam-home' WHERE id = 'attr-home-4'\"\033[0m\n")
+	d.prompt(`psql -c "UPDATE entity_attributes SET aspect_id = 'sam-home' WHERE id = 'attr-home-4'"`)
 	start := time.Now()
 	if _, err := d.db.ExecContext(ctx, `UPDATE entity_attributes SET aspect_id = 'sam-home' WHERE id = 'attr-home-4'`); err != nil {
 		return err

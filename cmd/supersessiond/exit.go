@@ -33,6 +33,15 @@ type quietError struct{ code int }
 
 func (e *quietError) Error() string { return "failed" }
 
+// report prints err on stderr, in one line, unless the command has already
+// said all there is (detect's per-line errors, a usage printed on request).
+func (m *Main) report(err error) {
+	var quiet *quietError
+	if err != nil && !errors.As(err, &quiet) {
+		fmt.Fprintln(m.Stderr, "supersessiond:", err)
+	}
+}
+
 // ExitCode maps an error to the process exit code. This is the only place
 // that does.
 func ExitCode(err error) int {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -19,32 +20,75 @@ import (
 )
 
 // newFlagSet returns a FlagSet that reports errors instead of exiting, with
-// the --config flag every subcommand takes.
+// the --config flag every subcommand takes. Its Usage writes to the set's
+// output, which stays io.Discard except while printUsage prints on request:
+// the flag package calls Usage itself on every error and on -h, and neither
+// may print the usage a second time or on stderr.
 func (m *Main) newFlagSet(name, usage string) (*flag.FlagSet, *string) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	cfgPath := fs.String("config", "", "path of agent.yaml (default $SUPERSESSIOND_CONFIG, else "+config.DefaultPath+")")
+	cfgPath := fs.String("config", "", "`path` of agent.yaml (default $SUPERSESSIOND_CONFIG, else "+config.DefaultPath+")")
 	fs.Usage = func() {
-		fmt.Fprintf(m.Stderr, "Usage: supersessiond %s %s\n\nFlags:\n", name, usage)
-		fs.SetOutput(m.Stderr)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+		w := fs.Output()
+		fmt.Fprintf(w, "Usage: supersessiond %s\n", strings.TrimSpace(name+" "+usage))
+		if info, ok := m.commands()[name]; ok {
+			fmt.Fprintf(w, "\n%s.\n", capitalize(info.summary))
+		}
+		fmt.Fprintln(w, "\nFlags:")
+		printFlags(w, fs)
 	}
 	return fs, cfgPath
 }
 
+// printUsage prints a command's usage on w.
+func printUsage(w io.Writer, fs *flag.FlagSet) {
+	fs.SetOutput(w)
+	defer fs.SetOutput(io.Discard)
+	fs.Usage()
+}
+
+// printFlags lists the flags the way they are written in this repository's
+// documentation, with two dashes (the flag package accepts one or two).
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		arg, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if arg != "" {
+			line += " " + arg
+		}
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+			usage += fmt.Sprintf(" (default %s)", f.DefValue)
+		}
+		fmt.Fprintf(w, "%s\n      %s\n", line, usage)
+	})
+	fmt.Fprintln(w, "  --help\n      print this help")
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
 // parseArgs parses flags that may appear before, between or after positional
 // arguments (`supersede OLD1 --by NEW OLD2`), which the standard library's
-// flag package stops at. "--" ends flag parsing.
+// flag package stops at. "--" ends flag parsing. Every command calls it
+// before it does anything else, which is what lets `help CMD`, -h and the
+// completion scripts ask a command for its flags by running it.
 func (m *Main) parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	if m.declared != nil {
+		m.declared(fs)
+		return nil, errHelp
+	}
 	var positional []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				fs.Usage()
+				printUsage(m.Stdout, fs)
 				return nil, errHelp
 			}
-			return nil, &usageError{msg: fmt.Sprintf("%s: %v (see 'supersessiond %s -h')", fs.Name(), err, fs.Name())}
+			return nil, flagError(fs, err)
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -56,6 +100,24 @@ func (m *Main) parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 		positional = append(positional, rest[0])
 		args = rest[1:]
 	}
+}
+
+// flagError turns the flag package's error into one line that names the
+// closest flag the command has, when the flag is unknown.
+func flagError(fs *flag.FlagSet, err error) error {
+	see := fmt.Sprintf("see supersessiond %s --help", fs.Name())
+	name, unknown := strings.CutPrefix(err.Error(), "flag provided but not defined: ")
+	if !unknown {
+		return usagef("%s: %v; %s", fs.Name(), err, see)
+	}
+	name = strings.TrimLeft(name, "-")
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	names = append(names, "help")
+	if best := closest(name, names); best != "" {
+		return usagef("%s: unknown flag %s (did you mean %s?); %s", fs.Name(), dashed(name), dashed(best), see)
+	}
+	return usagef("%s: unknown flag %s; %s", fs.Name(), dashed(name), see)
 }
 
 // errHelp is returned after -h printed the usage: exit 0, nothing more.

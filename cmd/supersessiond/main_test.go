@@ -46,9 +46,7 @@ func (c *cli) run(stdin string, args ...string) (code int, stdout, stderr string
 	var out, errb bytes.Buffer
 	m := &Main{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, Environ: func() []string { return c.env }}
 	err := m.Run(context.Background(), args)
-	if err != nil {
-		fmt.Fprintln(&errb, "supersessiond:", err)
-	}
+	m.report(err)
 	return ExitCode(err), out.String(), errb.String()
 }
 

@@ -23,7 +23,8 @@ type Metrics struct {
 	JobRuns        *prometheus.CounterVec   // job, result: ok | error | skipped
 	JobErrors      *prometheus.CounterVec   // job
 	JobDuration    *prometheus.HistogramVec // job
-	JobLastSuccess *prometheus.GaugeVec     // job; unix seconds
+	JobLastSuccess *prometheus.GaugeVec     // job; unix seconds, 0 until the first success
+	JobInterval    *prometheus.GaugeVec     // job; seconds, 0 while the job is off
 
 	// Configuration and health.
 	ConfigReloads      *prometheus.CounterVec // result: ok | error
@@ -55,6 +56,10 @@ func New(db *sql.DB) *Metrics {
 			Namespace: namespace, Name: "job_last_success_timestamp_seconds",
 			Help: "Unix time of the job's last successful run.",
 		}, []string{"job"}),
+		JobInterval: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "job_interval_seconds",
+			Help: "Longest gap between the job's next scheduled runs under the schedule in force; 0 while the job is off. Alerts measure the age of the last success in these.",
+		}, []string{"job"}),
 		ConfigReloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "config_reloads_total",
 			Help: "Configuration reloads by result; a failed reload keeps the previous configuration running.",
@@ -73,7 +78,10 @@ func New(db *sql.DB) *Metrics {
 		}),
 	}
 	m.ConfigLastReloadOK.Set(1)
-	r.MustRegister(m.JobRuns, m.JobErrors, m.JobDuration, m.JobLastSuccess,
+	for _, result := range []string{"ok", "error"} {
+		m.ConfigReloads.WithLabelValues(result)
+	}
+	r.MustRegister(m.JobRuns, m.JobErrors, m.JobDuration, m.JobLastSuccess, m.JobInterval,
 		m.ConfigReloads, m.ConfigLastReloadOK, m.DatabaseUp, m.Ready,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -82,4 +90,22 @@ func New(db *sql.DB) *Metrics {
 		r.MustRegister(collectors.NewDBStatsCollector(db, "agent"))
 	}
 	return m
+}
+
+// jobResults are the values of job_runs_total's result label.
+var jobResults = []string{"ok", "error", "skipped"}
+
+// AddJob creates a scheduled job's series at zero, so that /metrics shows
+// them from the start, before the job's first run: an alert on "no success
+// for a while" needs a series that exists when the job never succeeded, and
+// increase() needs the zero before the first error. A last-success time of 0
+// means never.
+func (m *Metrics) AddJob(name string) {
+	for _, result := range jobResults {
+		m.JobRuns.WithLabelValues(name, result)
+	}
+	m.JobErrors.WithLabelValues(name)
+	m.JobDuration.WithLabelValues(name)
+	m.JobLastSuccess.WithLabelValues(name)
+	m.JobInterval.WithLabelValues(name)
 }
