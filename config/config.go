@@ -8,6 +8,12 @@ import (
 // own supersession keys under memory.pipelineV2 (Signet's names) and the
 // daemon's settings under maintenance. A Config is immutable once loaded; a
 // reload builds a new one.
+//
+// Each key is declared once, here: its name (koanf), its default, and the
+// rule its value obeys on its own (check: range=lo..hi, positive,
+// nonnegative, oneof=a|b). Loading, environment overrides, validation
+// messages and Default() all derive from these tags; rules that relate two
+// keys live in validate and name the keys by their fields.
 type Config struct {
 	Memory      Memory      `koanf:"memory"`
 	Maintenance Maintenance `koanf:"maintenance"`
@@ -18,19 +24,19 @@ type Memory struct {
 }
 
 type PipelineV2 struct {
-	ShadowMode                     bool       `koanf:"shadowMode"`
-	MutationsFrozen                bool       `koanf:"mutationsFrozen"`
-	SemanticContradictionEnabled   bool       `koanf:"semanticContradictionEnabled"`
-	SemanticContradictionTimeoutMs int        `koanf:"semanticContradictionTimeoutMs"`
+	ShadowMode                     bool       `koanf:"shadowMode" default:"false"`
+	MutationsFrozen                bool       `koanf:"mutationsFrozen" default:"false"`
+	SemanticContradictionEnabled   bool       `koanf:"semanticContradictionEnabled" default:"true"`
+	SemanticContradictionTimeoutMs int        `koanf:"semanticContradictionTimeoutMs" default:"120000" check:"positive"`
 	Structural                     Structural `koanf:"structural"`
 }
 
 type Structural struct {
-	SupersessionEnabled          bool    `koanf:"supersessionEnabled"`
-	SupersessionSweepEnabled     bool    `koanf:"supersessionSweepEnabled"`
-	SupersessionSemanticFallback bool    `koanf:"supersessionSemanticFallback"`
-	SupersessionMinConfidence    float64 `koanf:"supersessionMinConfidence"`
-	SupersessionReviewConfidence float64 `koanf:"supersessionReviewConfidence"`
+	SupersessionEnabled          bool    `koanf:"supersessionEnabled" default:"true"`
+	SupersessionSweepEnabled     bool    `koanf:"supersessionSweepEnabled" default:"true"`
+	SupersessionSemanticFallback bool    `koanf:"supersessionSemanticFallback" default:"false"`
+	SupersessionMinConfidence    float64 `koanf:"supersessionMinConfidence" default:"0.7" check:"range=0..1"`
+	SupersessionReviewConfidence float64 `koanf:"supersessionReviewConfidence" default:"0.5" check:"range=0..1"`
 }
 
 type Maintenance struct {
@@ -46,78 +52,78 @@ type Maintenance struct {
 }
 
 type Database struct {
-	URL       string `koanf:"url"`
-	ListenURL string `koanf:"listenUrl"`
+	URL       string `koanf:"url" default:"postgres://supersessiond@127.0.0.1:5432/agent?sslmode=disable"`
+	ListenURL string `koanf:"listenUrl" default:""`
 	// MaxOpenConns and MaxIdleConns bound the daemon's connection pool (the
 	// LISTEN connection of the inline hook comes on top): the agent's own
 	// writes must never find the server full because of us.
-	MaxOpenConns int `koanf:"maxOpenConns"`
-	MaxIdleConns int `koanf:"maxIdleConns"`
+	MaxOpenConns int `koanf:"maxOpenConns" default:"3" check:"range=1..100"`
+	MaxIdleConns int `koanf:"maxIdleConns" default:"1" check:"range=0..100"`
 	// Schema holds the agent's tables ("" = the connection's search path);
 	// OwnSchema the daemon's own.
-	Schema    string `koanf:"schema"`
-	OwnSchema string `koanf:"ownSchema"`
+	Schema    string `koanf:"schema" default:""`
+	OwnSchema string `koanf:"ownSchema" default:"supersessiond"`
 }
 
 // Tables are the physical names of the agent's tables, "name" or
 // "schema.name"; the defaults are the reference schema's names (SPEC §4).
 type Tables struct {
-	Attributes       string `koanf:"attributes"`
-	Aspects          string `koanf:"aspects"`
-	History          string `koanf:"history"`
-	Memories         string `koanf:"memories"`
-	Messages         string `koanf:"messages"`
-	CompactionEvents string `koanf:"compactionEvents"`
-	Documents        string `koanf:"documents"`
-	DocumentSources  string `koanf:"documentSources"`
+	Attributes       string `koanf:"attributes" default:"entity_attributes"`
+	Aspects          string `koanf:"aspects" default:"entity_aspects"`
+	History          string `koanf:"history" default:"memory_history"`
+	Memories         string `koanf:"memories" default:"memories"`
+	Messages         string `koanf:"messages" default:"messages"`
+	CompactionEvents string `koanf:"compactionEvents" default:"compaction_events"`
+	Documents        string `koanf:"documents" default:"documents"`
+	DocumentSources  string `koanf:"documentSources" default:"document_sources"`
 }
 
 // Schedules are standard 5-field cron specs (descriptors such as @hourly and
 // @every 10m are accepted too); "off" disables a job's schedule.
 type Schedules struct {
-	Timezone        string `koanf:"timezone"`
-	Sweep           string `koanf:"sweep"`
-	CompactionRetry string `koanf:"compactionRetry"`
-	Tombstones      string `koanf:"tombstones"`
+	Timezone        string `koanf:"timezone" default:"UTC"`
+	Sweep           string `koanf:"sweep" default:"*/30 * * * *"`
+	CompactionRetry string `koanf:"compactionRetry" default:"*/5 * * * *"`
+	Tombstones      string `koanf:"tombstones" default:"17 * * * *"`
 }
 
 type InlineHook struct {
-	Enabled      bool          `koanf:"enabled"`
-	PollInterval time.Duration `koanf:"pollInterval"`
+	Enabled      bool          `koanf:"enabled" default:"true"`
+	PollInterval time.Duration `koanf:"pollInterval" default:"10s" check:"positive"`
 }
 
 type Compaction struct {
-	StaleAfter  time.Duration `koanf:"staleAfter"`
-	MaxAttempts int           `koanf:"maxAttempts"`
+	StaleAfter  time.Duration `koanf:"staleAfter" default:"10m" check:"positive"`
+	MaxAttempts int           `koanf:"maxAttempts" default:"5" check:"range=1..100"`
 	Backoff     Backoff       `koanf:"backoff"`
-	Lookback    time.Duration `koanf:"lookback"`
+	Lookback    time.Duration `koanf:"lookback" default:"168h" check:"positive"`
 }
 
 type Backoff struct {
-	Initial time.Duration `koanf:"initial"`
-	Max     time.Duration `koanf:"max"`
+	Initial time.Duration `koanf:"initial" default:"1m" check:"positive"`
+	Max     time.Duration `koanf:"max" default:"1h" check:"positive"`
 }
 
 type Tombstones struct {
-	MinAge    time.Duration `koanf:"minAge"`
-	BatchSize int           `koanf:"batchSize"`
+	MinAge    time.Duration `koanf:"minAge" default:"5m" check:"nonnegative"`
+	BatchSize int           `koanf:"batchSize" default:"500" check:"range=1..100000"`
 }
 
 type LLM struct {
-	Endpoint       string        `koanf:"endpoint"`
-	Model          string        `koanf:"model"`
-	APIKeyEnv      string        `koanf:"apiKeyEnv"`
-	Timeout        time.Duration `koanf:"timeout"`
-	MaxConcurrency int           `koanf:"maxConcurrency"`
+	Endpoint       string        `koanf:"endpoint" default:""`
+	Model          string        `koanf:"model" default:""`
+	APIKeyEnv      string        `koanf:"apiKeyEnv" default:"OPENAI_API_KEY"`
+	Timeout        time.Duration `koanf:"timeout" default:"30s" check:"positive"`
+	MaxConcurrency int           `koanf:"maxConcurrency" default:"4" check:"range=1..256"`
 }
 
 type HTTP struct {
-	Listen string `koanf:"listen"`
+	Listen string `koanf:"listen" default:"127.0.0.1:9464"`
 }
 
 type Log struct {
-	Level  string `koanf:"level"`
-	Format string `koanf:"format"`
+	Level  string `koanf:"level" default:"info" check:"oneof=debug|info|warn|error"`
+	Format string `koanf:"format" default:"json" check:"oneof=json|text"`
 }
 
 // ScheduleOff is the schedule value that disables a scheduled job.
@@ -127,64 +133,38 @@ const ScheduleOff = "off"
 // $SUPERSESSIOND_CONFIG names a file.
 const DefaultPath = "/etc/supersessiond/agent.yaml"
 
-// Default returns the built-in defaults, the values agent.yaml.example
-// documents.
+// Default returns the built-in defaults (the default tags), the values
+// agent.yaml.example documents.
 func Default() *Config {
-	return &Config{
-		Memory: Memory{PipelineV2: PipelineV2{
-			ShadowMode:                     false,
-			MutationsFrozen:                false,
-			SemanticContradictionEnabled:   true,
-			SemanticContradictionTimeoutMs: 120000,
-			Structural: Structural{
-				SupersessionEnabled:          true,
-				SupersessionSweepEnabled:     true,
-				SupersessionSemanticFallback: false,
-				SupersessionMinConfidence:    0.7,
-				SupersessionReviewConfidence: 0.5,
-			},
-		}},
-		Maintenance: Maintenance{
-			Database: Database{
-				URL:          "postgres://supersessiond@127.0.0.1:5432/agent?sslmode=disable",
-				MaxOpenConns: 3,
-				MaxIdleConns: 1,
-				OwnSchema:    "supersessiond",
-			},
-			Tables: Tables{
-				Attributes: "entity_attributes", Aspects: "entity_aspects", History: "memory_history",
-				Memories: "memories", Messages: "messages", CompactionEvents: "compaction_events",
-				Documents: "documents", DocumentSources: "document_sources",
-			},
-			Schedules: Schedules{
-				Timezone:        "UTC",
-				Sweep:           "*/30 * * * *",
-				CompactionRetry: "*/5 * * * *",
-				Tombstones:      "17 * * * *",
-			},
-			InlineHook: InlineHook{Enabled: true, PollInterval: 10 * time.Second},
-			Compaction: Compaction{
-				StaleAfter:  10 * time.Minute,
-				MaxAttempts: 5,
-				Backoff:     Backoff{Initial: time.Minute, Max: time.Hour},
-				Lookback:    168 * time.Hour,
-			},
-			Tombstones: Tombstones{MinAge: 5 * time.Minute, BatchSize: 500},
-			LLM: LLM{
-				APIKeyEnv:      "OPENAI_API_KEY",
-				Timeout:        30 * time.Second,
-				MaxConcurrency: 4,
-			},
-			HTTP: HTTP{Listen: "127.0.0.1:9464"},
-			Log:  Log{Level: "info", Format: "json"},
-		},
-	}
+	c := &Config{}
+	newSchema().setDefaults(c)
+	return c
 }
 
 // Shadow reports whether automatic jobs must only propose and report:
 // shadowMode, or the mutationsFrozen emergency brake.
 func (c *Config) Shadow() bool {
 	return c.Memory.PipelineV2.ShadowMode || c.Memory.PipelineV2.MutationsFrozen
+}
+
+// Mode is how automatic jobs may act under a configuration.
+type Mode string
+
+const (
+	ModeLive   Mode = "live"   // they change agent data
+	ModeShadow Mode = "shadow" // they only propose and report
+	ModeFrozen Mode = "frozen" // the emergency brake: like shadow, and operator commands refuse too
+)
+
+// Mode is the configuration's mode.
+func (c *Config) Mode() Mode {
+	switch {
+	case c.Frozen():
+		return ModeFrozen
+	case c.Shadow():
+		return ModeShadow
+	}
+	return ModeLive
 }
 
 // Frozen reports the emergency brake: nothing, not even an operator command,

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -386,4 +387,15 @@ func TestWatchFollowsSymlinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect("an edit of the new target")
+}
+
+// Keys returns every canonical leaf key path, sorted.
+func Keys() []string {
+	s := newSchema()
+	out := make([]string, 0, len(s.leaves))
+	for _, k := range s.leaves {
+		out = append(out, k.path)
+	}
+	sort.Strings(out)
+	return out
 }

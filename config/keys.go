@@ -3,7 +3,9 @@ package config
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -14,6 +16,8 @@ type key struct {
 	path  string
 	index []int
 	typ   reflect.Type
+	def   string // the default tag
+	check string // the check tag
 }
 
 // schema is the set of keys Config knows, derived once from its koanf tags so
@@ -48,19 +52,8 @@ func (s *schema) walk(t reflect.Type, prefix string, index []int) {
 			s.walk(f.Type, path, idx)
 			continue
 		}
-		s.leaves[strings.ToLower(path)] = key{path: path, index: idx, typ: f.Type}
+		s.leaves[strings.ToLower(path)] = key{path: path, index: idx, typ: f.Type, def: f.Tag.Get("default"), check: f.Tag.Get("check")}
 	}
-}
-
-// Keys returns every canonical leaf key path, sorted.
-func Keys() []string {
-	s := newSchema()
-	out := make([]string, 0, len(s.leaves))
-	for _, k := range s.leaves {
-		out = append(out, k.path)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // childrenOf lists the canonical names directly below a section, for
@@ -160,4 +153,92 @@ func (k key) set(cfg *Config, raw any) error {
 // get returns the key's current value in cfg, for messages.
 func (k key) get(cfg *Config) any {
 	return reflect.ValueOf(cfg).Elem().FieldByIndex(k.index).Interface()
+}
+
+// setDefaults sets every key to its default tag. A default that does not
+// convert is a bug in this package, caught by any test that loads.
+func (s *schema) setDefaults(cfg *Config) {
+	for _, k := range s.leaves {
+		if err := k.set(cfg, k.def); err != nil {
+			panic(fmt.Sprintf("config: default of %s: %v", k.path, err))
+		}
+	}
+}
+
+// checkTags applies each key's own rule (its check tag) to its value.
+func (s *schema) checkTags(cfg *Config) []Problem {
+	var ps []Problem
+	for _, k := range s.leaves {
+		if k.check == "" {
+			continue
+		}
+		if rule := k.violated(k.get(cfg)); rule != "" {
+			ps = append(ps, Problem{Key: k.path, Rule: rule})
+		}
+	}
+	sort.Slice(ps, func(i, j int) bool { return ps[i].Key < ps[j].Key })
+	return ps
+}
+
+// violated says which rule of the check tag v breaks ("" when none).
+func (k key) violated(v any) string {
+	name, arg, _ := strings.Cut(k.check, "=")
+	switch name {
+	case "positive":
+		if d, ok := v.(time.Duration); ok && d <= 0 {
+			return fmt.Sprintf("%s must be a positive duration", d)
+		}
+		if n, ok := v.(int); ok && n <= 0 {
+			return fmt.Sprintf("%d must be a positive number", n)
+		}
+	case "nonnegative":
+		if d, ok := v.(time.Duration); ok && d < 0 {
+			return fmt.Sprintf("%s must not be negative", d)
+		}
+	case "range":
+		lo, hi, _ := strings.Cut(arg, "..")
+		f := fmt.Sprint(v)
+		if x, ok := toNumber(v); ok && (x < mustFloat(lo) || x > mustFloat(hi)) {
+			return fmt.Sprintf("%s is out of range: must be between %s and %s", f, lo, hi)
+		}
+	case "oneof":
+		options := strings.Split(arg, "|")
+		if !slices.Contains(options, strings.ToLower(fmt.Sprint(v))) {
+			return fmt.Sprintf("%q is not one of %s", v, strings.Join(options, ", "))
+		}
+	default:
+		panic("config: unknown check " + k.check + " on " + k.path)
+	}
+	return ""
+}
+
+func toNumber(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int:
+		return float64(x), true
+	case float64:
+		return x, true
+	}
+	return 0, false
+}
+
+func mustFloat(s string) float64 {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		panic("config: bad check bound " + s)
+	}
+	return f
+}
+
+// pathOf is the key path of the field ptr points at in cfg: cross-key
+// rules name their keys by field, never by a typed-out path.
+func (s *schema) pathOf(cfg *Config, ptr any) string {
+	want := reflect.ValueOf(ptr).Pointer()
+	root := reflect.ValueOf(cfg).Elem()
+	for _, k := range s.leaves {
+		if root.FieldByIndex(k.index).Addr().Pointer() == want {
+			return k.path
+		}
+	}
+	panic("config: pathOf: not a field of the configuration")
 }

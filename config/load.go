@@ -45,13 +45,15 @@ func Resolve(flagPath string, environ func() []string) Source {
 	if flagPath != "" {
 		return Source{Path: flagPath, Explicit: true, Environ: environ}
 	}
-	if p := lookupEnv(environ, EnvConfig); p != "" {
+	if p := Getenv(environ, EnvConfig); p != "" {
 		return Source{Path: p, Explicit: true, Environ: environ}
 	}
 	return Source{Path: DefaultPath, Environ: environ}
 }
 
-func lookupEnv(environ func() []string, name string) string {
+// Getenv is name's value in environ ("" when unset): the one lookup the
+// daemon and the commands use, so that tests can hand them an environment.
+func Getenv(environ func() []string, name string) string {
 	for _, kv := range environ() {
 		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
 			return v
@@ -115,7 +117,7 @@ func Load(src Source) (*Loaded, error) {
 		switch {
 		case err == nil:
 			out.File = src.Path
-			problems = append(problems, s.apply(cfg, "", tree, fileOrigin)...)
+			problems = append(problems, s.apply(cfg, "", tree)...)
 		case errors.Is(err, fs.ErrNotExist) && !src.Explicit:
 			out.Notes = append(out.Notes, fmt.Sprintf("no configuration file at %s: using built-in defaults", src.Path))
 		case errors.Is(err, fs.ErrNotExist):
@@ -128,7 +130,7 @@ func Load(src Source) (*Loaded, error) {
 	envProblems, envNotes := s.applyEnv(cfg, src.Environ)
 	problems = append(problems, envProblems...)
 	out.Notes = append(out.Notes, envNotes...)
-	if u := lookupEnv(src.Environ, EnvDatabaseURL); u != "" {
+	if u := Getenv(src.Environ, EnvDatabaseURL); u != "" {
 		cfg.Maintenance.Database.URL = u
 		out.Notes = append(out.Notes, "database URL taken from "+EnvDatabaseURL)
 	}
@@ -136,7 +138,7 @@ func Load(src Source) (*Loaded, error) {
 	if len(problems) == 0 {
 		problems = cfg.validate(s)
 		out.Notes = append(out.Notes, cfg.warnings()...)
-		if lookupEnv(src.Environ, EnvDatabaseURL) != "" {
+		if Getenv(src.Environ, EnvDatabaseURL) != "" {
 			for i := range problems {
 				if problems[i].Key == "maintenance.database.url" {
 					problems[i].Rule += " (from " + EnvDatabaseURL + ")"
@@ -150,17 +152,10 @@ func Load(src Source) (*Loaded, error) {
 	return out, nil
 }
 
-type origin int
-
-const (
-	fileOrigin origin = iota
-	envOrigin
-)
-
 // apply walks a parsed YAML tree and sets every known key. Unknown keys under
 // maintenance are errors (a typo must not silently fall back to a default);
 // unknown keys elsewhere belong to the agent stack and are ignored.
-func (s *schema) apply(cfg *Config, prefix string, tree map[string]any, o origin) []Problem {
+func (s *schema) apply(cfg *Config, prefix string, tree map[string]any) []Problem {
 	var problems []Problem
 	names := make([]string, 0, len(tree))
 	for n := range tree {
@@ -186,7 +181,7 @@ func (s *schema) apply(cfg *Config, prefix string, tree map[string]any, o origin
 		if canonical, ok := s.sections[lower]; ok {
 			switch sub := raw.(type) {
 			case map[string]any:
-				problems = append(problems, s.apply(cfg, canonical, sub, o)...)
+				problems = append(problems, s.apply(cfg, canonical, sub)...)
 			case nil:
 			default:
 				problems = append(problems, Problem{Key: canonical, Rule: fmt.Sprintf("%s is not a mapping: expected keys %s",

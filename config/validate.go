@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"sort"
 	"strings"
 	"time"
 
@@ -77,123 +76,103 @@ func ParseSchedule(spec string) (cron.Schedule, error) {
 	return scheduleParser.Parse(spec)
 }
 
+// validate checks a loaded configuration: each key's own rule (its check
+// tag), then the rules that relate keys or need more than a tag.
 func (c *Config) validate(s *schema) []Problem {
-	var ps []Problem
-	add := func(path, format string, args ...any) {
-		ps = append(ps, Problem{Key: path, Rule: fmt.Sprintf(format, args...)})
-	}
-	val := func(path string) any { return s.leaves[strings.ToLower(path)].get(c) }
+	v := &validation{s: s, c: c, ps: s.checkTags(c)}
+	v.thresholds()
+	v.database()
+	v.schedules()
+	v.compaction()
+	v.llm()
+	v.http()
+	return v.ps
+}
 
-	p := c.Memory.PipelineV2
-	const st = "memory.pipelineV2.structural."
-	for _, k := range []string{"supersessionMinConfidence", "supersessionReviewConfidence"} {
-		if v := val(st + k).(float64); v < 0 || v > 1 {
-			add(st+k, "%v is out of range: must be between 0 and 1", v)
+// validation collects problems, naming keys by their fields.
+type validation struct {
+	s  *schema
+	c  *Config
+	ps []Problem
+}
+
+func (v *validation) add(field any, format string, args ...any) {
+	v.ps = append(v.ps, Problem{Key: v.s.pathOf(v.c, field), Rule: fmt.Sprintf(format, args...)})
+}
+
+func (v *validation) thresholds() {
+	st := &v.c.Memory.PipelineV2.Structural
+	if st.SupersessionReviewConfidence > st.SupersessionMinConfidence {
+		v.add(&st.SupersessionReviewConfidence, "%v is above supersessionMinConfidence (%v): the review band must lie below the apply threshold",
+			st.SupersessionReviewConfidence, st.SupersessionMinConfidence)
+	}
+}
+
+func (v *validation) database() {
+	d := &v.c.Maintenance.Database
+	if d.URL == "" {
+		v.add(&d.URL, "is empty: set it, or set %s", EnvDatabaseURL)
+	} else if err := checkDSN(d.URL); err != nil {
+		v.add(&d.URL, "%v", err)
+	}
+	if d.ListenURL != "" {
+		if err := checkDSN(d.ListenURL); err != nil {
+			v.add(&d.ListenURL, "%v", err)
 		}
 	}
-	if p.Structural.SupersessionReviewConfidence > p.Structural.SupersessionMinConfidence {
-		add(st+"supersessionReviewConfidence", "%v is above supersessionMinConfidence (%v): the review band must lie below the apply threshold",
-			p.Structural.SupersessionReviewConfidence, p.Structural.SupersessionMinConfidence)
+	if d.MaxIdleConns > d.MaxOpenConns {
+		v.add(&d.MaxIdleConns, "%d is out of range: must be between 0 and maxOpenConns (%d)", d.MaxIdleConns, d.MaxOpenConns)
 	}
-	if p.SemanticContradictionTimeoutMs <= 0 {
-		add("memory.pipelineV2.semanticContradictionTimeoutMs", "%d must be a positive number of milliseconds", p.SemanticContradictionTimeoutMs)
-	}
+	v.names()
+}
 
-	m := c.Maintenance
-	if m.Database.URL == "" {
-		add("maintenance.database.url", "is empty: set it, or set %s", EnvDatabaseURL)
-	} else if err := checkDSN(m.Database.URL); err != nil {
-		add("maintenance.database.url", "%v", err)
+func (v *validation) schedules() {
+	sc := &v.c.Maintenance.Schedules
+	if _, err := time.LoadLocation(sc.Timezone); err != nil || sc.Timezone == "" {
+		v.add(&sc.Timezone, "%q is not a known time zone: use an IANA name like UTC or Europe/Berlin", sc.Timezone)
 	}
-	if m.Database.ListenURL != "" {
-		if err := checkDSN(m.Database.ListenURL); err != nil {
-			add("maintenance.database.listenUrl", "%v", err)
-		}
-	}
-	ps = append(ps, validateNames(m)...)
-	if m.Database.MaxOpenConns < 1 || m.Database.MaxOpenConns > 100 {
-		add("maintenance.database.maxOpenConns", "%d is out of range: must be between 1 and 100", m.Database.MaxOpenConns)
-	}
-	if m.Database.MaxIdleConns < 0 || m.Database.MaxIdleConns > m.Database.MaxOpenConns {
-		add("maintenance.database.maxIdleConns", "%d is out of range: must be between 0 and maxOpenConns (%d)", m.Database.MaxIdleConns, m.Database.MaxOpenConns)
-	}
-
-	if _, err := time.LoadLocation(m.Schedules.Timezone); err != nil || m.Schedules.Timezone == "" {
-		add("maintenance.schedules.timezone", "%q is not a known time zone: use an IANA name like UTC or Europe/Berlin", m.Schedules.Timezone)
-	}
-	for _, k := range []struct{ key, spec string }{
-		{"sweep", m.Schedules.Sweep},
-		{"compactionRetry", m.Schedules.CompactionRetry},
-		{"tombstones", m.Schedules.Tombstones},
-	} {
-		if k.spec == ScheduleOff {
+	for _, spec := range []*string{&sc.Sweep, &sc.CompactionRetry, &sc.Tombstones} {
+		if *spec == ScheduleOff {
 			continue
 		}
-		if _, err := ParseSchedule(k.spec); err != nil {
-			add("maintenance.schedules."+k.key, "%q is not a valid cron spec (5 fields: minute hour day-of-month month day-of-week, or %q): %v", k.spec, ScheduleOff, err)
+		if _, err := ParseSchedule(*spec); err != nil {
+			v.add(spec, "%q is not a valid cron spec (5 fields: minute hour day-of-month month day-of-week, or %q): %v", *spec, ScheduleOff, err)
 		}
 	}
+}
 
-	positive := []struct {
-		key string
-		d   time.Duration
-	}{
-		{"maintenance.inlineHook.pollInterval", m.InlineHook.PollInterval},
-		{"maintenance.compaction.staleAfter", m.Compaction.StaleAfter},
-		{"maintenance.compaction.backoff.initial", m.Compaction.Backoff.Initial},
-		{"maintenance.compaction.backoff.max", m.Compaction.Backoff.Max},
-		{"maintenance.compaction.lookback", m.Compaction.Lookback},
-		{"maintenance.llm.timeout", m.LLM.Timeout},
+func (v *validation) compaction() {
+	cp := &v.c.Maintenance.Compaction
+	if cp.Backoff.Max < cp.Backoff.Initial {
+		v.add(&cp.Backoff.Max, "%s is below backoff.initial (%s)", cp.Backoff.Max, cp.Backoff.Initial)
 	}
-	for _, k := range positive {
-		if k.d <= 0 {
-			add(k.key, "%s must be a positive duration", k.d)
+	if cp.Lookback <= cp.StaleAfter && cp.Lookback > 0 {
+		v.add(&cp.Lookback, "%s must be longer than staleAfter (%s), or no event is ever old enough and recent enough to retry",
+			cp.Lookback, cp.StaleAfter)
+	}
+}
+
+func (v *validation) llm() {
+	l := &v.c.Maintenance.LLM
+	if l.Endpoint == "" {
+		return
+	}
+	u, err := url.Parse(l.Endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		v.add(&l.Endpoint, "%q is not an http(s) URL (e.g. http://127.0.0.1:11434/v1)", redact.URL(l.Endpoint))
+	}
+	if l.Model == "" {
+		v.add(&l.Model, "is empty but maintenance.llm.endpoint is set: name the model to ask")
+	}
+}
+
+func (v *validation) http() {
+	h := &v.c.Maintenance.HTTP
+	if h.Listen != "" {
+		if _, _, err := net.SplitHostPort(h.Listen); err != nil {
+			v.add(&h.Listen, "%q is not host:port (e.g. 127.0.0.1:9464): %v", h.Listen, err)
 		}
 	}
-	if m.Tombstones.MinAge < 0 {
-		add("maintenance.tombstones.minAge", "%s must not be negative", m.Tombstones.MinAge)
-	}
-	if m.Compaction.Backoff.Max < m.Compaction.Backoff.Initial {
-		add("maintenance.compaction.backoff.max", "%s is below backoff.initial (%s)", m.Compaction.Backoff.Max, m.Compaction.Backoff.Initial)
-	}
-	if m.Compaction.Lookback <= m.Compaction.StaleAfter && m.Compaction.Lookback > 0 {
-		add("maintenance.compaction.lookback", "%s must be longer than staleAfter (%s), or no event is ever old enough and recent enough to retry",
-			m.Compaction.Lookback, m.Compaction.StaleAfter)
-	}
-	if m.Compaction.MaxAttempts < 1 || m.Compaction.MaxAttempts > 100 {
-		add("maintenance.compaction.maxAttempts", "%d is out of range: must be between 1 and 100", m.Compaction.MaxAttempts)
-	}
-	if m.Tombstones.BatchSize < 1 || m.Tombstones.BatchSize > 100000 {
-		add("maintenance.tombstones.batchSize", "%d is out of range: must be between 1 and 100000", m.Tombstones.BatchSize)
-	}
-	if m.LLM.MaxConcurrency < 1 || m.LLM.MaxConcurrency > 256 {
-		add("maintenance.llm.maxConcurrency", "%d is out of range: must be between 1 and 256", m.LLM.MaxConcurrency)
-	}
-	if m.LLM.Endpoint != "" {
-		u, err := url.Parse(m.LLM.Endpoint)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			add("maintenance.llm.endpoint", "%q is not an http(s) URL (e.g. http://127.0.0.1:11434/v1)", redact.URL(m.LLM.Endpoint))
-		}
-		if m.LLM.Model == "" {
-			add("maintenance.llm.model", "is empty but maintenance.llm.endpoint is set: name the model to ask")
-		}
-	}
-	if m.HTTP.Listen != "" {
-		if _, _, err := net.SplitHostPort(m.HTTP.Listen); err != nil {
-			add("maintenance.http.listen", "%q is not host:port (e.g. 127.0.0.1:9464): %v", m.HTTP.Listen, err)
-		}
-	}
-	switch strings.ToLower(m.Log.Level) {
-	case "debug", "info", "warn", "error":
-	default:
-		add("maintenance.log.level", "%q is not one of debug, info, warn, error", m.Log.Level)
-	}
-	switch strings.ToLower(m.Log.Format) {
-	case "json", "text":
-	default:
-		add("maintenance.log.format", "%q is not one of json, text", m.Log.Format)
-	}
-	return ps
 }
 
 // checkDSN accepts a postgres:// URL or a key=value connection string that
@@ -221,49 +200,48 @@ func checkDSN(dsn string) error {
 	return nil
 }
 
-// validateNames checks the schema and table names: they are quoted wherever
-// they are used, but a name PostgreSQL would truncate or that cannot be a
-// name at all is a mistake to say now, not a table that is mysteriously
-// missing later.
-func validateNames(m Maintenance) []Problem {
-	var ps []Problem
-	ident := func(key, v string, qualified bool) {
-		parts := []string{v}
-		if qualified {
-			parts = strings.Split(v, ".")
-		}
-		for _, p := range parts {
-			switch {
-			case len(parts) > 2:
-				ps = append(ps, Problem{Key: key, Rule: fmt.Sprintf("%q is not a table name: write name or schema.name", v)})
-				return
-			case p == "" || strings.TrimSpace(p) != p || strings.ContainsRune(p, 0):
-				ps = append(ps, Problem{Key: key, Rule: fmt.Sprintf("%q is not a valid name (empty part, surrounding space or NUL)", v)})
-				return
-			case len(p) > 63:
-				ps = append(ps, Problem{Key: key, Rule: fmt.Sprintf("%q is longer than PostgreSQL's 63-byte names", v)})
-				return
-			}
-		}
+// names checks the schema and table names: they are quoted wherever they
+// are used, but a name PostgreSQL would truncate or that cannot be a name
+// at all is a mistake to say now, not a table that is mysteriously missing
+// later.
+func (v *validation) names() {
+	d, t := &v.c.Maintenance.Database, &v.c.Maintenance.Tables
+	if d.Schema != "" {
+		v.identifier(&d.Schema, false)
 	}
-	if m.Database.Schema != "" {
-		ident("maintenance.database.schema", m.Database.Schema, false)
-	}
-	if m.Database.OwnSchema == "" {
-		ps = append(ps, Problem{Key: "maintenance.database.ownSchema", Rule: "is empty: the daemon's own tables need a schema of their own (default supersessiond)"})
+	if d.OwnSchema == "" {
+		v.add(&d.OwnSchema, "is empty: the daemon's own tables need a schema of their own (default supersessiond)")
 	} else {
-		ident("maintenance.database.ownSchema", m.Database.OwnSchema, false)
+		v.identifier(&d.OwnSchema, false)
 	}
-	t := m.Tables
-	for key, v := range map[string]string{"attributes": t.Attributes, "aspects": t.Aspects, "history": t.History,
-		"memories": t.Memories, "messages": t.Messages, "compactionEvents": t.CompactionEvents,
-		"documents": t.Documents, "documentSources": t.DocumentSources} {
-		if v != "" {
-			ident("maintenance.tables."+key, v, true)
+	for _, name := range []*string{&t.Attributes, &t.Aspects, &t.History, &t.Memories, &t.Messages,
+		&t.CompactionEvents, &t.Documents, &t.DocumentSources} {
+		if *name != "" {
+			v.identifier(name, true)
 		}
 	}
-	sort.Slice(ps, func(i, j int) bool { return ps[i].Key < ps[j].Key })
-	return ps
+}
+
+// identifier checks one name ("name", or "schema.name" when qualified).
+func (v *validation) identifier(field *string, qualified bool) {
+	parts := []string{*field}
+	if qualified {
+		parts = strings.Split(*field, ".")
+	}
+	if len(parts) > 2 {
+		v.add(field, "%q is not a table name: write name or schema.name", *field)
+		return
+	}
+	for _, p := range parts {
+		switch {
+		case p == "" || strings.TrimSpace(p) != p || strings.ContainsRune(p, 0):
+			v.add(field, "%q is not a valid name (empty part, surrounding space or NUL)", *field)
+			return
+		case len(p) > 63:
+			v.add(field, "%q is longer than PostgreSQL's 63-byte names", *field)
+			return
+		}
+	}
 }
 
 // warnings are valid but probably unintended settings.
