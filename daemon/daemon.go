@@ -2,8 +2,6 @@ package daemon
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +17,8 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/internal/ident"
+	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/lease"
 	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/metrics"
@@ -36,7 +36,7 @@ type Job interface {
 	Name() string
 	// Schedule is the job's cron spec under cfg, or config.ScheduleOff.
 	Schedule(cfg *config.Config) string
-	Run(ctx context.Context, cfg *config.Config) (report any, err error)
+	Run(ctx context.Context, cfg *config.Config) (job.Report, error)
 }
 
 // Service is a long-running part of the daemon (the inline hook). Run
@@ -81,22 +81,9 @@ type Options struct {
 	MinFreeConnections int
 	// Jobs and Services replace the standard set when non-nil (tests).
 	Jobs     []Job
-	Services func(d *Deps) []Service
+	Services func(deps job.Deps) []Service
 	// ListenerReady, when set, receives the bound HTTP address (tests).
 	ListenerReady func(addr string)
-}
-
-// Deps are what jobs and services are built from.
-type Deps struct {
-	DB      *sqlx.DB
-	Names   *schema.Names    // the database's tables and shapes, as inspected at startup
-	Metrics *metrics.Metrics // jobs register their own collectors on Metrics.Registry
-	Logger  *slog.Logger
-	LLM     *llm.Provider
-	// Config returns the configuration in force now. A run uses the one it
-	// was given, but asks this one before each write batch whether the
-	// brake (shadowMode, mutationsFrozen) was engaged meanwhile.
-	Config func() *config.Config
 }
 
 // Daemon is `supersessiond run`.
@@ -157,7 +144,7 @@ func New(opts Options) (*Daemon, error) {
 	d.tried.Store(&digest)
 	d.level.Set(parseLevel(cfg.Maintenance.Log.Level))
 	d.log = newLogger(opts.LogOutput, cfg.Maintenance.Log.Format, &d.level)
-	d.notify = sdnotify.New(getenv(opts.Environ, "NOTIFY_SOCKET"))
+	d.notify = sdnotify.New(config.Getenv(opts.Environ, "NOTIFY_SOCKET"))
 	return d, nil
 }
 
@@ -174,74 +161,43 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	d.log.Info("starting", "config", describeFile(d.opts.Initial), "database", redact.DSN(cfg.Maintenance.Database.URL),
 		"shadow_mode", cfg.Memory.PipelineV2.ShadowMode, "mutations_frozen", cfg.Memory.PipelineV2.MutationsFrozen)
-
-	db, err := d.connect(ctx, cfg)
+	deps, err := d.open(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	d.db = db
-	defer db.Close()
-	layout, err := schema.Inspect(ctx, db, schema.PlanFor(cfg))
-	if err != nil {
-		return err
-	}
-	if err := layout.Require(schema.Jobs...); err != nil {
-		return err
-	}
-	for _, job := range schema.Jobs {
-		if r := layout.Reports[job]; r.On && len(r.Refusals) > 0 {
-			d.log.Warn("the database will refuse some rows of this job; they are skipped with their reason", "job", string(job), "why", r.Refusals)
-		}
-	}
-	d.layout = layout
-	d.dbUp.Store(true)
-	d.metrics = metrics.New(db.DB)
-	d.metrics.DatabaseUp.Set(1)
-	d.leases = lease.New(db, layout.Names, holderID(), d.opts.LeaseTTL)
-
-	deps := &Deps{DB: db, Names: layout.Names, Metrics: d.metrics, Logger: d.log,
-		LLM: llm.NewProvider(func(k string) string { return getenv(d.opts.Environ, k) }, nil), Config: d.Config}
-	std := newStandard(deps)
-	jobs := d.opts.Jobs
-	if jobs == nil {
-		jobs = std.jobs(deps)
-	}
-	var svcList []Service
-	if d.opts.Services != nil {
-		svcList = d.opts.Services(deps)
-	} else {
-		svcList = std.services(deps)
-	}
+	defer d.db.Close()
 
 	// Jobs run under jobsCtx: it outlives the stop signal by the grace period.
 	jobsCtx, cancelJobs := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelJobs()
-	d.sched = newScheduler(jobsCtx, d, jobs)
-	d.svcs = newServices(jobsCtx, d, svcList)
+	d.assemble(jobsCtx, deps)
 	// Watch before serving: an edit made as soon as /readyz answers must be
 	// seen.
 	if d.opts.Source.Path != "" {
-		err := config.Watch(jobsCtx, d.opts.Source.Path, 300*time.Millisecond, d.requestReload)
-		if err != nil {
+		if err := config.Watch(jobsCtx, d.opts.Source.Path, 300*time.Millisecond, d.requestReload); err != nil {
 			d.log.Warn("not watching the configuration file for changes; reload with SIGHUP", "err", err)
 		}
 	}
-
 	srv, err := d.startHTTP(cfg)
 	if err != nil {
 		return err
 	}
-	if err := d.sched.apply(cfg); err != nil {
+	schedule, err := d.sched.prepare(cfg)
+	if err != nil {
 		return err
 	}
+	d.sched.commit(schedule)
 	d.svcs.apply(cfg)
-
 	go d.healthLoop(jobsCtx)
 	if err := d.notify.Notify(sdnotify.Ready, "STATUS=running"); err != nil {
 		d.log.Warn("sd_notify READY failed", "err", err)
 	}
 	d.log.Info("ready", "http", srv.addr, "jobs", d.sched.describe(), "inline_hook", cfg.InlineHookEnabled())
+	return d.loop(ctx, srv, cancelJobs)
+}
 
+// loop is the main loop: one channel of signals and reload requests.
+func (d *Daemon) loop(ctx context.Context, srv *httpServer, cancelJobs context.CancelFunc) error {
 	for {
 		select {
 		case <-ctx.Done():
@@ -249,15 +205,57 @@ func (d *Daemon) Run(ctx context.Context) error {
 		case <-d.reloads:
 			d.reload("file changed")
 		case sig := <-d.opts.Signals:
-			switch sig {
-			case syscall.SIGHUP:
+			if sig == syscall.SIGHUP {
 				d.reload("SIGHUP")
-			default:
-				d.log.Info("stop signal received", "signal", sig.String())
-				return d.shutdown(srv, cancelJobs)
+				continue
 			}
+			d.log.Info("stop signal received", "signal", sig.String())
+			return d.shutdown(srv, cancelJobs)
 		}
 	}
+}
+
+// open connects, checks that every job that is on can run against the
+// database, and returns what jobs are built from.
+func (d *Daemon) open(ctx context.Context, cfg *config.Config) (job.Deps, error) {
+	db, err := d.connect(ctx, cfg)
+	if err != nil {
+		return job.Deps{}, err
+	}
+	layout, err := schema.Inspect(ctx, db, schema.PlanFor(cfg))
+	if err == nil {
+		err = layout.Require(schema.Jobs...)
+	}
+	if err != nil {
+		_ = db.Close()
+		return job.Deps{}, err
+	}
+	for _, j := range schema.Jobs {
+		if r := layout.Reports[j]; r.On && len(r.Refusals) > 0 {
+			d.log.Warn("the database will refuse some rows of this job; they are skipped with their reason", "job", string(j), "why", r.Refusals)
+		}
+	}
+	d.db, d.layout = db, layout
+	d.dbUp.Store(true)
+	d.metrics = metrics.New(db.DB)
+	d.metrics.DatabaseUp.Set(1)
+	d.leases = lease.New(db, layout.Names, ident.Holder(), d.opts.LeaseTTL)
+	return job.Deps{DB: db, Names: layout.Names, Registry: d.metrics.Registry, Logger: d.log,
+		LLM: llm.NewProvider(func(k string) string { return config.Getenv(d.opts.Environ, k) }, nil), Config: d.Config}, nil
+}
+
+// assemble makes the jobs and services (the standard ones, or the options').
+func (d *Daemon) assemble(ctx context.Context, deps job.Deps) {
+	std := newStandard(deps)
+	jobs, svcs := d.opts.Jobs, std.services(deps)
+	if jobs == nil {
+		jobs = std.jobs(deps)
+	}
+	if d.opts.Services != nil {
+		svcs = d.opts.Services(deps)
+	}
+	d.sched = newScheduler(ctx, d, jobs)
+	d.svcs = newServices(ctx, d, svcs)
 }
 
 // connect waits for the database up to StartupTimeout: after a host reboot
@@ -329,7 +327,7 @@ wait:
 // is not doing its job, and systemd should know.
 func (d *Daemon) healthLoop(ctx context.Context) {
 	interval := 5 * time.Second
-	wd := sdnotify.WatchdogInterval(getenv(d.opts.Environ, "WATCHDOG_USEC"), getenv(d.opts.Environ, "WATCHDOG_PID"), os.Getpid())
+	wd := sdnotify.WatchdogInterval(config.Getenv(d.opts.Environ, "WATCHDOG_USEC"), config.Getenv(d.opts.Environ, "WATCHDOG_PID"), os.Getpid())
 	if wd > 0 && wd < interval {
 		interval = wd
 	}
@@ -407,22 +405,6 @@ func (d *Daemon) observeDB(err error) bool {
 		d.metrics.DatabaseUp.Set(0)
 	}
 	return up
-}
-
-func holderID() string {
-	host, _ := os.Hostname()
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(b[:]))
-}
-
-func getenv(environ func() []string, name string) string {
-	for _, kv := range environ() {
-		if len(kv) > len(name) && kv[:len(name)] == name && kv[len(name)] == '=' {
-			return kv[len(name)+1:]
-		}
-	}
-	return ""
 }
 
 func describeFile(l *config.Loaded) string {

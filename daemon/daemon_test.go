@@ -19,6 +19,7 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/daemon"
+	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
 )
@@ -95,7 +96,7 @@ func startAt(t *testing.T, configPath, dbURL string, extraYAML string, jobs []da
 		Source: src, Initial: loaded, LogOutput: h.log, Signals: h.signals,
 		Environ: func() []string { return nil }, ShutdownTimeout: 3 * time.Second, StartupTimeout: time.Second,
 		LeaseTTL: 3 * time.Second, Jobs: jobs,
-		Services:      func(*daemon.Deps) []daemon.Service { return nil },
+		Services:      func(job.Deps) []daemon.Service { return nil },
 		ListenerReady: func(a string) { addr <- a },
 	}
 	for _, tweak := range tweaks {
@@ -305,7 +306,7 @@ type countingJob struct {
 
 func (j *countingJob) Name() string                   { return j.name }
 func (j *countingJob) Schedule(*config.Config) string { return j.spec }
-func (j *countingJob) Run(ctx context.Context, _ *config.Config) (any, error) {
+func (j *countingJob) Run(ctx context.Context, _ *config.Config) (job.Report, error) {
 	if j.started != nil {
 		select {
 		case j.started <- struct{}{}:
@@ -320,8 +321,15 @@ func (j *countingJob) Run(ctx context.Context, _ *config.Config) (any, error) {
 		return nil, ctx.Err()
 	case <-time.After(j.hold):
 	}
-	return map[string]string{"replica": j.replica}, nil
+	return replicaReport{j.replica}, nil
 }
+
+// replicaReport says which replica ran.
+type replicaReport struct {
+	Replica string `json:"replica"`
+}
+
+func (r replicaReport) Text() string { return "ran on " + r.Replica + "\n" }
 
 // Several daemons on one database: each scheduled job runs once per tick.
 func TestThreeReplicasRunEachJobOncePerTick(t *testing.T) {

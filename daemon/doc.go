@@ -8,19 +8,22 @@
 //     SIGINT stop. On stop, scheduling ends at once, running jobs get a grace
 //     period, then their context is cancelled; a second stop signal exits
 //     without waiting.
-//   - A reload is transactional: the new configuration is built and
-//     validated completely (including its schedules) before it is swapped in
-//     with one atomic pointer store; on any failure the old one keeps running
-//     and the failure shows in the log, a metric and /readyz. Jobs read the
-//     configuration once per run, services once per batch, so a reload never
-//     changes the rules halfway through a decision.
+//   - A reload is transactional: the new configuration is loaded, the jobs
+//     it turns on are checked against the database, and its schedule is
+//     built, all before anything is swapped; then the configuration pointer,
+//     the schedule and the services change, and nothing can fail any more.
+//     On any failure the old configuration keeps running and the failure
+//     shows in the log, a metric and /readyz. Jobs decide under the
+//     configuration of their run, services of their batch, so a reload never
+//     changes the rules halfway through a decision; only the brake
+//     (shadowMode, mutationsFrozen) is observed before every write batch.
 //   - systemd: READY=1 once serving, RELOADING=1/READY=1 around reloads,
 //     STOPPING=1 on the way out, and watchdog pings only while the database
 //     answers, so a daemon that lost its database is restarted rather than
 //     reported healthy.
 //
-// Scheduled jobs run under robfig/cron with an explicit chain (Recover,
-// SkipIfStillRunning), plus a per-job guard that survives a reschedule, and
-// each run first takes the job's lease for its tick (package lease), so with
-// several daemons on one database each job runs once per tick.
+// Scheduled jobs run under robfig/cron, each guarded against overlapping
+// itself by a per-job flag that survives a reschedule; each run first takes
+// the job's lease for its tick (package lease), so with several daemons on
+// one database each job runs once per tick.
 package daemon

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/supersessiond/supersessiond/config"
@@ -9,55 +10,28 @@ import (
 	"github.com/supersessiond/supersessiond/internal/sdnotify"
 )
 
-// reload builds and validates a complete new configuration and swaps it in
-// atomically; if anything fails the previous configuration keeps running and
-// the failure is visible in the log, config_reloads_total{result="error"},
-// config_last_reload_successful and the /readyz body (Caddy's model).
+// reload builds, validates and prepares a complete new configuration, its
+// schedule included, and only then swaps it in (Caddy's model): nothing is
+// changed until nothing can fail any more, so a failure leaves the running
+// configuration untouched, with no rollback to get wrong. The failure is
+// visible in the log, config_reloads_total{result="error"},
+// config_last_reload_successful and the /readyz body.
 func (d *Daemon) reload(reason string) {
 	d.reloadMu.Lock()
 	defer d.reloadMu.Unlock()
 	_ = d.notify.Notify(sdnotify.ReloadingNow()...)
 	defer func() { _ = d.notify.Notify(sdnotify.Ready, "STATUS=running") }()
 
-	loaded, err := config.Load(d.opts.Source)
-	if err != nil {
-		if d.opts.Source.Path != "" {
-			digest, _ := config.FileDigest(d.opts.Source.Path)
-			d.tried.Store(&digest)
-		}
-		msg := time.Now().UTC().Format(time.RFC3339) + ": " + err.Error()
-		d.reloadErr.Store(&msg)
-		d.metrics.ConfigReloads.WithLabelValues("error").Inc()
-		d.metrics.ConfigLastReloadOK.Set(0)
-		d.log.Error("configuration reload failed; still running the previous configuration", "reason", reason, "err", err)
-		return
-	}
 	old := d.Config()
-	next := loaded.Config
-	if err := d.canRun(old, next); err != nil {
-		d.tried.Store(&loaded.Digest)
-		msg := time.Now().UTC().Format(time.RFC3339) + ": " + err.Error()
-		d.reloadErr.Store(&msg)
-		d.metrics.ConfigReloads.WithLabelValues("error").Inc()
-		d.metrics.ConfigLastReloadOK.Set(0)
-		d.log.Error("configuration reload refused: a job it turns on cannot run against this database; still running the previous configuration",
-			"reason", reason, "err", err)
-		return
-	}
-	changedRestartOnly := restartOnly(old, next)
-	// Settings bound at startup (connections, listener, log encoder) stay
-	// as they are, so the Config in force always describes what is running.
-	next.Maintenance.Database = old.Maintenance.Database
-	next.Maintenance.Tables = old.Maintenance.Tables
-	next.Maintenance.HTTP = old.Maintenance.HTTP
-	next.Maintenance.Log.Format = old.Maintenance.Log.Format
-	// Validate the parts that need more than parsing before anything is
-	// swapped: a schedule must be installable.
-	d.cfg.Store(next)
-	if err := d.sched.apply(next); err != nil {
-		d.tried.Store(&loaded.Digest)
-		d.cfg.Store(old)
-		_ = d.sched.apply(old)
+	loaded, next, schedule, err := d.build(old)
+	if err != nil {
+		digest := ""
+		if loaded != nil {
+			digest = loaded.Digest
+		} else if d.opts.Source.Path != "" {
+			digest, _ = config.FileDigest(d.opts.Source.Path)
+		}
+		d.tried.Store(&digest)
 		msg := time.Now().UTC().Format(time.RFC3339) + ": " + err.Error()
 		d.reloadErr.Store(&msg)
 		d.metrics.ConfigReloads.WithLabelValues("error").Inc()
@@ -65,18 +39,55 @@ func (d *Daemon) reload(reason string) {
 		d.log.Error("configuration reload failed; still running the previous configuration", "reason", reason, "err", err)
 		return
 	}
-	d.running.Store(&loaded.Digest)
-	d.tried.Store(&loaded.Digest)
+
+	// Swap: from here on nothing can fail.
+	d.cfg.Store(next)
+	d.sched.commit(schedule)
 	d.svcs.apply(next)
 	d.level.Set(parseLevel(next.Maintenance.Log.Level))
+	d.running.Store(&loaded.Digest)
+	d.tried.Store(&loaded.Digest)
 	empty := ""
 	d.reloadErr.Store(&empty)
 	d.metrics.ConfigReloads.WithLabelValues("ok").Inc()
 	d.metrics.ConfigLastReloadOK.Set(1)
+	d.logChanges(reason, old, next, loaded)
+}
+
+// build loads the configuration and prepares everything it needs, changing
+// nothing: the jobs it turns on must be able to run against the database,
+// and its schedule must install.
+func (d *Daemon) build(old *config.Config) (*config.Loaded, *config.Config, *plan, error) {
+	loaded, err := config.Load(d.opts.Source)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	next := loaded.Config
+	if err := d.canRun(old, next); err != nil {
+		return loaded, nil, nil, fmt.Errorf("a job it turns on cannot run against this database: %w", err)
+	}
+	// Settings bound at startup (connections, listener, log encoder, the
+	// tables' names) stay as they are, so the Config in force always
+	// describes what is running; logChanges says which ones were edited.
+	bound := *next
+	bound.Maintenance.Database = old.Maintenance.Database
+	bound.Maintenance.Tables = old.Maintenance.Tables
+	bound.Maintenance.HTTP = old.Maintenance.HTTP
+	bound.Maintenance.Log.Format = old.Maintenance.Log.Format
+	schedule, err := d.sched.prepare(&bound)
+	if err != nil {
+		return loaded, nil, nil, err
+	}
+	return loaded, &bound, schedule, nil
+}
+
+// logChanges says, once, what the reload brought: notes, settings that
+// need a restart, the modes now in force.
+func (d *Daemon) logChanges(reason string, old, next *config.Config, loaded *config.Loaded) {
 	for _, n := range loaded.Notes {
 		d.log.Info(n)
 	}
-	for _, k := range changedRestartOnly {
+	for _, k := range restartOnly(old, loaded.Config) {
 		d.log.Warn("changed setting needs a restart to take effect", "key", k)
 	}
 	d.log.Info("configuration reloaded", "reason", reason,

@@ -52,48 +52,64 @@ func (l cronLogger) Error(err error, msg string, kv ...any) {
 	l.log.Error("cron: "+msg, append(kv, "err", err)...)
 }
 
-// apply makes the schedules of cfg the ones in force.
-func (s *scheduler) apply(cfg *config.Config) error {
-	specs := map[string]string{}
+// plan is a schedule built from a configuration and not yet in force:
+// everything that can fail (parsing, installing) has happened, so committing
+// it cannot.
+type plan struct {
+	cron  *cron.Cron // nil: the schedules in force are unchanged
+	specs map[string]string
+	loc   *time.Location
+	gaps  map[string]time.Duration
+}
+
+// prepare builds the cron cfg asks for, complete and stopped.
+func (s *scheduler) prepare(cfg *config.Config) (*plan, error) {
+	p := &plan{specs: map[string]string{}, loc: cfg.Location(), gaps: map[string]time.Duration{}}
 	for _, j := range s.jobs {
-		specs[j.Name()] = j.Schedule(cfg)
+		p.specs[j.Name()] = j.Schedule(cfg)
 	}
-	loc := cfg.Location()
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cron != nil && equalSpecs(specs, s.specs) && s.loc.String() == loc.String() {
-		return nil
+	unchanged := s.cron != nil && equalSpecs(p.specs, s.specs) && s.loc.String() == p.loc.String()
+	s.mu.Unlock()
+	if unchanged {
+		return p, nil
 	}
-	logger := cronLogger{s.d.log}
-	c := cron.New(
-		// Specs are parsed by config.ParseSchedule, the parser validation
-		// used, and handed over as schedules: no second parser to drift.
-		cron.WithLocation(loc),
-		cron.WithLogger(logger),
-		// The default chain recovers nothing: a panicking job would take the
-		// daemon down. Recover first, then never overlap a job with itself.
-		cron.WithChain(cron.Recover(logger), cron.SkipIfStillRunning(logger)),
-	)
-	gaps := map[string]time.Duration{}
+	// Specs are parsed by config.ParseSchedule, the parser validation used,
+	// and handed over as schedules: no second parser to drift. No chain: the
+	// scheduler's own guard (which survives a reschedule) keeps a job from
+	// overlapping itself, and the lease holder recovers a panicking run.
+	c := cron.New(cron.WithLocation(p.loc), cron.WithLogger(cronLogger{s.d.log}))
 	for _, j := range s.jobs {
-		spec := specs[j.Name()]
-		gaps[j.Name()] = 0
+		spec := p.specs[j.Name()]
+		p.gaps[j.Name()] = 0
 		if spec == config.ScheduleOff {
 			continue
 		}
 		sched, err := config.ParseSchedule(spec)
 		if err != nil {
-			return fmt.Errorf("schedule %s: %w", j.Name(), err)
+			return nil, fmt.Errorf("schedule %s: %w", j.Name(), err)
 		}
 		c.Schedule(sched, cron.FuncJob(func() { s.execute(j, sched) }))
-		gaps[j.Name()] = longestGap(sched, time.Now().In(loc))
+		p.gaps[j.Name()] = longestGap(sched, time.Now().In(p.loc))
 	}
-	for name, gap := range gaps {
+	p.cron = c
+	return p, nil
+}
+
+// commit puts a prepared schedule in force: the new cron starts, the old
+// one stops taking ticks and its running jobs finish.
+func (s *scheduler) commit(p *plan) {
+	if p.cron == nil {
+		return
+	}
+	for name, gap := range p.gaps {
 		s.d.metrics.JobInterval.WithLabelValues(name).Set(gap.Seconds())
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	old := s.cron
-	s.cron, s.specs, s.loc = c, specs, loc
-	c.Start()
+	s.cron, s.specs, s.loc = p.cron, p.specs, p.loc
+	p.cron.Start()
 	live := s.retired[:0]
 	for _, w := range s.retired {
 		if w.Err() == nil {
@@ -105,7 +121,6 @@ func (s *scheduler) apply(cfg *config.Config) error {
 		s.retired = append(s.retired, old.Stop()) // its running jobs finish
 		s.d.log.Info("schedules changed", "jobs", s.describeLocked())
 	}
-	return nil
 }
 
 // longestGap is the longest gap between the schedule's next runs, what an

@@ -5,8 +5,11 @@ import (
 	"testing"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/internal/job"
+	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
+	"github.com/supersessiond/supersessiond/sweep"
 )
 
 // mutationsFrozen (or shadowMode) turned on while a live sweep runs stops
@@ -28,15 +31,15 @@ func TestBrakeEngagedMidRunStopsSupersessions(t *testing.T) {
 				braked.Memory.PipelineV2.ShadowMode = true
 			}
 			var asked atomic.Int32
-			job := newJob(db.DB, nil)
-			job.BatchAspects = 2 // five batches, each its own write
-			job.Current = func() *config.Config {
+			deps := job.Deps{DB: db.DB, Config: func() *config.Config {
 				if asked.Add(1) > 1 { // the operator pulls the brake after the first batch
 					return braked
 				}
 				return live()
-			}
-			rep, err := job.Once(t.Context(), live(), "")
+			}}
+			sw := sweep.New(deps, supersession.New(deps))
+			sw.BatchAspects = 2 // five batches, each its own write
+			rep, err := sw.Once(t.Context(), live(), "")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/supersessiond/supersessiond/internal/audit"
+	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
@@ -149,6 +150,6 @@ func waitForLockWait(t *testing.T, ctx context.Context, db *pgtest.DB) {
 
 // opsOf is the operator commands on a test database of the reference schema.
 func opsOf(db *sqlx.DB) *audit.Ops {
-	engine := supersession.New(db, nil, slog.New(slog.DiscardHandler), supersession.NewMetrics(prometheus.NewRegistry()), nil)
+	engine := supersession.New(job.Deps{DB: db, Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry()})
 	return audit.New(db, nil, engine)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
@@ -62,8 +63,8 @@ func TestSemanticFailuresLogNoCredentials(t *testing.T) {
 		}
 		return ""
 	}, nil)
-	engine := supersession.New(db.DB, nil, log, supersession.NewMetrics(prometheus.NewRegistry()), llms)
-	r, err := sweep.New(db.DB, nil, log, engine).Once(context.Background(), cfg, "")
+	engine := supersession.New(job.Deps{DB: db.DB, Logger: log, Registry: prometheus.NewRegistry(), LLM: llms})
+	r, err := sweep.New(job.Deps{DB: db.DB, Logger: log}, engine).Once(context.Background(), cfg, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/supersessiond/supersessiond/internal/audit"
+	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
@@ -35,10 +36,10 @@ func TestTextMetadataHistory(t *testing.T) {
 	s.Moves("a", "t", 2, "Toronto", "Vancouver")
 
 	log := slog.New(slog.DiscardHandler)
-	engine := supersession.New(db.DB, names, log, supersession.NewMetrics(prometheus.NewRegistry()), nil)
-	job := sweep.New(db.DB, names, log, engine)
+	engine := supersession.New(job.Deps{DB: db.DB, Names: names, Logger: log, Registry: prometheus.NewRegistry()})
+	sw := sweep.New(job.Deps{DB: db.DB, Names: names, Logger: log}, engine)
 	for range 2 {
-		if _, err := job.Once(ctx, shadow(), ""); err != nil {
+		if _, err := sw.Once(ctx, shadow(), ""); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -53,7 +54,7 @@ func TestTextMetadataHistory(t *testing.T) {
 	if _, err := ops.Review(ctx, proposal, false, "not a move"); err != nil {
 		t.Fatal(err)
 	}
-	r, err := job.Once(ctx, live(), "")
+	r, err := sw.Once(ctx, live(), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,9 +2,7 @@ package sweep
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,7 +14,8 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/supersessiond/supersessiond/config"
-	"github.com/supersessiond/supersessiond/internal/schema"
+	"github.com/supersessiond/supersessiond/internal/ident"
+	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 )
 
@@ -35,30 +34,27 @@ type Job struct {
 	db     *sqlx.DB
 	sql    statements
 	log    *slog.Logger
+	now    func() time.Time
+	braked func() bool
 	engine *supersession.Engine
 	// BatchAspects overrides batchAspects (tests exercise batch boundaries).
 	BatchAspects int
 	// Budget, when set, replaces the schedule-derived budget of Run.
 	Budget time.Duration
-	// Current, when set, returns the configuration in force now (the
-	// daemon's, which a reload replaces). A run decides under the
-	// configuration it started with, but asks Current before every write
-	// batch whether shadowMode or mutationsFrozen was turned on since.
-	Current func() *config.Config
 	// PruneOutbox, when set, is called after a complete pass over all
 	// agents while the inline hook is off: nobody else drains its outbox,
 	// and the pass covered everything classified before it started.
 	PruneOutbox func(ctx context.Context, before time.Time) error
 }
 
-// New returns the sweep job for the database names describes (nil: the
-// reference schema).
-func New(db *sqlx.DB, names *schema.Names, log *slog.Logger, engine *supersession.Engine) *Job {
-	if names == nil {
-		names = schema.ReferenceNames()
-	}
-	return &Job{db: db, sql: statements{loadCursor: names.SQL(loadCursorSQL), saveCursor: names.SQL(saveCursorSQL)},
-		log: log.With("job", Name), engine: engine, BatchAspects: batchAspects}
+// New returns the sweep job for the database deps describe, deciding with
+// engine (the daemon shares one with the inline hook). A run asks
+// deps.Config before every write batch whether the brake was engaged.
+func New(deps job.Deps, engine *supersession.Engine) *Job {
+	deps = deps.WithDefaults()
+	n := deps.Names
+	return &Job{db: deps.DB, sql: statements{loadCursor: n.SQL(loadCursorSQL), saveCursor: n.SQL(saveCursorSQL)},
+		log: deps.Logger.With("job", Name), now: deps.Now, braked: deps.Braked, engine: engine, BatchAspects: batchAspects}
 }
 
 // The sweep's own SQL: its cursor in the daemon's state table.
@@ -84,10 +80,10 @@ func (j *Job) Schedule(cfg *config.Config) string {
 
 // Report is what a sweep found and did.
 type Report struct {
-	RunID   string `json:"run_id"`
-	Mode    string `json:"mode"` // live | shadow | frozen
-	Agent   string `json:"agent,omitempty"`
-	Batches int    `json:"batches"`
+	RunID   string      `json:"run_id"`
+	Mode    config.Mode `json:"mode"`
+	Agent   string      `json:"agent,omitempty"`
+	Batches int         `json:"batches"`
 	supersession.Tally
 	// Complete is true when the pass reached the last aspect. Stopped says
 	// why it did not: "budget" (the time budget ran out; the next run
@@ -154,13 +150,13 @@ type cursor struct {
 const cursorName = "sweep_cursor"
 
 // Run is a scheduled run: resume at the stored cursor, stop at the budget.
-func (j *Job) Run(ctx context.Context, cfg *config.Config) (any, error) {
+func (j *Job) Run(ctx context.Context, cfg *config.Config) (job.Report, error) {
 	if !cfg.Memory.PipelineV2.Structural.SupersessionEnabled {
 		return &Report{Disabled: "memory.pipelineV2.structural.supersessionEnabled is false"}, nil
 	}
 	budget := j.Budget
 	if budget == 0 {
-		budget = budgetFor(cfg, time.Now())
+		budget = budgetFor(cfg, j.now())
 	}
 	return j.sweep(ctx, cfg, "", budget, true)
 }
@@ -207,8 +203,8 @@ func (j *Job) sweep(ctx context.Context, cfg *config.Config, agent string, budge
 }
 
 func (j *Job) pass(ctx context.Context, cfg *config.Config, agent string, budget time.Duration, resumable bool) (*Report, error) {
-	start := time.Now()
-	r := &Report{RunID: newRunID(), Mode: mode(cfg), Agent: agent}
+	start := j.now()
+	r := &Report{RunID: ident.Random("", 8), Mode: cfg.Mode(), Agent: agent}
 	var cur cursor
 	if resumable {
 		var err error
@@ -220,17 +216,14 @@ func (j *Job) pass(ctx context.Context, cfg *config.Config, agent string, budget
 			cur.PassStartedAt = start.UTC()
 		}
 	}
-	budgetSem := 256
 	pass := supersession.Pass{
-		Actor:          supersession.Actor{ChangedBy: "supersessiond:sweep", Type: "system", RequestID: r.RunID},
-		Source:         Name,
-		SemanticBudget: &budgetSem,
+		Actor:     supersession.Actor{ChangedBy: "supersessiond:sweep", Type: "system", RequestID: r.RunID},
+		Source:    Name,
+		Questions: supersession.NewBudget(supersession.DefaultQuestions),
 	}
-	if j.Current != nil {
-		pass.Brake = func() bool { return j.Current().Shadow() }
-	}
+	pass.Brake = j.braked
 	defer func() {
-		r.Duration = time.Since(start)
+		r.Duration = j.now().Sub(start)
 		r.Seconds = r.Duration.Seconds()
 	}()
 	for {
@@ -274,7 +267,7 @@ func (j *Job) pass(ctx context.Context, cfg *config.Config, agent string, budget
 			}
 		}
 		// Checked after a batch, so every run makes progress.
-		if budget > 0 && time.Since(start) > budget {
+		if budget > 0 && j.now().Sub(start) > budget {
 			r.Stopped = stoppedBudget
 			return r, nil
 		}
@@ -305,20 +298,4 @@ func (j *Job) saveCursor(ctx context.Context, c cursor) error {
 		return fmt.Errorf("sweep: save cursor: %w", err)
 	}
 	return nil
-}
-
-func mode(cfg *config.Config) string {
-	switch {
-	case cfg.Frozen():
-		return "frozen"
-	case cfg.Shadow():
-		return "shadow"
-	}
-	return "live"
-}
-
-func newRunID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

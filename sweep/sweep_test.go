@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/inline"
+	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
@@ -29,10 +29,11 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 var quiet = slog.New(slog.DiscardHandler)
 
 func newJob(db *sqlx.DB, llms *llm.Provider) *sweep.Job {
-	engine := supersession.New(db, nil, quiet, supersession.NewMetrics(prometheus.NewRegistry()), llms)
-	job := sweep.New(db, nil, quiet, engine)
-	job.PruneOutbox = inline.New(db, nil, quiet, engine, inline.NewMetrics(prometheus.NewRegistry())).Prune
-	return job
+	deps := job.Deps{DB: db, Logger: quiet, LLM: llms}
+	engine := supersession.New(deps)
+	sw := sweep.New(deps, engine)
+	sw.PruneOutbox = inline.New(deps, engine).Prune
+	return sw
 }
 
 func live() *config.Config { return config.Default() }

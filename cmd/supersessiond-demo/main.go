@@ -95,33 +95,15 @@ func run(binary string, keep bool, out io.Writer) error {
 		defer cleanup()
 		defer cluster.StopOnSignal()()
 	}
-	admin, err := sqlx.Open("postgres", cluster.URL("postgres"))
-	if err != nil {
-		return err
-	}
-	if _, err := admin.Exec(`CREATE DATABASE agent`); err != nil {
-		return err
-	}
-	admin.Close()
-	d.dbURL = cluster.URL("agent")
-	if d.db, err = sqlx.Open("postgres", d.dbURL); err != nil {
+	if err := d.createDatabase(cluster); err != nil {
 		return err
 	}
 	defer d.db.Close()
 	fmt.Fprintf(d.out, "PostgreSQL running in %s (Unix socket only)\n", cluster.Dir())
-
-	if keep {
-		d.dir, err = filepath.Abs(filepath.Join(stateDir, "config"))
-		if err != nil {
-			return err
-		}
-		if err := os.MkdirAll(d.dir, 0o755); err != nil {
-			return err
-		}
-	} else {
-		if d.dir, err = os.MkdirTemp("", "supersessiond-demo-"); err != nil {
-			return err
-		}
+	if err := d.makeDir(keep); err != nil {
+		return err
+	}
+	if !keep {
 		defer os.RemoveAll(d.dir)
 	}
 	d.llm, err = startStandInLLM()
@@ -150,6 +132,35 @@ func run(binary string, keep bool, out io.Writer) error {
 		return d.leaveRunning(cluster)
 	}
 	return d.story(ctx)
+}
+
+// createDatabase creates the demo's agent database in the cluster.
+func (d *demo) createDatabase(cluster *pgcluster.Cluster) error {
+	admin, err := sqlx.Open("postgres", cluster.URL("postgres"))
+	if err != nil {
+		return err
+	}
+	defer admin.Close()
+	if _, err := admin.Exec(`CREATE DATABASE agent`); err != nil {
+		return err
+	}
+	d.dbURL = cluster.URL("agent")
+	d.db, err = sqlx.Open("postgres", d.dbURL)
+	return err
+}
+
+// makeDir makes the directory the demo's agent.yaml goes in: beside the
+// kept database's state, or a temporary one.
+func (d *demo) makeDir(keep bool) error {
+	var err error
+	if !keep {
+		d.dir, err = os.MkdirTemp("", "supersessiond-demo-")
+		return err
+	}
+	if d.dir, err = filepath.Abs(filepath.Join(stateDir, "config")); err != nil {
+		return err
+	}
+	return os.MkdirAll(d.dir, 0o755)
 }
 
 // story is the main job end to end; each chapter runs real commands.

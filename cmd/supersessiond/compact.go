@@ -6,6 +6,7 @@ import (
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/daemon"
 	"github.com/supersessiond/supersessiond/internal/compaction"
+	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/schema"
 )
 
@@ -19,8 +20,8 @@ func (c *CompactCommand) Run(ctx context.Context, args []string) error {
 		name:  "compact",
 		job:   schema.Compaction,
 		usage: "--once [--json]",
-		build: func(deps *daemon.Deps, _ *config.Config) (daemon.Job, error) {
-			return compaction.New(compaction.Deps{DB: deps.DB, Names: deps.Names, Logger: deps.Logger, Registry: deps.Metrics.Registry, LLM: deps.LLM}), nil
+		build: func(deps job.Deps, _ *config.Config) (daemon.Job, error) {
+			return compaction.New(deps, compaction.Options{}), nil
 		},
 	}, args)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/audit"
+	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/supersession"
@@ -191,7 +192,7 @@ func (m *Main) open(ctx context.Context, cfgPath string, jobs ...schema.Job) (*c
 
 // ops are the operator commands on the environment's database.
 func (e *cmdEnv) ops() *audit.Ops {
-	engine := supersession.New(e.db, e.layout.Names, e.log, supersession.NewMetrics(nil), nil)
+	engine := supersession.New(job.Deps{DB: e.db, Names: e.layout.Names, Logger: e.log})
 	return audit.New(e.db, e.layout.Names, engine)
 }
 

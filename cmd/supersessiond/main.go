@@ -11,6 +11,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/supersessiond/supersessiond/config"
 )
 
 // Set by the Makefile with -ldflags "-X main.version=... -X main.commit=...".
@@ -188,14 +190,7 @@ func (c *HelpCommand) Run(ctx context.Context, args []string) error {
 	return info.new(c.m).Run(ctx, []string{"--help"})
 }
 
-func (m *Main) getenv(name string) string {
-	for _, kv := range m.Environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
-			return v
-		}
-	}
-	return ""
-}
+func (m *Main) getenv(name string) string { return config.Getenv(m.Environ, name) }
 
 // dashed writes a flag's name the way the documentation does: -h, --help.
 func dashed(name string) string {

@@ -8,13 +8,10 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/daemon"
+	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/llm"
-	"github.com/supersessiond/supersessiond/internal/metrics"
 	"github.com/supersessiond/supersessiond/internal/schema"
 )
-
-// texter is implemented by job reports that have a human-readable form.
-type texter interface{ Text() string }
 
 // onceSpec describes a `JOB --once [--json]` command.
 type onceSpec struct {
@@ -24,7 +21,7 @@ type onceSpec struct {
 	// flags adds the command's own flags (beyond --config, --once, --json).
 	flags func(fs *flag.FlagSet)
 	// build makes the job; cfg is the loaded configuration.
-	build func(deps *daemon.Deps, cfg *config.Config) (daemon.Job, error)
+	build func(deps job.Deps, cfg *config.Config) (daemon.Job, error)
 }
 
 // runOnce runs one pass of a job now, as the daemon would on a tick but
@@ -60,7 +57,7 @@ func (m *Main) runOnce(ctx context.Context, spec onceSpec, args []string) error 
 	}
 	defer env.db.Close()
 	cfg := env.cfg
-	deps := &daemon.Deps{DB: env.db, Names: env.layout.Names, Metrics: metrics.New(nil), Logger: env.log, LLM: llm.NewProvider(m.getenv, nil)}
+	deps := job.Deps{DB: env.db, Names: env.layout.Names, Logger: env.log, LLM: llm.NewProvider(m.getenv, nil)}
 	job, err := spec.build(deps, cfg)
 	if err != nil {
 		return err
@@ -79,7 +76,7 @@ func (m *Main) printReport(report any, asJSON bool) error {
 	if asJSON {
 		return json.NewEncoder(m.Stdout).Encode(report)
 	}
-	if t, ok := report.(texter); ok {
+	if t, ok := report.(job.Report); ok {
 		fmt.Fprint(m.Stdout, t.Text())
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/daemon"
+	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/tombstones"
 )
@@ -26,16 +27,16 @@ func (c *ReconcileCommand) Run(ctx context.Context, args []string) error {
 			budget = fs.Duration("budget", 0, "stop starting batches after this long (default: "+tombstones.MaxBudget.String()+
 				" by hand; the daemon derives it from maintenance.schedules.tombstones)")
 		},
-		build: func(deps *daemon.Deps, _ *config.Config) (daemon.Job, error) {
+		build: func(deps job.Deps, _ *config.Config) (daemon.Job, error) {
 			if *budget < 0 {
 				return nil, usagef("reconcile: --budget %s must not be negative", *budget)
 			}
-			opts := tombstones.Options{Budget: *budget, Names: deps.Names}
+			opts := tombstones.Options{Budget: *budget}
 			if opts.Budget == 0 {
 				// By hand the pass is not squeezed between ticks.
 				opts.Budget = tombstones.MaxBudget
 			}
-			return tombstones.New(deps.DB, deps.Logger, tombstones.NewMetrics(deps.Metrics.Registry), opts), nil
+			return tombstones.New(deps, opts), nil
 		},
 	}, args)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/daemon"
+	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/sweep"
@@ -22,9 +23,8 @@ func (c *SweepCommand) Run(ctx context.Context, args []string) error {
 		job:   schema.Supersession,
 		usage: "--once [--agent ID] [--json]",
 		flags: func(fs *flag.FlagSet) { agent = fs.String("agent", "", "sweep only this agent's attributes") },
-		build: func(deps *daemon.Deps, cfg *config.Config) (daemon.Job, error) {
-			engine := supersession.New(deps.DB, deps.Names, deps.Logger, supersession.NewMetrics(deps.Metrics.Registry), deps.LLM)
-			return onceJob{sweep.New(deps.DB, deps.Names, deps.Logger, engine), *agent}, nil
+		build: func(deps job.Deps, cfg *config.Config) (daemon.Job, error) {
+			return onceJob{sweep.New(deps, supersession.New(deps)), *agent}, nil
 		},
 	}, args)
 }
@@ -35,6 +35,6 @@ type onceJob struct {
 	agent string
 }
 
-func (o onceJob) Run(ctx context.Context, cfg *config.Config) (any, error) {
+func (o onceJob) Run(ctx context.Context, cfg *config.Config) (job.Report, error) {
 	return o.Once(ctx, cfg, o.agent)
 }

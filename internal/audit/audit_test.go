@@ -16,6 +16,7 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/audit"
+	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
@@ -40,8 +41,8 @@ func frozenOn(c *config.Config) { c.Memory.PipelineV2.MutationsFrozen = true }
 func sweepOnce(t *testing.T, db *sqlx.DB, c *config.Config) *sweep.Report {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
-	engine := supersession.New(db, nil, log, supersession.NewMetrics(prometheus.NewRegistry()), nil)
-	r, err := sweep.New(db, nil, log, engine).Once(ctx, c, "")
+	engine := supersession.New(job.Deps{DB: db, Logger: log, Registry: prometheus.NewRegistry()})
+	r, err := sweep.New(job.Deps{DB: db, Logger: log}, engine).Once(ctx, c, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,6 +414,6 @@ func TestMutationsFrozenRefusesEveryChange(t *testing.T) {
 
 // opsOf is the operator commands on a test database of the reference schema.
 func opsOf(db *sqlx.DB) *audit.Ops {
-	engine := supersession.New(db, nil, slog.New(slog.DiscardHandler), supersession.NewMetrics(prometheus.NewRegistry()), nil)
+	engine := supersession.New(job.Deps{DB: db, Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry()})
 	return audit.New(db, nil, engine)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,7 +14,6 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/supersessiond/supersessiond/config"
-	"github.com/supersessiond/supersessiond/heuristics"
 	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 )
@@ -84,7 +84,7 @@ func (o *Ops) Review(ctx context.Context, proposalID string, accept bool, note s
 			return err
 		}
 		return tx.GetContext(ctx, &id, o.sql.insertHistory,
-			e.MemoryID, event, e.OldContent, e.NewContent, cli.ChangedBy, nullIfEmpty(note), string(meta), cli.Type)
+			e.MemoryID, event, e.OldContent, e.NewContent, cli.ChangedBy, store.Nullable(note), string(meta), cli.Type)
 	})
 	if store.IsUniqueViolation(err, "supersessiond_history_one_review") {
 		var prior struct {
@@ -144,7 +144,6 @@ func (o *Ops) applyOne(ctx context.Context, proposalID string) (string, error) {
 	meta.ProposalID = proposalID
 	meta.Mode = supersession.ModeProposal
 	meta.RunID = ""
-	meta.Signals = nonNilSignals(meta.Signals)
 	item := supersession.Supersession{
 		Meta: meta, OldContent: deref(e.OldContent), NewContent: deref(e.NewContent),
 		Reason: "applied from proposal " + proposalID + ": " + deref(e.Reason),
@@ -177,14 +176,14 @@ func (o *Ops) whyNot(ctx context.Context, m supersession.Metadata, oldContent, n
 		}
 	}
 	type row struct {
-		ID           string  `db:"id"`
-		AgentID      string  `db:"agent_id"`
-		Status       string  `db:"status"`
-		Kind         string  `db:"kind"`
-		Protected    bool    `db:"protected"`
-		Content      string  `db:"content"`
-		SupersededBy *string `db:"superseded_by"`
-		AspectID     *string `db:"aspect_id"`
+		ID           string            `db:"id"`
+		AgentID      string            `db:"agent_id"`
+		Status       string            `db:"status"`
+		Kind         supersession.Kind `db:"kind"`
+		Protected    bool              `db:"protected"`
+		Content      string            `db:"content"`
+		SupersededBy *string           `db:"superseded_by"`
+		AspectID     *string           `db:"aspect_id"`
 	}
 	var rows []row
 	_ = db.SelectContext(ctx, &rows, o.sql.pairState, pq.Array([]string{m.OldAttributeID, m.NewAttributeID}), m.AgentID)
@@ -209,7 +208,7 @@ func (o *Ops) whyNot(ctx context.Context, m supersession.Metadata, oldContent, n
 		return fmt.Sprintf("new attribute %s is no longer active (status %s)", nw.ID, nw.Status)
 	case old.Protected:
 		return fmt.Sprintf("old attribute %s is protected (supersessiond protect %s --off to allow it)", old.ID, old.ID)
-	case old.Kind != "attribute" || nw.Kind != "attribute":
+	case old.Kind != supersession.KindAttribute || nw.Kind != supersession.KindAttribute:
 		return "one of the attributes is now a constraint, which is never superseded"
 	case old.Content != oldContent:
 		return fmt.Sprintf("old attribute %s's content changed since (now %q)", old.ID, clip(old.Content, 60))
@@ -336,107 +335,118 @@ type SupersedeRequest struct {
 // re-points it to new), ids of another agent, a constraint or protected old,
 // new not active, new among the olds, ids that do not exist (all listed).
 func (o *Ops) Supersede(ctx context.Context, cfg *config.Config, req SupersedeRequest) ([]supersession.Applied, error) {
-	db := o.db
-	op := "supersede"
+	const op = "supersede"
 	if cfg.Frozen() {
 		return nil, frozen(op)
 	}
 	olds := dedupe(req.Olds)
-	for _, o := range olds {
-		if o == req.New {
-			return nil, refuse(op, "%s is both the new attribute (--by) and one of the old ones", o)
-		}
+	if slices.Contains(olds, req.New) {
+		return nil, refuse(op, "%s is both the new attribute (--by) and one of the old ones", req.New)
 	}
 	var applied []supersession.Applied
-	err := store.InTx(ctx, db, func(tx *sqlx.Tx) error {
-		type row struct {
-			ID           string  `db:"id"`
-			AgentID      string  `db:"agent_id"`
-			AspectID     *string `db:"aspect_id"`
-			Kind         string  `db:"kind"`
-			Status       string  `db:"status"`
-			Protected    bool    `db:"protected"`
-			SupersededBy *string `db:"superseded_by"`
-			Content      string  `db:"content"`
+	err := store.InTx(ctx, o.db, func(tx *sqlx.Tx) error {
+		byID, err := o.lockForSupersede(ctx, tx, req.Agent, append([]string{req.New}, olds...))
+		if err != nil {
+			return err
 		}
-		var rows []row
-		all := append([]string{req.New}, olds...)
-		// Only this agent's rows are read: an id of another agent is, to
-		// this command, an id that does not exist.
-		if err := tx.SelectContext(ctx, &rows, o.sql.lockForSupersede, pq.Array(all), req.Agent); err != nil {
-			return fmt.Errorf("supersede: lock attributes: %w", err)
-		}
-		byID := map[string]row{}
-		for _, r := range rows {
-			byID[r.ID] = r
-		}
-		var missing []string
-		for _, id := range all {
-			if _, ok := byID[id]; !ok {
-				missing = append(missing, id)
-			}
-		}
-		if len(missing) > 0 {
-			return refuse(op, "not attributes of agent %s (no such id, or another agent's): %s; nothing was changed", req.Agent, quoteList(missing))
+		if err := supersedable(req, olds, byID); err != nil {
+			return err
 		}
 		nw := byID[req.New]
-		if nw.Status != "active" {
-			return refuse(op, "new attribute %s is not active (status %s)", nw.ID, nw.Status)
-		}
-		if nw.Kind != "attribute" {
-			return refuse(op, "new attribute %s is a %s; only attributes supersede", nw.ID, nw.Kind)
-		}
-		var problems []string
-		for _, id := range olds {
-			r := byID[id]
-			switch {
-			case r.Kind == "constraint":
-				problems = append(problems, id+" is a constraint (never superseded)")
-			case r.Kind != "attribute":
-				problems = append(problems, fmt.Sprintf("%s has kind %q", id, r.Kind))
-			case r.Protected:
-				problems = append(problems, fmt.Sprintf("%s is protected (supersessiond protect %s --off first)", id, id))
-			case r.Status == "superseded" && r.SupersededBy != nil && *r.SupersededBy == req.New:
-				problems = append(problems, id+" is already superseded by "+req.New)
-			case r.Status == "superseded" && !req.ForceChain:
-				problems = append(problems, fmt.Sprintf("%s is already superseded by %s (--force-chain re-points it to %s)", id, strOrNull(r.SupersededBy), req.New))
-			case r.Status != "active" && r.Status != "superseded":
-				problems = append(problems, fmt.Sprintf("%s has status %s", id, r.Status))
-			}
-		}
-		if len(problems) > 0 {
-			return refuse(op, "%s; nothing was changed", strings.Join(problems, "; "))
-		}
 		items := make([]supersession.Supersession, 0, len(olds))
 		for _, id := range olds {
 			r := byID[id]
-			aspect := ""
-			if r.AspectID != nil {
-				aspect = *r.AspectID
-			}
 			items = append(items, supersession.Supersession{
 				Meta: supersession.Metadata{
-					AgentID: req.Agent, OldAttributeID: id, NewAttributeID: req.New, AspectID: aspect,
-					Method: "manual", Confidence: 1, Signals: []heuristics.Signal{}, Reasoning: req.Reason, Mode: supersession.ModeManual,
+					AgentID: req.Agent, OldAttributeID: id, NewAttributeID: req.New, AspectID: deref(r.AspectID),
+					Method: supersession.MethodManual, Confidence: 1, Reasoning: req.Reason, Mode: supersession.ModeManual,
 				},
 				OldContent: r.Content, NewContent: nw.Content, ForceChain: req.ForceChain, AnyAspect: true,
 				Reason: reasonOr(req.Reason, "manual supersession"),
 			})
 		}
-		var err error
 		applied, err = o.engine.Apply(ctx, tx, cli, items)
-		if err != nil {
-			return err
+		if err == nil && len(applied) != len(items) {
+			err = fmt.Errorf("supersede: %d of %d rows changed under their locks; rolled back", len(items)-len(applied), len(items))
 		}
-		if len(applied) != len(items) {
-			return fmt.Errorf("supersede: %d of %d rows changed under their locks; rolled back", len(items)-len(applied), len(items))
-		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return applied, nil
+}
+
+// lockedAttribute is an attribute as supersede sees it, under its lock.
+type lockedAttribute struct {
+	ID           string            `db:"id"`
+	AgentID      string            `db:"agent_id"`
+	AspectID     *string           `db:"aspect_id"`
+	Kind         supersession.Kind `db:"kind"`
+	Status       string            `db:"status"`
+	Protected    bool              `db:"protected"`
+	SupersededBy *string           `db:"superseded_by"`
+	Content      string            `db:"content"`
+}
+
+// lockForSupersede locks the named attributes of agent, in id order. Only
+// this agent's rows are read: an id of another agent is, to the command, an
+// id that does not exist; any such id refuses the whole request.
+func (o *Ops) lockForSupersede(ctx context.Context, tx *sqlx.Tx, agent string, ids []string) (map[string]lockedAttribute, error) {
+	var rows []lockedAttribute
+	if err := tx.SelectContext(ctx, &rows, o.sql.lockForSupersede, pq.Array(ids), agent); err != nil {
+		return nil, fmt.Errorf("supersede: lock attributes: %w", err)
+	}
+	byID := map[string]lockedAttribute{}
+	for _, r := range rows {
+		byID[r.ID] = r
+	}
+	var missing []string
+	for _, id := range ids {
+		if _, ok := byID[id]; !ok {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, refuse("supersede", "not attributes of agent %s (no such id, or another agent's): %s; nothing was changed", agent, quoteList(missing))
+	}
+	return byID, nil
+}
+
+// supersedable refuses a manual supersession that breaks a rule: the new
+// attribute must be an active attribute; an old one may not be a
+// constraint, protected, or already superseded (unless ForceChain).
+func supersedable(req SupersedeRequest, olds []string, byID map[string]lockedAttribute) error {
+	const op = "supersede"
+	nw := byID[req.New]
+	if nw.Status != "active" {
+		return refuse(op, "new attribute %s is not active (status %s)", nw.ID, nw.Status)
+	}
+	if nw.Kind != supersession.KindAttribute {
+		return refuse(op, "new attribute %s is a %s; only attributes supersede", nw.ID, nw.Kind)
+	}
+	var problems []string
+	for _, id := range olds {
+		r := byID[id]
+		switch {
+		case r.Kind == supersession.KindConstraint:
+			problems = append(problems, id+" is a constraint (never superseded)")
+		case r.Kind != supersession.KindAttribute:
+			problems = append(problems, fmt.Sprintf("%s has kind %q", id, r.Kind))
+		case r.Protected:
+			problems = append(problems, fmt.Sprintf("%s is protected (supersessiond protect %s --off first)", id, id))
+		case r.Status == "superseded" && r.SupersededBy != nil && *r.SupersededBy == req.New:
+			problems = append(problems, id+" is already superseded by "+req.New)
+		case r.Status == "superseded" && !req.ForceChain:
+			problems = append(problems, fmt.Sprintf("%s is already superseded by %s (--force-chain re-points it to %s)", id, strOrNull(r.SupersededBy), req.New))
+		case r.Status != "active" && r.Status != "superseded":
+			problems = append(problems, fmt.Sprintf("%s has status %s", id, r.Status))
+		}
+	}
+	if len(problems) > 0 {
+		return refuse(op, "%s; nothing was changed", strings.Join(problems, "; "))
+	}
+	return nil
 }
 
 // ---- protect ----
@@ -498,20 +508,6 @@ func asOp(err error, op string) error {
 		return &Refusal{Op: op, Reason: r.Reason}
 	}
 	return err
-}
-
-func nonNilSignals(s []heuristics.Signal) []heuristics.Signal {
-	if s == nil {
-		return []heuristics.Signal{}
-	}
-	return s
-}
-
-func nullIfEmpty(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
 }
 
 func strOrNull(s *string) string {

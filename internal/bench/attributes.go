@@ -125,6 +125,32 @@ func suffix(round int) string {
 // with COPY. The classification trigger is disabled during the load (a
 // backfill is not a stream of classifications) and enabled again after.
 func GenerateAttributes(ctx context.Context, db *sqlx.DB, spec AttributeSpec) (AttributeStats, error) {
+	g := newAttributeGenerator(spec)
+	for a := 0; g.st.Attributes < g.spec.Attributes; a++ {
+		g.aspect(a)
+	}
+	if err := g.write(ctx, db); err != nil {
+		return g.st, err
+	}
+	_, err := db.ExecContext(ctx, `ANALYZE entities; ANALYZE entity_aspects; ANALYZE entity_attributes`)
+	return g.st, err
+}
+
+// attributeGenerator builds a graph's rows before they are copied (one COPY
+// at a time per connection).
+type attributeGenerator struct {
+	spec       AttributeSpec
+	r          *rand.Rand
+	zipf       *rand.Zipf
+	slots      []func(int) string
+	st         AttributeStats
+	ents, asps [][]any
+	attrs      [][]any
+}
+
+var attributeBase = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func newAttributeGenerator(spec AttributeSpec) *attributeGenerator {
 	if spec.Agents <= 0 {
 		spec.Agents = 8
 	}
@@ -138,116 +164,98 @@ func GenerateAttributes(ctx context.Context, db *sqlx.DB, spec AttributeSpec) (A
 		spec.Seed = 1
 	}
 	r := rand.New(rand.NewPCG(spec.Seed, 0x5eed))
-	zipf := rand.NewZipf(r, 1.3, 1, uint64(spec.MaxSiblings-1))
-	slots := oneValueSlots()
-	var st AttributeStats
-	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	return &attributeGenerator{spec: spec, r: r, zipf: rand.NewZipf(r, 1.3, 1, uint64(spec.MaxSiblings-1)), slots: oneValueSlots()}
+}
 
+// aspect generates aspect number a: its size from the Zipf law, its
+// planted contradictions (old, new pairs on distinct one-value slots, the
+// newer halves last) and many-valued fillers. Entities group four aspects,
+// all of one agent.
+func (g *attributeGenerator) aspect(a int) {
+	n := min(int(g.zipf.Uint64())+1, g.spec.Attributes-g.st.Attributes)
+	agent := fmt.Sprintf("agent-%02d", (a/4)%g.spec.Agents)
+	entity, aspect := fmt.Sprintf("e%d", a/4), fmt.Sprintf("asp%d", a)
+	if a%4 == 0 {
+		g.ents = append(g.ents, []any{entity, agent, "Entity " + entity, "person"})
+	}
+	g.asps = append(g.asps, []any{aspect, entity, agent, "aspect " + aspect, aspect})
+	g.st.Aspects++
+	if n >= 2 {
+		g.st.AspectsWithSiblings++
+		g.st.Pairs += n * (n - 1) / 2
+	}
+	g.st.LargestAspect = max(g.st.LargestAspect, n)
+	want := min(int(float64(n)*g.spec.ContradictionShare+g.r.Float64()), len(g.slots), n/2)
+	contents, order := g.plan(n, want)
+	g.st.Contradictions += want
+	for k, idx := range order {
+		g.st.Attributes++
+		kind, content, protected := "attribute", contents[idx], false
+		if filler := idx >= 2*want; filler && g.r.IntN(200) == 0 { // planted pairs come first in contents
+			kind, content = "constraint", "Never "+strings.ToLower(content[:1])+content[1:]
+			g.st.Constraints++
+		} else if filler && g.r.IntN(400) == 0 {
+			protected = true
+			g.st.Protected++
+		}
+		at := attributeBase.Add(time.Duration(a)*time.Second + time.Duration(k)*time.Hour)
+		g.attrs = append(g.attrs, []any{fmt.Sprintf("b%d", g.st.Attributes), aspect, agent, kind, content,
+			strings.ToLower(content), 0.9, protected, at, at})
+	}
+}
+
+// plan returns an aspect's contents and the order they are created in:
+// olds and fillers shuffled, then the planted newer values.
+func (g *attributeGenerator) plan(n, want int) ([]string, []int) {
+	perm := g.r.Perm(len(g.slots))
+	var contents []string
+	newer := map[int]bool{}
+	var planted []int
+	for c := 0; c < want; c++ {
+		v := g.r.IntN(1000)
+		contents = append(contents, g.slots[perm[c]](v), g.slots[perm[c]](v+1))
+		planted = append(planted, len(contents)-1)
+		newer[len(contents)-1] = true
+	}
+	offset := g.r.IntN(1 << 20)
+	for f := 0; len(contents) < n; f++ {
+		contents = append(contents, manyValue(offset+f))
+	}
+	order := make([]int, 0, n)
+	for i := range contents {
+		if !newer[i] {
+			order = append(order, i)
+		}
+	}
+	g.r.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	return contents, append(order, planted...)
+}
+
+// write copies the rows in one transaction, without the classification
+// trigger (a generated graph is not a stream of classifications).
+func (g *attributeGenerator) write(ctx context.Context, db *sqlx.DB) error {
 	tx, err := db.BeginTxx(ctx, nil)
 	if err != nil {
-		return st, err
+		return err
 	}
 	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx, `ALTER TABLE entity_attributes DISABLE TRIGGER supersessiond_attribute_classified`); err != nil {
-		return st, fmt.Errorf("bench: disable trigger: %w", err)
+		return fmt.Errorf("bench: disable trigger: %w", err)
 	}
-	// One COPY at a time per connection: rows are built first, then copied.
-	var ents, asps [][]any
-	type attrRow struct {
-		id, aspect, agent, kind, content string
-		protected                        bool
-		at                               time.Time
+	if err := copyRows(ctx, tx, `COPY entities (id, agent_id, name, entity_type) FROM STDIN`, g.ents); err != nil {
+		return err
 	}
-	var rows []attrRow
-	for a := 0; st.Attributes < spec.Attributes; a++ {
-		n := int(zipf.Uint64()) + 1
-		n = min(n, spec.Attributes-st.Attributes)
-		// Entities group four aspects, all of one agent.
-		agent := fmt.Sprintf("agent-%02d", (a/4)%spec.Agents)
-		entity := fmt.Sprintf("e%d", a/4)
-		aspect := fmt.Sprintf("asp%d", a)
-		if a%4 == 0 {
-			ents = append(ents, []any{entity, agent, "Entity " + entity, "person"})
-		}
-		asps = append(asps, []any{aspect, entity, agent, "aspect " + aspect, aspect})
-		st.Aspects++
-		if n >= 2 {
-			st.AspectsWithSiblings++
-			st.Pairs += n * (n - 1) / 2
-		}
-		st.LargestAspect = max(st.LargestAspect, n)
-
-		// Plan the aspect: planted contradictions (old, new pairs on
-		// distinct one-value slots), then fillers.
-		want := int(float64(n)*spec.ContradictionShare + r.Float64())
-		want = min(want, len(slots), n/2)
-		perm := r.Perm(len(slots))
-		var contents []string
-		var planted []int // positions of the newer halves, to order them last
-		for c := 0; c < want; c++ {
-			s := slots[perm[c]]
-			v := r.IntN(1000)
-			contents = append(contents, s(v), s(v+1))
-			planted = append(planted, len(contents)-1)
-		}
-		offset := r.IntN(1 << 20)
-		for f := 0; len(contents) < n; f++ {
-			contents = append(contents, manyValue(offset+f))
-		}
-		st.Contradictions += want
-		// Times: olds first, then fillers, then the planted newer values.
-		order := make([]int, 0, n)
-		newer := map[int]bool{}
-		for _, p := range planted {
-			newer[p] = true
-		}
-		for i := range contents {
-			if !newer[i] {
-				order = append(order, i)
-			}
-		}
-		r.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-		order = append(order, planted...)
-		for k, idx := range order {
-			st.Attributes++
-			row := attrRow{
-				id: fmt.Sprintf("b%d", st.Attributes), aspect: aspect, agent: agent, kind: "attribute",
-				content: contents[idx], at: base.Add(time.Duration(a)*time.Second + time.Duration(k)*time.Hour),
-			}
-			filler := idx >= 2*want // planted pairs occupy the first 2*want places
-			if filler && r.IntN(200) == 0 {
-				row.kind = "constraint"
-				row.content = "Never " + strings.ToLower(row.content[:1]) + row.content[1:]
-				st.Constraints++
-			} else if filler && r.IntN(400) == 0 {
-				row.protected = true
-				st.Protected++
-			}
-			rows = append(rows, row)
-		}
-	}
-	if err := copyRows(ctx, tx, `COPY entities (id, agent_id, name, entity_type) FROM STDIN`, ents); err != nil {
-		return st, err
-	}
-	if err := copyRows(ctx, tx, `COPY entity_aspects (id, entity_id, agent_id, name, canonical_name) FROM STDIN`, asps); err != nil {
-		return st, err
-	}
-	attrRows := make([][]any, len(rows))
-	for i, row := range rows {
-		attrRows[i] = []any{row.id, row.aspect, row.agent, row.kind, row.content, strings.ToLower(row.content), 0.9, row.protected, row.at, row.at}
+	if err := copyRows(ctx, tx, `COPY entity_aspects (id, entity_id, agent_id, name, canonical_name) FROM STDIN`, g.asps); err != nil {
+		return err
 	}
 	if err := copyRows(ctx, tx, `COPY entity_attributes (id, aspect_id, agent_id, kind, content,
-		normalized_content, confidence, protected, created_at, updated_at) FROM STDIN`, attrRows); err != nil {
-		return st, err
+		normalized_content, confidence, protected, created_at, updated_at) FROM STDIN`, g.attrs); err != nil {
+		return err
 	}
 	if _, err := tx.ExecContext(ctx, `ALTER TABLE entity_attributes ENABLE TRIGGER supersessiond_attribute_classified`); err != nil {
-		return st, err
+		return err
 	}
-	if err := tx.Commit(); err != nil {
-		return st, err
-	}
-	_, err = db.ExecContext(ctx, `ANALYZE entities; ANALYZE entity_aspects; ANALYZE entity_attributes`)
-	return st, err
+	return tx.Commit()
 }
 
 // copyRows streams rows into a COPY statement.

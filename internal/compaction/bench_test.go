@@ -9,6 +9,7 @@ import (
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/bench"
 	"github.com/supersessiond/supersessiond/internal/compaction"
+	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
 )
@@ -25,7 +26,7 @@ func BenchmarkPass(b *testing.B) {
 	defer srv.Close()
 	cfg := config.Default()
 	cfg.Maintenance.LLM = config.LLM{Endpoint: srv.URL + "/v1", Model: "bench", Timeout: 10 * time.Second, MaxConcurrency: 8}
-	job := compaction.New(compaction.Deps{DB: db.DB, LLM: llm.NewProvider(func(string) string { return "" }, nil)})
+	job := compaction.New(job.Deps{DB: db.DB, LLM: llm.NewProvider(func(string) string { return "" }, nil)}, compaction.Options{})
 	ctx := context.Background()
 	const perPass = 1000
 	var events int

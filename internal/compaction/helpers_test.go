@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
 )
@@ -177,7 +178,7 @@ func newEnv(t *testing.T) *env {
 // metrics registry.
 func (e *env) job() (*Job, *prometheus.Registry) {
 	reg := prometheus.NewRegistry()
-	return New(Deps{DB: e.db.DB, Registry: reg, LLM: e.prov, Now: e.clock.Now}), reg
+	return New(job.Deps{DB: e.db.DB, Registry: reg, LLM: e.prov, Now: e.clock.Now}, Options{}), reg
 }
 
 // pass runs one pass with a fresh job and fails the test on error.

@@ -3,9 +3,7 @@ package compaction
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,11 +12,10 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/llm"
-	"github.com/supersessiond/supersessiond/internal/schema"
 )
 
 // Name is the job's name: its lease, log and metrics label.
@@ -59,49 +56,32 @@ var errNoLLM = errors.New("no LLM configured: set maintenance.llm.endpoint and m
 // kindNotConfigured labels errNoLLM in metrics and reports.
 const kindNotConfigured = "not_configured"
 
-// Deps are what the job is built from.
-type Deps struct {
-	DB       *sqlx.DB
-	Logger   *slog.Logger
-	Registry prometheus.Registerer // may be nil: metrics are then not exported
-	LLM      *llm.Provider         // may be nil: no LLM
-	// Now is the clock (nil: time.Now). Staleness, backoff and completion
-	// times are computed from it.
-	Now func() time.Time
+// Options tune a Job. The zero value is the daemon's.
+type Options struct {
 	// Rand returns uniform numbers in [0, 1) for the backoff jitter (nil:
 	// math/rand/v2).
 	Rand func() float64
-	// Names describes the database (nil: the reference schema).
-	Names *schema.Names
-	// Current, when set, returns the configuration in force now: a live
-	// pass asks it before every claim and every outcome it writes whether
-	// shadowMode or mutationsFrozen was turned on since the pass began.
-	Current func() *config.Config
 }
 
 // Job retries stale compaction events. It is safe for concurrent use, and
 // any number of Jobs (in this or other processes) may run against one
 // database at once.
 type Job struct {
-	db      *sqlx.DB
-	sql     statements
-	log     *slog.Logger
-	m       *Metrics
-	llm     *llm.Provider
-	now     func() time.Time
-	rand    func() float64
-	current func() *config.Config
+	db     *sqlx.DB
+	sql    statements
+	log    *slog.Logger
+	m      *Metrics
+	llm    *llm.Provider
+	now    func() time.Time // staleness, backoff and completion times
+	rand   func() float64
+	braked func() bool // asked before every claim and every outcome
 }
 
-// New builds the job.
-func New(d Deps) *Job {
-	j := &Job{db: d.DB, sql: render(d.Names), log: d.Logger, m: NewMetrics(d.Registry), llm: d.LLM, now: d.Now, rand: d.Rand, current: d.Current}
-	if j.log == nil {
-		j.log = slog.New(slog.DiscardHandler)
-	}
-	if j.now == nil {
-		j.now = time.Now
-	}
+// New builds the job for the database deps describe.
+func New(deps job.Deps, opts Options) *Job {
+	deps = deps.WithDefaults()
+	j := &Job{db: deps.DB, sql: render(deps.Names), log: deps.Logger, m: NewMetrics(deps.Registry), llm: deps.LLM,
+		now: deps.Now, rand: opts.Rand, braked: deps.Braked}
 	if j.rand == nil {
 		j.rand = mrand.Float64
 	}
@@ -116,13 +96,9 @@ func (j *Job) Schedule(cfg *config.Config) string { return cfg.Maintenance.Sched
 func (j *Job) Metrics() *Metrics { return j.m }
 
 // Run is one retry pass (daemon.Job). The report is a *Report.
-func (j *Job) Run(ctx context.Context, cfg *config.Config) (any, error) {
+func (j *Job) Run(ctx context.Context, cfg *config.Config) (job.Report, error) {
 	return j.Pass(ctx, cfg)
 }
-
-// braked reports whether the configuration in force now forbids changing
-// agent data although the pass began live.
-func (j *Job) braked() bool { return j.current != nil && j.current().Shadow() }
 
 // settings are the configuration a pass runs under.
 type settings struct {
@@ -223,8 +199,3 @@ func (j *Job) setBacklog(rep *Report, st pendingStats, now time.Time) {
 // newID returns prefix followed by 24 random hex digits. Ids are not what
 // makes writes idempotent (idempotency keys and row locks are), so they only
 // need to be unique.
-func newID(prefix string) string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return prefix + hex.EncodeToString(b[:])
-}

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/internal/job"
 )
 
 const (
@@ -911,7 +912,7 @@ func TestSlowFailureDoesNotOverwriteALaterClaim(t *testing.T) {
 		}
 	})
 	pass := func(c *clock) <-chan passResult {
-		return passAsync(New(Deps{DB: e.db.DB, LLM: e.prov, Now: c.Now}), e.cfg)
+		return passAsync(New(job.Deps{DB: e.db.DB, LLM: e.prov, Now: c.Now}, Options{}), e.cfg)
 	}
 	slowDone := pass(e.clock)
 	slowCall := <-calls
@@ -1017,13 +1018,13 @@ func TestBrakeDuringThePassWritesNothingMore(t *testing.T) {
 		braked.Store(true) // the operator pulls the brake while the LLM thinks
 		replyFacts("Lives in Toronto")(w, r, prompt)
 	})
-	j := New(Deps{DB: e.db.DB, Registry: prometheus.NewRegistry(), LLM: e.prov, Now: e.clock.Now,
-		Current: func() *config.Config {
+	j := New(job.Deps{DB: e.db.DB, Registry: prometheus.NewRegistry(), LLM: e.prov, Now: e.clock.Now,
+		Config: func() *config.Config {
 			if braked.Load() {
 				return frozen
 			}
 			return e.cfg
-		}})
+		}}, Options{})
 	e.cfg.Maintenance.LLM.MaxConcurrency = 2
 	rep, err := j.Pass(context.Background(), e.cfg)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/supersessiond/supersessiond/internal/ident"
 	"github.com/supersessiond/supersessiond/internal/store"
 )
 
@@ -117,7 +118,7 @@ func (j *Job) insertHistory(ctx context.Context, tx *sqlx.Tx, ev *event, name, c
 	if content != "" {
 		nc = &content
 	}
-	_, err = tx.ExecContext(ctx, j.sql.history, newID("mh_"), HistoryMemoryID(ev.ID), name, nc, reason, string(b))
+	_, err = tx.ExecContext(ctx, j.sql.history, ident.Random("mh_", 8), HistoryMemoryID(ev.ID), name, nc, reason, string(b))
 	return err
 }
 
@@ -134,7 +135,7 @@ func (j *Job) complete(ctx context.Context, s settings, ev *event, o outcome, ra
 			continue
 		}
 		seen[k] = true
-		ids, contents, norms, keys = append(ids, newID("mem_")), append(contents, c), append(norms, normalize(c)), append(keys, k)
+		ids, contents, norms, keys = append(ids, ident.Random("mem_", 8)), append(contents, c), append(norms, normalize(c)), append(keys, k)
 	}
 	text := strings.Join(contents, "\n")
 	o.Outcome = OutcomeCompleted
@@ -200,7 +201,7 @@ func (j *Job) giveUp(ctx context.Context, s settings, ev *event, o outcome, reas
 	skip, err := j.withEvent(ctx, ev, true, func(tx *sqlx.Tx) error {
 		var summaryLen *int
 		if summary != "" {
-			if err := tx.GetContext(ctx, &summaryID, j.sql.insertSummary, newID("mem_"), ev.AgentID, summary,
+			if err := tx.GetContext(ctx, &summaryID, j.sql.insertSummary, ident.Random("mem_", 8), ev.AgentID, summary,
 				strconv.FormatInt(ev.ID, 10), SummaryKey(ev.ID)); err != nil {
 				return fmt.Errorf("store summary: %w", err)
 			}

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/supersessiond/supersessiond/config"
 )
 
 // Outcomes of an event in a pass.
@@ -22,10 +24,10 @@ const maxListed = 200
 
 // Report says what one pass did.
 type Report struct {
-	Mode          string    `json:"mode"` // live | shadow
-	StartedAt     time.Time `json:"started_at"`
-	Duration      string    `json:"duration,omitempty"`
-	LLMConfigured bool      `json:"llm_configured"`
+	Mode          config.Mode `json:"mode"` // live | shadow
+	StartedAt     time.Time   `json:"started_at"`
+	Duration      string      `json:"duration,omitempty"`
+	LLMConfigured bool        `json:"llm_configured"`
 	Settings      struct {
 		StaleAfter  string `json:"stale_after"`
 		Lookback    string `json:"lookback"`
@@ -96,9 +98,9 @@ type EventResult struct {
 }
 
 func newReport(start time.Time, shadow, llmConfigured bool, s settings) *Report {
-	r := &Report{Mode: "live", StartedAt: start.UTC(), LLMConfigured: llmConfigured, Skipped: []Skip{}, Events: []EventResult{}}
+	r := &Report{Mode: config.ModeLive, StartedAt: start.UTC(), LLMConfigured: llmConfigured, Skipped: []Skip{}, Events: []EventResult{}}
 	if shadow {
-		r.Mode = "shadow"
+		r.Mode = config.ModeShadow
 	}
 	r.Settings.StaleAfter = s.staleAfter.String()
 	r.Settings.Lookback = s.lookback.String()
@@ -180,11 +182,11 @@ func (r *Report) skip(reason string, id int64) {
 // the event list (which --json and Text give).
 func (r *Report) LogValue() slog.Value {
 	attrs := []slog.Attr{
-		slog.String("mode", r.Mode),
+		slog.String("mode", string(r.Mode)),
 		slog.Int("pending", r.Examined.Pending),
 		slog.Int("due", r.Examined.Due),
 	}
-	if r.Mode == "shadow" {
+	if r.Mode == config.ModeShadow {
 		attrs = append(attrs, slog.Int("would_retry", r.WouldRetry))
 	} else {
 		attrs = append(attrs, slog.Int("claimed", r.Claimed), slog.Int("completed", r.Completed),
@@ -201,8 +203,8 @@ func (r *Report) LogValue() slog.Value {
 // Text is the report for a person.
 func (r *Report) Text() string {
 	var b strings.Builder
-	mode := "live"
-	if r.Mode == "shadow" {
+	mode := string(config.ModeLive)
+	if r.Mode == config.ModeShadow {
 		mode = "shadow mode: nothing changed"
 	}
 	llm := "LLM configured"
@@ -213,7 +215,7 @@ func (r *Report) Text() string {
 	e := r.Examined
 	fmt.Fprintf(&b, "examined %d pending events: %d due, %d backing off, %d not yet stale, %d beyond lookback\n",
 		e.Pending, e.Due, e.BackingOff, e.Fresh, e.BeyondLookback)
-	if r.Mode == "shadow" {
+	if r.Mode == config.ModeShadow {
 		fmt.Fprintf(&b, "would retry %d events\n", r.WouldRetry)
 	} else {
 		fmt.Fprintf(&b, "claimed %d: %d completed (%d facts inserted), %d rescheduled, %d failed, %d interrupted\n",

@@ -23,6 +23,7 @@ import (
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/audit"
 	"github.com/supersessiond/supersessiond/internal/bench"
+	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/supersession"
@@ -486,6 +487,6 @@ func TestThreeDaemonsLeaveTheAgentItsConnections(t *testing.T) {
 
 // opsOf is the operator commands on a test database of the reference schema.
 func opsOf(db *sqlx.DB) *audit.Ops {
-	engine := supersession.New(db, nil, slog.New(slog.DiscardHandler), supersession.NewMetrics(prometheus.NewRegistry()), nil)
+	engine := supersession.New(job.Deps{DB: db, Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry()})
 	return audit.New(db, nil, engine)
 }

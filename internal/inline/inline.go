@@ -2,12 +2,9 @@ package inline
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"sync/atomic"
 	"time"
 
@@ -16,6 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/internal/ident"
+	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/redact"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/store"
@@ -67,8 +66,8 @@ type Metrics struct {
 	Reconnect prometheus.Counter
 }
 
-// NewMetrics registers the hook's metrics.
-func NewMetrics(reg prometheus.Registerer) *Metrics {
+// newMetrics registers the hook's metrics on reg (nil: not exported).
+func newMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		Lag: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: "supersessiond", Name: "inline_lag_seconds",
@@ -88,24 +87,27 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Times the LISTEN connection was re-established.",
 		}),
 	}
-	reg.MustRegister(m.Lag, m.Processed, m.Backlog, m.Reconnect)
+	if reg != nil {
+		reg.MustRegister(m.Lag, m.Processed, m.Backlog, m.Reconnect)
+	}
 	return m
 }
 
-// New returns the hook for the database names describes (nil: the
-// reference schema).
-func New(db *sqlx.DB, names *schema.Names, log *slog.Logger, engine *supersession.Engine, m *Metrics) *Hook {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	host, _ := os.Hostname()
-	h := &Hook{db: db, sql: render(names), log: log.With("service", Name), engine: engine, metrics: m, ClaimFor: time.Minute,
-		holder: fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(b[:]))}
+// New returns the hook for the database deps describe, deciding with
+// engine (the daemon shares one with the sweep).
+func New(deps job.Deps, engine *supersession.Engine) *Hook {
+	deps = deps.WithDefaults()
+	h := &Hook{db: deps.DB, sql: render(deps.Names), log: deps.Logger.With("service", Name), engine: engine,
+		metrics: newMetrics(deps.Registry), ClaimFor: time.Minute, holder: ident.Holder()}
 	empty := "not started"
 	h.lastErr.Store(&empty)
 	none := ""
 	h.drainErr.Store(&none)
 	return h
 }
+
+// Metrics are the hook's metrics, for tests and the bench.
+func (h *Hook) Metrics() *Metrics { return h.metrics }
 
 func (h *Hook) Name() string { return Name }
 
@@ -286,12 +288,13 @@ func (h *Hook) drainBatch(ctx context.Context, cfg *config.Config) (int, error) 
 	}
 	tLoad := time.Since(t0)
 	if cfg.InlineHookEnabled() {
-		budget := 32
 		pass := supersession.Pass{
-			Actor:          supersession.Actor{ChangedBy: "supersessiond:inline", Type: "system", RequestID: "inline-" + newID()},
-			Source:         Name,
-			Focus:          focus,
-			SemanticBudget: &budget,
+			Actor:  supersession.Actor{ChangedBy: "supersessiond:inline", Type: "system", RequestID: ident.Random("inline-", 6)},
+			Source: Name,
+			Focus:  focus,
+			// A batch waits for its answers: a small budget keeps the lag
+			// bounded; what it leaves is asked by the sweep.
+			Questions: supersession.NewBudget(32),
 		}
 		if h.current != nil {
 			pass.Brake = func() bool { return h.current().Shadow() }
@@ -405,9 +408,6 @@ const (
 type statements struct{ claim, done, extend, backlog, prune string }
 
 func render(n *schema.Names) statements {
-	if n == nil {
-		n = schema.ReferenceNames()
-	}
 	return statements{claim: n.SQL(claimSQL), done: n.SQL(doneSQL), extend: n.SQL(extendSQL), backlog: n.SQL(backlogSQL), prune: n.SQL(pruneSQL)}
 }
 
@@ -417,10 +417,4 @@ func render(n *schema.Names) statements {
 func (h *Hook) Prune(ctx context.Context, before time.Time) error {
 	_, err := h.db.ExecContext(ctx, h.sql.prune, before)
 	return err
-}
-
-func newID() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/inline"
+	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
@@ -36,9 +37,9 @@ func startHook(t *testing.T, db *pgtest.DB, cfg *config.Config) *running {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	log := slog.New(slog.DiscardHandler)
-	engine := supersession.New(db.DB, nil, log, supersession.NewMetrics(reg), nil)
-	m := inline.NewMetrics(reg)
-	h := inline.New(db.DB, nil, log, engine, m)
+	engine := supersession.New(job.Deps{DB: db.DB, Logger: log, Registry: reg})
+	h := inline.New(job.Deps{DB: db.DB, Logger: log, Registry: reg}, engine)
+	m := h.Metrics()
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{hook: h, metrics: m, cancel: cancel, done: make(chan struct{})}
 	go func() {
@@ -304,7 +305,7 @@ func TestSlowLLMBatchIsNotTakenOver(t *testing.T) {
 		select {
 		case <-r.Context().Done():
 			return
-		case <-time.After(2500 * time.Millisecond):
+		case <-time.After(5 * time.Second):
 		}
 		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{
 			"content": `{"contradicts": false, "confidence": 0.2, "reasoning": "compatible"}`}}}})
@@ -324,9 +325,9 @@ func TestSlowLLMBatchIsNotTakenOver(t *testing.T) {
 	for range 2 {
 		reg := prometheus.NewRegistry()
 		log := slog.New(slog.DiscardHandler)
-		engine := supersession.New(db.DB, nil, log, supersession.NewMetrics(reg), llm.NewProvider(func(string) string { return "" }, nil))
-		h := inline.New(db.DB, nil, log, engine, inline.NewMetrics(reg))
-		h.ClaimFor = time.Second
+		engine := supersession.New(job.Deps{DB: db.DB, Logger: log, Registry: reg, LLM: llm.NewProvider(func(string) string { return "" }, nil)})
+		h := inline.New(job.Deps{DB: db.DB, Logger: log, Registry: reg}, engine)
+		h.ClaimFor = 2 * time.Second // renewed every 2/3 s: a slow machine must miss three renewals in a row
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { defer close(done); _ = h.Run(ctx, func() *config.Config { return cfg }) }()
@@ -337,7 +338,7 @@ func TestSlowLLMBatchIsNotTakenOver(t *testing.T) {
 		return s.Count(`SELECT count(*) FROM supersessiond.llm_verdicts`) == 1 &&
 			s.Count(`SELECT count(*) FROM supersessiond.classified`) == 0
 	})
-	time.Sleep(time.Second) // a second daemon that took over would be asking now
+	time.Sleep(2 * time.Second) // a second daemon that took over would be asking now
 	if n := asked.Load(); n != 1 {
 		t.Fatalf("the LLM was asked %d times about one pair", n)
 	}

@@ -51,9 +51,6 @@ func New(db *sqlx.DB, names *schema.Names, holder string, ttl time.Duration) *Ma
 
 type statements struct{ acquire, renew, release string }
 
-// Holder is this manager's holder identity.
-func (m *Manager) Holder() string { return m.holder }
-
 // Lease is a held lease.
 type Lease struct {
 	m    *Manager

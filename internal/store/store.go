@@ -200,3 +200,11 @@ func IsTooManyConnections(err error) bool {
 	var pe *pq.Error
 	return errors.As(err, &pe) && pe.Code == "53300"
 }
+
+// Nullable is s as a statement parameter: NULL when empty.
+func Nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

@@ -11,9 +11,8 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/supersessiond/supersessiond/config"
-	"github.com/supersessiond/supersessiond/heuristics"
+	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/llm"
-	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/store"
 )
 
@@ -26,10 +25,12 @@ type Engine struct {
 	llms    *llm.Provider
 }
 
-// New returns an Engine for the database names describes (nil: the
-// reference schema). llms may be nil (no semantic fallback).
-func New(db *sqlx.DB, names *schema.Names, log *slog.Logger, m *Metrics, llms *llm.Provider) *Engine {
-	return &Engine{db: db, sql: render(names), log: log, metrics: m, llms: llms}
+// New returns an Engine for the database deps describe. Its metrics are
+// registered on deps.Registry; without an LLM there is no semantic
+// fallback.
+func New(deps job.Deps) *Engine {
+	deps = deps.WithDefaults()
+	return &Engine{db: deps.DB, sql: render(deps.Names), log: deps.Logger, metrics: NewMetrics(deps.Registry), llms: deps.LLM}
 }
 
 // Tally counts what a pass over some groups found and did.
@@ -84,14 +85,35 @@ type Pass struct {
 	// Focus limits the pass to the old attributes a classification may
 	// change the fate of (inline): the focus and those it contradicts.
 	Focus map[string]bool
-	// SemanticBudget bounds new LLM questions in this pass; pairs beyond it
-	// are deferred to a later pass.
-	SemanticBudget *int
+	// Questions bounds the new LLM questions the pass may ask (one Budget
+	// may span several Process calls of one run); pairs beyond it are
+	// deferred to a later pass. Nil: DefaultQuestions for this call.
+	Questions *Budget
 	// Brake, when set, is asked before every write batch whether the
 	// configuration now in force forbids changing agent data (shadowMode or
 	// mutationsFrozen turned on while the pass ran). Once it says yes, the
 	// rest of the pass writes proposals instead of supersessions.
 	Brake func() bool
+}
+
+// Budget bounds how many new questions a run may ask the LLM: a slow or
+// paid model must not be asked about every pair of a first sweep at once.
+// A run asks the rest on later runs (the verdicts are cached).
+type Budget struct{ left int }
+
+// DefaultQuestions is a sweep run's budget of new LLM questions.
+const DefaultQuestions = 256
+
+// NewBudget returns a budget of n questions.
+func NewBudget(n int) *Budget { return &Budget{left: n} }
+
+// take spends one question; false when none is left.
+func (b *Budget) take() bool {
+	if b.left <= 0 {
+		return false
+	}
+	b.left--
+	return true
 }
 
 // Process decides every group and writes the results: supersessions in
@@ -164,10 +186,9 @@ func (e *Engine) decideAll(ctx context.Context, cfg *config.Config, client *llm.
 	if len(pending) == 0 {
 		return candidates, nil
 	}
-	budget := pass.SemanticBudget
+	budget := pass.Questions
 	if budget == nil {
-		b := 256
-		budget = &b
+		budget = NewBudget(DefaultQuestions)
 	}
 	var err error
 	in.known, err = e.resolve(ctx, cfg, client, pending, groupOf, budget, t)
@@ -222,7 +243,7 @@ func (e *Engine) write(ctx context.Context, cands []Candidate, pass Pass, t *Tal
 			}
 			meta := Metadata{
 				AgentID: c.Old.AgentID, OldAttributeID: c.Old.ID, NewAttributeID: c.New.ID, AspectID: c.Old.AspectID,
-				Method: c.Method, Confidence: round3(c.Confidence), Signals: nonNil(c.Signals), Reasoning: c.Reasoning,
+				Method: c.Method, Confidence: round3(c.Confidence), Signals: c.Signals, Reasoning: c.Reasoning,
 				Mode: c.Mode, RunID: pass.Actor.RequestID,
 			}
 			if c.Mode == ModeLive {
@@ -352,7 +373,7 @@ func withRetry(ctx context.Context, fn func() error) error {
 }
 
 func describe(c Candidate) string {
-	if c.Method == "semantic" {
+	if c.Method == MethodSemantic {
 		return fmt.Sprintf("semantic contradiction (%.2f): %s", c.Confidence, c.Reasoning)
 	}
 	parts := make([]string, 0, len(c.Signals))
@@ -363,13 +384,6 @@ func describe(c Candidate) string {
 		return c.Reasoning
 	}
 	return strings.Join(parts, "; ")
-}
-
-func nonNil(s []heuristics.Signal) []heuristics.Signal {
-	if s == nil {
-		return []heuristics.Signal{}
-	}
-	return s
 }
 
 func round3(f float64) float64 { return float64(int(f*1000+0.5)) / 1000 }

@@ -17,7 +17,7 @@ type Attribute struct {
 	AgentID   string         `db:"agent_id"`
 	AspectID  string         `db:"aspect_id"`
 	MemoryID  sql.NullString `db:"memory_id"`
-	Kind      string         `db:"kind"`
+	Kind      Kind           `db:"kind"`
 	Content   sql.NullString `db:"content"`
 	CreatedAt time.Time      `db:"-"`
 	Protected bool           `db:"protected"`
@@ -32,7 +32,7 @@ type Attribute struct {
 // statement analyses the content once, however many pairs it is part of.
 func (a *Attribute) statement() *heuristics.Statement {
 	if a.stmt == nil {
-		a.stmt = heuristics.Analyze(heuristics.Input{Content: a.Content.String, CreatedAt: a.CreatedAt, Kind: a.Kind})
+		a.stmt = heuristics.Analyze(heuristics.Input{Content: a.Content.String, CreatedAt: a.CreatedAt, Kind: string(a.Kind)})
 	}
 	return a.stmt
 }
@@ -83,9 +83,9 @@ const MaxContentBytes = 16 << 10
 // eligibility says whether an attribute may take part, and why not.
 func eligibility(a *Attribute) (old, new bool, reason string) {
 	switch {
-	case a.Kind == "constraint":
+	case a.Kind == KindConstraint:
 		return false, false, SkipConstraint
-	case a.Kind != "attribute":
+	case a.Kind != KindAttribute:
 		return false, false, SkipUnknownKind
 	case a.BadTime:
 		return false, false, SkipBadTime
@@ -128,12 +128,29 @@ type semanticVerdict struct {
 type Candidate struct {
 	Old, New   *Attribute
 	Group      *Group
-	Method     string // heuristic | semantic
+	Method     Method
 	Confidence float64
 	Signals    []heuristics.Signal
 	Reasoning  string
 	Mode       Mode
 }
+
+// Kind is an attribute's kind (SPEC §4).
+type Kind string
+
+const (
+	KindAttribute  Kind = "attribute"  // may supersede and be superseded
+	KindConstraint Kind = "constraint" // never on either side
+)
+
+// Method says what decided a pair.
+type Method string
+
+const (
+	MethodHeuristic Method = "heuristic"
+	MethodSemantic  Method = "semantic" // the LLM fallback
+	MethodManual    Method = "manual"   // an operator's supersede
+)
 
 // Mode says how a decision is written.
 type Mode string
@@ -346,7 +363,7 @@ func decide(old, nw *Attribute, in planInput) (c *Candidate, need bool) {
 		return nil, false
 	}
 	if d.Method != "" && d.Confidence > 0 {
-		return &Candidate{Old: old, New: nw, Method: "heuristic", Confidence: d.Confidence, Signals: d.Signals, Reasoning: d.Reason}, false
+		return &Candidate{Old: old, New: nw, Method: MethodHeuristic, Confidence: d.Confidence, Signals: d.Signals, Reasoning: d.Reason}, false
 	}
 	if !in.semantic || heuristics.SharedContentTokens(os, ns) < 3 {
 		return nil, false
@@ -359,7 +376,7 @@ func decide(old, nw *Attribute, in planInput) (c *Candidate, need bool) {
 		return nil, false
 	}
 	return &Candidate{
-		Old: old, New: nw, Method: "semantic", Confidence: v.confidence,
+		Old: old, New: nw, Method: MethodSemantic, Confidence: v.confidence,
 		Signals:   []heuristics.Signal{{Name: "semantic_contradiction", Confidence: v.confidence, Detail: v.reasoning}},
 		Reasoning: fmt.Sprintf("LLM: %s", v.reasoning),
 	}, false

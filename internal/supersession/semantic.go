@@ -18,7 +18,7 @@ import (
 // the plan treats it as "no contradiction" this run and asks again next run.
 // No transaction is open while the LLM is asked.
 func (e *Engine) resolve(ctx context.Context, cfg *config.Config, client *llm.Client, pending map[pairKey]pendingPair,
-	groupOf map[*Attribute]*Group, budget *int, t *Tally) (verdicts, error) {
+	groupOf map[*Attribute]*Group, budget *Budget, t *Tally) (verdicts, error) {
 	out := verdicts{}
 	if len(pending) == 0 {
 		return out, nil
@@ -62,12 +62,11 @@ func (e *Engine) resolve(ctx context.Context, cfg *config.Config, client *llm.Cl
 		if _, ok := out[k]; ok {
 			continue
 		}
-		if *budget <= 0 {
+		if !budget.take() {
 			out[k] = semanticVerdict{failed: true}
 			t.skip(SkipSemanticPending, 1)
 			continue
 		}
-		*budget--
 		pair := llm.Pair{Older: p.old.Content.String, OlderAt: p.old.CreatedAt, Newer: p.new.Content.String, NewerAt: p.new.CreatedAt}
 		if g := groupOf[p.old]; g != nil {
 			pair.Aspect = g.AspectName

@@ -9,22 +9,35 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/supersessiond/supersessiond/heuristics"
+	"github.com/supersessiond/supersessiond/internal/store"
 )
 
 // Metadata is the common part of supersession_proposal and
 // attribute_superseded history rows (SPEC §5).
 type Metadata struct {
-	AgentID        string              `json:"agent_id"`
-	OldAttributeID string              `json:"old_attribute_id"`
-	NewAttributeID string              `json:"new_attribute_id"`
-	AspectID       string              `json:"aspect_id"`
-	Method         string              `json:"method"`
-	Confidence     float64             `json:"confidence"`
-	Signals        []heuristics.Signal `json:"signals"`
-	Reasoning      string              `json:"reasoning"`
-	Mode           Mode                `json:"mode"`
-	ProposalID     string              `json:"proposal_id,omitempty"`
-	RunID          string              `json:"run_id,omitempty"`
+	AgentID        string  `json:"agent_id"`
+	OldAttributeID string  `json:"old_attribute_id"`
+	NewAttributeID string  `json:"new_attribute_id"`
+	AspectID       string  `json:"aspect_id"`
+	Method         Method  `json:"method"`
+	Confidence     float64 `json:"confidence"`
+	Signals        Signals `json:"signals"`
+	Reasoning      string  `json:"reasoning"`
+	Mode           Mode    `json:"mode"`
+	ProposalID     string  `json:"proposal_id,omitempty"`
+	RunID          string  `json:"run_id,omitempty"`
+}
+
+// Signals are a decision's signals; none is [] in JSON, never null, so a
+// history row always holds a list.
+type Signals []heuristics.Signal
+
+// MarshalJSON writes none as [].
+func (s Signals) MarshalJSON() ([]byte, error) {
+	if s == nil {
+		return []byte("[]"), nil
+	}
+	return json.Marshal([]heuristics.Signal(s))
 }
 
 // Supersession is one (old → new) supersession to write.
@@ -98,7 +111,7 @@ func (e *Engine) Apply(ctx context.Context, tx *sqlx.Tx, actor Actor, items []Su
 	if _, err := tx.ExecContext(ctx, e.sql.lock, pq.Array(olds)); err != nil {
 		return nil, fmt.Errorf("supersession: lock %d attributes: %w", len(items), err)
 	}
-	rows, err := tx.QueryxContext(ctx, e.sql.apply, string(body), actor.ChangedBy, actor.Type, nullIfEmpty(actor.RequestID))
+	rows, err := tx.QueryxContext(ctx, e.sql.apply, string(body), actor.ChangedBy, actor.Type, store.Nullable(actor.RequestID))
 	if err != nil {
 		return nil, fmt.Errorf("supersession: apply %d supersessions: %w", len(items), err)
 	}
@@ -162,7 +175,7 @@ func (e *Engine) Propose(ctx context.Context, q sqlx.ExtContext, actor Actor, it
 	if err != nil {
 		return nil, fmt.Errorf("supersession: encode batch: %w", err)
 	}
-	rows, err := q.QueryxContext(ctx, e.sql.propose, string(body), actor.ChangedBy, actor.Type, nullIfEmpty(actor.RequestID))
+	rows, err := q.QueryxContext(ctx, e.sql.propose, string(body), actor.ChangedBy, actor.Type, store.Nullable(actor.RequestID))
 	if err != nil {
 		return nil, fmt.Errorf("supersession: propose %d pairs: %w", len(reqs), err)
 	}
@@ -203,11 +216,4 @@ func (e *Engine) loadVetoes(ctx context.Context, oldIDs []string, agents []strin
 		}
 	}
 	return out, rows.Err()
-}
-
-func nullIfEmpty(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
 	"github.com/supersessiond/supersessiond/internal/tombstones"
 )
@@ -161,7 +162,7 @@ func testConfig(batchSize int) *config.Config {
 }
 
 func newJob(db *sqlx.DB, opts tombstones.Options) *tombstones.Job {
-	return tombstones.New(db, nil, tombstones.NewMetrics(nil), opts)
+	return tombstones.New(job.Deps{DB: db}, opts)
 }
 
 func pass(t *testing.T, db *sqlx.DB, cfg *config.Config) *tombstones.Report {

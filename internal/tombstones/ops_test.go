@@ -17,6 +17,7 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/bench"
+	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
 	"github.com/supersessiond/supersessiond/internal/tombstones"
 )
@@ -339,7 +340,7 @@ func TestBudgetSpreadsABacklogOverPasses(t *testing.T) {
 	world(t, db.DB, docs...)
 	cfg := testConfig(3)
 	want := oracle(t, db.DB, cfg.Maintenance.Tombstones.MinAge)
-	job := newJob(db.DB, tombstones.Options{Budget: 4 * time.Minute, Now: stepClock(time.Minute)})
+	job := tombstones.New(job.Deps{DB: db.DB, Now: stepClock(time.Minute)}, tombstones.Options{Budget: 4 * time.Minute})
 	total, passes := 0, 0
 	for r := (*tombstones.Report)(nil); r == nil || r.Backlog > 0; {
 		var err error
@@ -385,7 +386,7 @@ func TestRecheckResumesWhereThePreviousPassStopped(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Each read of the clock uses the whole budget: one page per pass.
-	job := newJob(db.DB, tombstones.Options{Budget: time.Minute, Now: stepClock(time.Minute)})
+	job := tombstones.New(job.Deps{DB: db.DB, Now: stepClock(time.Minute)}, tombstones.Options{Budget: time.Minute})
 	for i := 1; i <= 6; i++ {
 		r, err := job.Reconcile(context.Background(), cfg)
 		if err != nil {
@@ -535,8 +536,8 @@ func TestMetrics(t *testing.T) {
 		doc{id: "D", sources: `["T", "U"]`},
 	)
 	reg := prometheus.NewRegistry()
-	m := tombstones.NewMetrics(reg)
-	job := tombstones.New(db.DB, nil, m, tombstones.Options{})
+	job := tombstones.New(job.Deps{DB: db.DB, Registry: reg}, tombstones.Options{})
+	m := job.Metrics()
 	cfg := testConfig(500)
 	if _, err := job.Reconcile(context.Background(), cfg); err != nil {
 		t.Fatal(err)

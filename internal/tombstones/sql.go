@@ -212,7 +212,7 @@ type statements struct {
 }
 
 func render(n *schema.Names) statements {
-	if n == nil {
+	if n == nil { // tests: the reference schema
 		n = schema.ReferenceNames()
 	}
 	return statements{

@@ -13,7 +13,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/supersessiond/supersessiond/config"
-	"github.com/supersessiond/supersessiond/internal/schema"
+	"github.com/supersessiond/supersessiond/internal/job"
 )
 
 // Name is the job's name: its lease, its log and metric label.
@@ -35,24 +35,18 @@ type Options struct {
 	// Budget is the time a pass may take; 0 derives it from the schedule
 	// (see Budget).
 	Budget time.Duration
-	// Now is the clock the budget is measured with (default time.Now).
-	Now func() time.Time
-	// Names describes the database (nil: the reference schema).
-	Names *schema.Names
-	// Current, when set, returns the configuration in force now: a live
-	// pass asks it before every batch whether shadowMode or mutationsFrozen
-	// was turned on since the pass began, and from then on only counts.
-	Current func() *config.Config
 }
 
 // Job is the tombstone reconciliation job.
 type Job struct {
-	db    *sqlx.DB
-	sql   statements
-	log   *slog.Logger
-	m     *Metrics
-	opts  Options
-	hooks hooks
+	db     *sqlx.DB
+	sql    statements
+	log    *slog.Logger
+	m      *Metrics
+	now    func() time.Time // the clock the budget is measured with
+	braked func() bool      // asked before every batch of a live pass
+	opts   Options
+	hooks  hooks
 }
 
 // hooks let tests act at the points that matter for atomicity.
@@ -62,19 +56,15 @@ type hooks struct {
 	beforeWrite func(phase string)
 }
 
-// New returns the job. m may come from NewMetrics(nil) when nobody scrapes.
-func New(db *sqlx.DB, log *slog.Logger, m *Metrics, opts Options) *Job {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	if m == nil {
-		m = NewMetrics(nil)
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	return &Job{db: db, sql: render(opts.Names), log: log.With("job", Name), m: m, opts: opts}
+// New returns the job for the database deps describe.
+func New(deps job.Deps, opts Options) *Job {
+	deps = deps.WithDefaults()
+	return &Job{db: deps.DB, sql: render(deps.Names), log: deps.Logger.With("job", Name), m: NewMetrics(deps.Registry),
+		now: deps.Now, braked: deps.Braked, opts: opts}
 }
+
+// Metrics are the job's collectors.
+func (j *Job) Metrics() *Metrics { return j.m }
 
 func (j *Job) Name() string { return Name }
 
@@ -83,7 +73,7 @@ func (j *Job) Schedule(cfg *config.Config) string { return cfg.Maintenance.Sched
 
 // Run is one pass; the report is a *Report, also when the pass failed
 // part-way (it then says what was committed before the failure).
-func (j *Job) Run(ctx context.Context, cfg *config.Config) (any, error) {
+func (j *Job) Run(ctx context.Context, cfg *config.Config) (job.Report, error) {
 	return j.Reconcile(ctx, cfg)
 }
 
@@ -139,7 +129,7 @@ type pass struct {
 	batchSize int
 	dbStart   time.Time // database time at the start
 	cutoff    time.Time // dbStart - minAge: triage takes tombstones deleted at or before
-	start     time.Time // j.opts.Now() at the start
+	start     time.Time // j.now() at the start
 	budget    time.Duration
 }
 
@@ -156,14 +146,14 @@ func (j *Job) Reconcile(ctx context.Context, cfg *config.Config) (*Report, error
 	p := &pass{
 		shadow:    cfg.Shadow(),
 		batchSize: max(cfg.Maintenance.Tombstones.BatchSize, 1),
-		start:     j.opts.Now(),
+		start:     j.now(),
 		budget:    j.opts.Budget,
 	}
 	if p.budget <= 0 {
 		p.budget = Budget(cfg, p.start)
 	}
 	r := &Report{Shadow: p.shadow, Budget: Duration(p.budget), Backlog: -1, Held: -1}
-	defer func() { r.Duration = Duration(j.opts.Now().Sub(p.start)) }()
+	defer func() { r.Duration = Duration(j.now().Sub(p.start)) }()
 
 	if err := j.db.GetContext(ctx, &p.dbStart, j.sql.dbNow); err != nil {
 		return r, fmt.Errorf("tombstones: read the database clock: %w", err)
@@ -204,7 +194,7 @@ func (j *Job) Reconcile(ctx context.Context, cfg *config.Config) (*Report, error
 // observeBrake turns a live pass into a counting one when shadowMode or
 // mutationsFrozen was turned on since it began.
 func (j *Job) observeBrake(p *pass, r *Report) {
-	if p.shadow || j.opts.Current == nil || !j.opts.Current().Shadow() {
+	if p.shadow || !j.braked() {
 		return
 	}
 	p.shadow, r.Braked = true, true
@@ -220,7 +210,7 @@ func (j *Job) triage(ctx context.Context, p *pass, r *Report) (position, error) 
 		if err := ctx.Err(); err != nil {
 			return after, fmt.Errorf("tombstones: triage interrupted after %d batches: %w", r.Batches, err)
 		}
-		if r.Batches > 0 && !j.opts.Now().Before(p.triageDeadline()) {
+		if r.Batches > 0 && !j.now().Before(p.triageDeadline()) {
 			r.BudgetExhausted = true
 			return after, nil
 		}
@@ -335,7 +325,7 @@ func (j *Job) recheck(ctx context.Context, p *pass, r *Report) error {
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("tombstones: re-check interrupted: %w", err)
 			}
-			if pages > 0 && !j.opts.Now().Before(p.deadline()) {
+			if pages > 0 && !j.now().Before(p.deadline()) {
 				r.BudgetExhausted = true
 				return nil
 			}

@@ -192,12 +192,6 @@ func NewEncoded(t testing.TB, encoding string) *DB {
 	return db
 }
 
-// Cluster is the throwaway cluster, or nil when an external server is used.
-func Cluster(t testing.TB) *pgcluster.Cluster {
-	ensure(t)
-	return cluster
-}
-
 // Stack is a fixture of a real agent stack's tables (testdata/stacks),
 // loaded into a test database.
 type Stack struct {
