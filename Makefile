@@ -4,6 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 STATICCHECK_VERSION ?= v0.8.2
+DEADCODE_VERSION ?= v0.52.0
 
 # make install / make uninstall: PREFIX places the binary ($(PREFIX)/bin) and
 # the unit ($(PREFIX)/lib/systemd/system, a directory systemd reads for
@@ -63,6 +64,9 @@ bench: prereqs build
 lint:
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+	@# Dead production code: internal/testkit is test support, reachable only from tests.
+	@out="$$($(GO) run golang.org/x/tools/cmd/deadcode@$(DEADCODE_VERSION) ./... | grep -v '^internal/testkit/')"; \
+		test -z "$$out" || { echo "$$out"; echo "deadcode: unreachable production code above"; exit 1; }
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 
 fmt:

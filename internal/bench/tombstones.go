@@ -197,14 +197,6 @@ type NaiveResult struct {
 	Took      time.Duration
 }
 
-// PerTombstone is the mean time per examined tombstone.
-func (r NaiveResult) PerTombstone() time.Duration {
-	if r.Examined == 0 {
-		return 0
-	}
-	return r.Took / time.Duration(r.Examined)
-}
-
 // The baseline's statements, in the shape of Honcho PR #457's
 // cleanup_soft_deleted_documents: the ORM loads whole Document rows (the
 // embedding too) for the batch and for each superseded document's children,
