@@ -85,6 +85,9 @@ type Schedules struct {
 	Sweep           string `koanf:"sweep" default:"*/30 * * * *"`
 	CompactionRetry string `koanf:"compactionRetry" default:"*/5 * * * *"`
 	Tombstones      string `koanf:"tombstones" default:"17 * * * *"`
+	// FullSweepEvery: a full sweep at least this often; the scheduled
+	// sweeps in between examine only the aspects that changed (SPEC §11).
+	FullSweepEvery time.Duration `koanf:"fullSweepEvery" default:"168h" check:"positive"`
 }
 
 type InlineHook struct {

@@ -39,7 +39,7 @@ func TestBrakeEngagedMidRunStopsSupersessions(t *testing.T) {
 			}}
 			sw := sweep.New(deps, supersession.New(deps))
 			sw.BatchAspects = 2 // five batches, each its own write
-			rep, err := sw.Once(t.Context(), live(), "")
+			rep, err := sw.Once(t.Context(), live(), sweep.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,6 +7,7 @@ import (
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
+	"github.com/supersessiond/supersessiond/sweep"
 )
 
 // seedGood gives agent "good" three aspects with a real contradiction each.
@@ -42,7 +43,7 @@ func TestUnreadableTimesAreSkippedAndTheRestDecided(t *testing.T) {
 	s.Exec(`UPDATE entity_attributes SET created_at = 'infinity' WHERE id = 'bad-inf'`)
 	s.Exec(`UPDATE entity_attributes SET created_at = '2999-01-01' WHERE id = 'bad-future'`)
 
-	rep, err := newJob(db.DB, nil).Once(t.Context(), live(), "")
+	rep, err := newJob(db.DB, nil).Once(t.Context(), live(), sweep.Options{})
 	if err != nil {
 		t.Fatalf("sweep failed on a bad row: %v", err)
 	}
@@ -83,7 +84,7 @@ func TestARowTheStacksConstraintRejectsIsSkippedAlone(t *testing.T) {
 	)
 	s.Exec(`ALTER TABLE memory_history ADD CONSTRAINT stack_history_memory FOREIGN KEY (memory_id) REFERENCES memories (id) NOT VALID`)
 
-	rep, err := newJob(db.DB, nil).Once(t.Context(), live(), "")
+	rep, err := newJob(db.DB, nil).Once(t.Context(), live(), sweep.Options{})
 	if err != nil {
 		t.Fatalf("sweep failed: %v", err)
 	}
@@ -114,7 +115,7 @@ func TestInvalidBytesInASQLASCIIDatabase(t *testing.T) {
 	)
 	s.Exec(`UPDATE entity_attributes SET content = E'Lives in M\xfcnchen' WHERE id = 'l-bad'`)
 
-	rep, err := newJob(db.DB, nil).Once(t.Context(), live(), "")
+	rep, err := newJob(db.DB, nil).Once(t.Context(), live(), sweep.Options{})
 	if err != nil {
 		t.Fatalf("sweep failed: %v", err)
 	}
@@ -134,7 +135,7 @@ func TestAFailedPassIsReportedAsFailed(t *testing.T) {
 	s := memtest.New(t, db.DB)
 	seedGood(s)
 	s.Exec(`ALTER TABLE entity_aspects RENAME TO entity_aspects_gone`)
-	rep, err := newJob(db.DB, nil).Once(t.Context(), live(), "")
+	rep, err := newJob(db.DB, nil).Once(t.Context(), live(), sweep.Options{})
 	if err == nil {
 		t.Fatal("the sweep cannot load its aspects and must fail")
 	}

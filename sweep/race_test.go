@@ -14,6 +14,7 @@ import (
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
+	"github.com/supersessiond/supersessiond/sweep"
 )
 
 // An operator's undo must stay undone even when a sweep decided the pair
@@ -45,7 +46,7 @@ func TestUndoDuringAStalledSweepWriteStaysUndone(t *testing.T) {
 	}
 	swept := make(chan error, 1)
 	go func() {
-		_, err := newJob(db.DB, nil).Once(ctx, live(), "")
+		_, err := newJob(db.DB, nil).Once(ctx, live(), sweep.Options{})
 		swept <- err
 	}()
 	waitForLockWait(t, ctx, db)
@@ -94,7 +95,7 @@ func TestRejectionDuringAStalledSweepWriteIsRespected(t *testing.T) {
 	)
 	ctx := t.Context()
 	// A proposal for the pair, from an earlier shadow sweep.
-	if _, err := newJob(db.DB, nil).Once(ctx, shadow(), ""); err != nil {
+	if _, err := newJob(db.DB, nil).Once(ctx, shadow(), sweep.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	var proposal string
@@ -111,7 +112,7 @@ func TestRejectionDuringAStalledSweepWriteIsRespected(t *testing.T) {
 	}
 	swept := make(chan error, 1)
 	go func() {
-		_, err := newJob(db.DB, nil).Once(ctx, live(), "")
+		_, err := newJob(db.DB, nil).Once(ctx, live(), sweep.Options{})
 		swept <- err
 	}()
 	waitForLockWait(t, ctx, db)

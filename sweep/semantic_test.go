@@ -64,7 +64,7 @@ func TestSemanticFailuresLogNoCredentials(t *testing.T) {
 		return ""
 	}, nil)
 	engine := supersession.New(job.Deps{DB: db.DB, Logger: log, Registry: prometheus.NewRegistry(), LLM: llms})
-	r, err := sweep.New(job.Deps{DB: db.DB, Logger: log}, engine).Once(context.Background(), cfg, "")
+	r, err := sweep.New(job.Deps{DB: db.DB, Logger: log}, engine).Once(context.Background(), cfg, sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestVerdictsAreCachedAsTheyArrive(t *testing.T) {
 	cfg := semanticCfg(srv.URL)
 	done := make(chan error, 1)
 	go func() {
-		_, err := newJob(db.DB, llm.NewProvider(func(string) string { return "" }, nil)).Once(context.Background(), cfg, "")
+		_, err := newJob(db.DB, llm.NewProvider(func(string) string { return "" }, nil)).Once(context.Background(), cfg, sweep.Options{})
 		done <- err
 	}()
 	deadline := time.Now().Add(20 * time.Second)
@@ -156,7 +156,7 @@ func TestAnotherAgentsAspectNameNeverReachesThePrompt(t *testing.T) {
 		memtest.Attr{ID: "b1", Agent: "b", Aspect: secret, Content: "The billing service stores invoices in PostgreSQL"},
 		memtest.Attr{ID: "b2", Agent: "b", Aspect: secret, Content: "The billing service keeps invoices inside DynamoDB tables"},
 	)
-	r, err := newJob(db.DB, llm.NewProvider(func(string) string { return "" }, nil)).Once(context.Background(), semanticCfg(srv.URL), "")
+	r, err := newJob(db.DB, llm.NewProvider(func(string) string { return "" }, nil)).Once(context.Background(), semanticCfg(srv.URL), sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

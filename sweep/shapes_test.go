@@ -39,7 +39,7 @@ func TestTextMetadataHistory(t *testing.T) {
 	engine := supersession.New(job.Deps{DB: db.DB, Names: names, Logger: log, Registry: prometheus.NewRegistry()})
 	sw := sweep.New(job.Deps{DB: db.DB, Names: names, Logger: log}, engine)
 	for range 2 {
-		if _, err := sw.Once(ctx, shadow(), ""); err != nil {
+		if _, err := sw.Once(ctx, shadow(), sweep.Options{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -54,7 +54,7 @@ func TestTextMetadataHistory(t *testing.T) {
 	if _, err := ops.Review(ctx, proposal, false, "not a move"); err != nil {
 		t.Fatal(err)
 	}
-	r, err := sw.Once(ctx, live(), "")
+	r, err := sw.Once(ctx, live(), sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

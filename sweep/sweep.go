@@ -2,9 +2,6 @@ package sweep
 
 import (
 	"context"
-	"database/sql"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -14,6 +11,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/heuristics"
 	"github.com/supersessiond/supersessiond/internal/ident"
 	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/supersession"
@@ -27,6 +25,7 @@ const Name = "sweep"
 const (
 	batchAspects    = 500
 	batchAttributes = 20000
+	chunkRows       = 20000
 )
 
 // Job is the sweep.
@@ -37,8 +36,15 @@ type Job struct {
 	now    func() time.Time
 	braked func() bool
 	engine *supersession.Engine
+	holder string // this process, on the change records it claims
 	// BatchAspects overrides batchAspects (tests exercise batch boundaries).
 	BatchAspects int
+	// ChunkRows overrides chunkRows, the rows a full pass reads per statement.
+	ChunkRows int
+	// ClaimFor is how long a claim on change records lasts unless renewed.
+	ClaimFor time.Duration
+	// examined, when set (tests), is told each aspect a pass examines.
+	examined func(agent, aspect string)
 	// Budget, when set, replaces the schedule-derived budget of Run.
 	Budget time.Duration
 	// PruneOutbox, when set, is called after a complete pass over all
@@ -52,20 +58,9 @@ type Job struct {
 // deps.Config before every write batch whether the brake was engaged.
 func New(deps job.Deps, engine *supersession.Engine) *Job {
 	deps = deps.WithDefaults()
-	n := deps.Names
-	return &Job{db: deps.DB, sql: statements{loadCursor: n.SQL(loadCursorSQL), saveCursor: n.SQL(saveCursorSQL)},
-		log: deps.Logger.With("job", Name), now: deps.Now, braked: deps.Braked, engine: engine, BatchAspects: batchAspects}
+	return &Job{db: deps.DB, sql: render(deps.Names), log: deps.Logger.With("job", Name), now: deps.Now, braked: deps.Braked,
+		engine: engine, holder: ident.Holder(), BatchAspects: batchAspects, ChunkRows: chunkRows, ClaimFor: time.Minute}
 }
-
-// The sweep's own SQL: its cursor in the daemon's state table.
-const (
-	loadCursorSQL = `SELECT value FROM {{.State}} WHERE name = $1`
-	saveCursorSQL = `
-INSERT INTO {{.State}} (name, value, updated_at) VALUES ($1, $2, now())
-ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`
-)
-
-type statements struct{ loadCursor, saveCursor string }
 
 func (j *Job) Name() string { return Name }
 
@@ -78,12 +73,25 @@ func (j *Job) Schedule(cfg *config.Config) string {
 	return cfg.Maintenance.Schedules.Sweep
 }
 
+// Kind is what a pass examines (SPEC §11).
+type Kind string
+
+const (
+	KindFull        Kind = "full"        // every aspect
+	KindIncremental Kind = "incremental" // the aspects that changed since
+)
+
 // Report is what a sweep found and did.
 type Report struct {
-	RunID   string      `json:"run_id"`
-	Mode    config.Mode `json:"mode"`
-	Agent   string      `json:"agent,omitempty"`
-	Batches int         `json:"batches"`
+	RunID string      `json:"run_id"`
+	Mode  config.Mode `json:"mode"`
+	Kind  Kind        `json:"kind"`
+	// Why says why a scheduled or CLI run is full (see fullReason).
+	Why     string `json:"why,omitempty"`
+	Agent   string `json:"agent,omitempty"`
+	Batches int    `json:"batches"`
+	// Changes counts the change records an incremental pass consumed.
+	Changes int `json:"changes"`
 	supersession.Tally
 	// Complete is true when the pass reached the last aspect. Stopped says
 	// why it did not: "budget" (the time budget ran out; the next run
@@ -108,7 +116,13 @@ func (r *Report) Text() string {
 	if r.Agent != "" {
 		scope = "agent " + r.Agent
 	}
-	fmt.Fprintf(&b, "sweep (%s mode, %s) run %s\n", r.Mode, scope, r.RunID)
+	fmt.Fprintf(&b, "sweep (%s mode, %s, %s) run %s\n", r.Mode, r.Kind, scope, r.RunID)
+	if r.Why != "" {
+		fmt.Fprintf(&b, "  full because   %s\n", r.Why)
+	}
+	if r.Kind == KindIncremental {
+		fmt.Fprintf(&b, "  changes        %d recorded changes\n", r.Changes)
+	}
 	fmt.Fprintf(&b, "  examined       %d aspects, %d attributes, %d pairs in %d batches\n", r.Groups, r.Attributes, r.Pairs, r.Batches)
 	fmt.Fprintf(&b, "  supersessions  %d\n", r.Supersessions)
 	fmt.Fprintf(&b, "  proposals      %d shadow, %d review\n", r.ProposalsShadow, r.ProposalsReview)
@@ -130,6 +144,8 @@ func (r *Report) Text() string {
 	state := "complete"
 	switch {
 	case r.Complete:
+	case r.Stopped == stoppedBudget && r.Kind == KindIncremental:
+		state = "stopped at its time budget; the next run takes the changes left"
 	case r.Stopped == stoppedBudget:
 		state = "stopped at its time budget; the next run resumes there"
 	case r.Stopped == stoppedCancelled:
@@ -141,15 +157,17 @@ func (r *Report) Text() string {
 	return b.String()
 }
 
-// cursor is the keyset position and the start of the pass it belongs to.
-type cursor struct {
-	supersession.Cursor
-	PassStartedAt time.Time `json:"pass_started_at"`
+// Options of a sweep --once.
+type Options struct {
+	// Agent limits the pass to one agent's aspects: a full pass of them,
+	// which leaves the daemon's records alone.
+	Agent string
+	// Full forces a full pass where an incremental one would do.
+	Full bool
 }
 
-const cursorName = "sweep_cursor"
-
-// Run is a scheduled run: resume at the stored cursor, stop at the budget.
+// Run is a scheduled run: a full pass when one is due (resuming at the
+// stored cursor, stopping at the budget), else an incremental one.
 func (j *Job) Run(ctx context.Context, cfg *config.Config) (job.Report, error) {
 	if !cfg.Memory.PipelineV2.Structural.SupersessionEnabled {
 		return &Report{Disabled: "memory.pipelineV2.structural.supersessionEnabled is false"}, nil
@@ -158,16 +176,18 @@ func (j *Job) Run(ctx context.Context, cfg *config.Config) (job.Report, error) {
 	if budget == 0 {
 		budget = budgetFor(cfg, j.now())
 	}
-	return j.sweep(ctx, cfg, "", budget, true)
+	return j.run(ctx, cfg, Options{}, budget, true)
 }
 
-// Once is a full pass now (sweep --once): no budget, no stored cursor.
-func (j *Job) Once(ctx context.Context, cfg *config.Config, agent string) (*Report, error) {
+// Once is a pass now (sweep --once): incremental when that would do, full
+// with opt.Full or opt.Agent or when a full pass is due. No budget; a full
+// pass does not touch the scheduled runs' cursor.
+func (j *Job) Once(ctx context.Context, cfg *config.Config, opt Options) (*Report, error) {
 	if !cfg.Memory.PipelineV2.Structural.SupersessionEnabled {
 		return &Report{Disabled: "memory.pipelineV2.structural.supersessionEnabled is false " +
 			"(override once with SUPERSESSIOND_MEMORY__PIPELINEV2__STRUCTURAL__SUPERSESSIONENABLED=true)"}, nil
 	}
-	return j.sweep(ctx, cfg, agent, 0, false)
+	return j.run(ctx, cfg, opt, 0, false)
 }
 
 // budgetFor is most of the time until the next tick, within [1m, 30m]: a
@@ -189,9 +209,26 @@ const (
 	stoppedCancelled = "cancelled"
 )
 
-// sweep runs a pass and records in the report why it ended.
-func (j *Job) sweep(ctx context.Context, cfg *config.Config, agent string, budget time.Duration, resumable bool) (*Report, error) {
-	r, err := j.pass(ctx, cfg, agent, budget, resumable)
+// run chooses the kind of pass, runs it and records in the report why it
+// ended.
+func (j *Job) run(ctx context.Context, cfg *config.Config, opt Options, budget time.Duration, scheduled bool) (*Report, error) {
+	start := j.now()
+	r := &Report{RunID: ident.Random("", 8), Mode: cfg.Mode(), Agent: opt.Agent}
+	err := func() error {
+		st, err := j.loadState(ctx)
+		if err != nil {
+			return err
+		}
+		r.Why = fullReason(cfg, st, opt, scheduled, start)
+		if r.Why == "" {
+			r.Kind = KindIncremental
+			return j.incremental(ctx, cfg, budget, start, r)
+		}
+		r.Kind = KindFull
+		return j.full(ctx, cfg, st, opt.Agent, budget, scheduled, start, r)
+	}()
+	r.Duration = j.now().Sub(start)
+	r.Seconds = r.Duration.Seconds()
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:
@@ -202,100 +239,37 @@ func (j *Job) sweep(ctx context.Context, cfg *config.Config, agent string, budge
 	return r, err
 }
 
-func (j *Job) pass(ctx context.Context, cfg *config.Config, agent string, budget time.Duration, resumable bool) (*Report, error) {
-	start := j.now()
-	r := &Report{RunID: ident.Random("", 8), Mode: cfg.Mode(), Agent: agent}
-	var cur cursor
-	if resumable {
-		var err error
-		if cur, err = j.loadCursor(ctx); err != nil {
-			return r, err
-		}
-		r.Resumed = cur.AspectID != "" || cur.AgentID != ""
-		if !r.Resumed {
-			cur.PassStartedAt = start.UTC()
-		}
+// judgment names what decisions depend on besides the rows: the
+// heuristics' version, the thresholds, the LLM fallback and the mode (a
+// shadow pass proposes what a live one applies). A full pass records it; a
+// new one calls for a full pass.
+func judgment(cfg *config.Config) string {
+	st := cfg.Memory.PipelineV2.Structural
+	semantic := "off"
+	if cfg.SemanticFallback() && cfg.Maintenance.LLM.Endpoint != "" {
+		semantic = cfg.Maintenance.LLM.Model
 	}
-	pass := supersession.Pass{
-		Actor:     supersession.Actor{ChangedBy: "supersessiond:sweep", Type: "system", RequestID: r.RunID},
-		Source:    Name,
-		Questions: supersession.NewBudget(supersession.DefaultQuestions),
-	}
-	pass.Brake = j.braked
-	defer func() {
-		r.Duration = j.now().Sub(start)
-		r.Seconds = r.Duration.Seconds()
-	}()
-	for {
-		if err := ctx.Err(); err != nil {
-			return r, err
-		}
-		groups, err := j.engine.LoadBatch(ctx, cur.Cursor, agent, j.BatchAspects, batchAttributes)
-		if err != nil {
-			return r, err
-		}
-		if len(groups) == 0 {
-			r.Complete = true
-			if agent == "" && !cfg.InlineHookEnabled() && j.PruneOutbox != nil {
-				passStart := start
-				if resumable {
-					passStart = cur.PassStartedAt
-				}
-				if err := j.PruneOutbox(ctx, passStart); err != nil {
-					return r, fmt.Errorf("sweep: prune the inline outbox: %w", err)
-				}
-			}
-			if resumable {
-				if err := j.saveCursor(ctx, cursor{}); err != nil {
-					return r, err
-				}
-				j.log.Info("sweep pass complete", "pass_started_at", cur.PassStartedAt)
-			}
-			return r, nil
-		}
-		t, err := j.engine.Process(ctx, cfg, groups, pass)
-		r.Tally.Add(t)
-		if err != nil {
-			return r, err
-		}
-		r.Batches++
-		last := groups[len(groups)-1]
-		cur.AgentID, cur.AspectID = last.AgentID, last.AspectID
-		if resumable {
-			if err := j.saveCursor(ctx, cur); err != nil {
-				return r, err
-			}
-		}
-		// Checked after a batch, so every run makes progress.
-		if budget > 0 && j.now().Sub(start) > budget {
-			r.Stopped = stoppedBudget
-			return r, nil
-		}
-	}
+	return fmt.Sprintf("heuristics %s; min %g; review %g; semantic %s; mode %s",
+		heuristics.Version, st.SupersessionMinConfidence, st.SupersessionReviewConfidence, semantic, cfg.Mode())
 }
 
-func (j *Job) loadCursor(ctx context.Context) (cursor, error) {
-	var raw []byte
-	err := j.db.GetContext(ctx, &raw, j.sql.loadCursor, cursorName)
-	if errors.Is(err, sql.ErrNoRows) {
-		return cursor{}, nil
+// fullReason says why this run must be a full pass, or "" when an
+// incremental one will do.
+func fullReason(cfg *config.Config, st state, opt Options, scheduled bool, now time.Time) string {
+	switch {
+	case opt.Agent != "":
+		return "one agent's aspects (--agent)"
+	case opt.Full:
+		return "asked for (--full)"
+	case scheduled && st.cursor.Started():
+		return "resuming the full pass started " + st.cursor.PassStartedAt.Format(time.RFC3339)
+	case st.last.CompletedAt.IsZero():
+		return "no full pass has completed yet"
+	case st.last.Judgment != judgment(cfg):
+		return "the judgment changed (was: " + st.last.Judgment + ")"
+	case now.Sub(st.last.CompletedAt) >= cfg.Maintenance.Schedules.FullSweepEvery:
+		return fmt.Sprintf("the last full pass started %s ago (fullSweepEvery %s)",
+			now.Sub(st.last.CompletedAt).Round(time.Minute), cfg.Maintenance.Schedules.FullSweepEvery)
 	}
-	if err != nil {
-		return cursor{}, fmt.Errorf("sweep: load cursor: %w", err)
-	}
-	var c cursor
-	if err := json.Unmarshal(raw, &c); err != nil {
-		j.log.Warn("sweep cursor unreadable; starting a new pass", "err", err)
-		return cursor{}, nil
-	}
-	return c, nil
-}
-
-func (j *Job) saveCursor(ctx context.Context, c cursor) error {
-	raw, _ := json.Marshal(c)
-	_, err := j.db.ExecContext(ctx, j.sql.saveCursor, cursorName, string(raw))
-	if err != nil {
-		return fmt.Errorf("sweep: save cursor: %w", err)
-	}
-	return nil
+	return ""
 }

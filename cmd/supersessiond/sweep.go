@@ -12,29 +12,33 @@ import (
 	"github.com/supersessiond/supersessiond/sweep"
 )
 
-// SweepCommand is `sweep --once [--agent ID] [--json]`: one full supersession
-// sweep now, of all agents or one.
+// SweepCommand is `sweep --once [--full] [--agent ID] [--json]`: one
+// supersession sweep now: incremental when a full pass is not due, full
+// with --full, of one agent's aspects with --agent.
 type SweepCommand struct{ m *Main }
 
 func (c *SweepCommand) Run(ctx context.Context, args []string) error {
-	var agent *string
+	var opt sweep.Options
 	return c.m.runOnce(ctx, onceSpec{
 		name:  "sweep",
 		job:   schema.Supersession,
-		usage: "--once [--agent ID] [--json]",
-		flags: func(fs *flag.FlagSet) { agent = fs.String("agent", "", "sweep only this agent's attributes") },
+		usage: "--once [--full] [--agent ID] [--json]",
+		flags: func(fs *flag.FlagSet) {
+			fs.StringVar(&opt.Agent, "agent", "", "sweep only this agent's aspects (a full pass of them)")
+			fs.BoolVar(&opt.Full, "full", false, "examine every aspect, not only those that changed since the last pass")
+		},
 		build: func(deps job.Deps, cfg *config.Config) (daemon.Job, error) {
-			return onceJob{sweep.New(deps, supersession.New(deps)), *agent}, nil
+			return onceJob{sweep.New(deps, supersession.New(deps)), opt}, nil
 		},
 	}, args)
 }
 
-// onceJob makes the scheduled job's Run a full pass for the CLI.
+// onceJob makes the scheduled job's Run a pass of the CLI's.
 type onceJob struct {
 	*sweep.Job
-	agent string
+	opt sweep.Options
 }
 
 func (o onceJob) Run(ctx context.Context, cfg *config.Config) (job.Report, error) {
-	return o.Once(ctx, cfg, o.agent)
+	return o.Once(ctx, cfg, o.opt)
 }

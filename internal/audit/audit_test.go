@@ -42,7 +42,7 @@ func sweepOnce(t *testing.T, db *sqlx.DB, c *config.Config) *sweep.Report {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
 	engine := supersession.New(job.Deps{DB: db, Logger: log, Registry: prometheus.NewRegistry()})
-	r, err := sweep.New(job.Deps{DB: db, Logger: log}, engine).Once(ctx, c, "")
+	r, err := sweep.New(job.Deps{DB: db, Logger: log}, engine).Once(ctx, c, sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -251,7 +251,7 @@ func TestKillDuringSweepThenRestart(t *testing.T) {
 	// resumes from the stored cursor and completes the pass.
 	p2 := start(t, victim.URL, cfg)
 	eventually(t, 120*time.Second, "the pass to complete", func() bool {
-		return len(p2.logs.records("sweep pass complete")) > 0
+		return len(p2.logs.records("sweep: full pass complete")) > 0
 	}, p2)
 	p2.stop()
 	gotState, gotHist := attributeState(t, victim.DB)

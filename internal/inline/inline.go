@@ -354,32 +354,14 @@ WHERE seq = ANY($1) AND claimed_by = $2`
 // holdClaims renews the batch's claims every third of ClaimFor until the
 // returned function is called, so that a batch that outlives its claim (a
 // slow LLM) is not taken over by another daemon, which would ask the LLM
-// the same questions again. A daemon that dies stops renewing, and its
-// claims expire as before.
+// the same questions again.
 func (h *Hook) holdClaims(ctx context.Context, seqs []int64) (release func()) {
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(h.ClaimFor / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if _, err := h.db.ExecContext(ctx, h.sql.extend, pq.Array(seqs), h.holder, h.ClaimFor.Seconds()); err != nil {
-					h.log.Warn("inline: could not renew claims; another daemon may take the batch over", "err", err)
-				}
-			}
-		}
-	}()
-	return func() {
-		close(stop)
-		<-done
-	}
+	return store.Renew(ctx, h.ClaimFor/3, func(ctx context.Context) error {
+		_, err := h.db.ExecContext(ctx, h.sql.extend, pq.Array(seqs), h.holder, h.ClaimFor.Seconds())
+		return err
+	}, func(err error) {
+		h.log.Warn("inline: could not renew claims; another daemon may take the batch over", "err", err)
+	})
 }
 
 func (h *Hook) finish(ctx context.Context, seqs []int64, observe bool) error {

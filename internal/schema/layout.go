@@ -70,7 +70,7 @@ func (r *Report) Line() string {
 }
 
 // ownTables are the daemon's own tables, in the own schema.
-var ownTables = []string{"state", "leases", "classified", "llm_verdicts"}
+var ownTables = []string{"state", "leases", "classified", "changes", "llm_verdicts"}
 
 // legacyNames are the daemon's tables of releases that kept them in the
 // agent's schema, and what they are called in the own schema.
@@ -167,10 +167,13 @@ func (l *Layout) findTrigger(ctx context.Context, db sqlx.QueryerContext) error 
 	if t == nil {
 		return nil
 	}
+	// Current: calls the own schema's function and fires on every column
+	// update (an earlier release's fired on aspect_id only).
 	err := sqlx.GetContext(ctx, db, &l.Trigger, `
 		SELECT EXISTS (SELECT 1 FROM pg_trigger tg JOIN pg_proc p ON p.oid = tg.tgfoid JOIN pg_namespace n ON n.oid = p.pronamespace
-			WHERE tg.tgrelid = $1 AND tg.tgname = 'supersessiond_attribute_classified' AND n.nspname = $2 AND NOT tg.tgisinternal)`,
-		t.OID, l.Plan.Own)
+			WHERE tg.tgrelid = $1 AND tg.tgname = 'supersessiond_attribute_classified' AND n.nspname = $2 AND NOT tg.tgisinternal
+			  AND pg_get_triggerdef(tg.oid) LIKE '%' || $3 || '%')`,
+		t.OID, l.Plan.Own, triggerEvents)
 	if err != nil {
 		return fmt.Errorf("schema: look for the classification trigger: %w", err)
 	}
@@ -196,7 +199,7 @@ func (l *Layout) names() *Names {
 		Attributes: q(Attributes), Aspects: q(Aspects), History: q(History), Memories: q(Memories),
 		Messages: q(Messages), Events: q(CompactionEvents), Documents: q(Documents), Sources: q(DocumentSources),
 		Own: quoteIdent(own), State: ownTable(own, "state"), Leases: ownTable(own, "leases"),
-		Outbox: ownTable(own, "classified"), Verdicts: ownTable(own, "llm_verdicts"),
+		Outbox: ownTable(own, "classified"), Changes: ownTable(own, "changes"), Verdicts: ownTable(own, "llm_verdicts"),
 	}
 	if a := l.Tables[Aspects]; a.hasColumn("id") && a.hasColumn("agent_id") && a.hasColumn("name") {
 		n.HasAspects = true

@@ -15,7 +15,7 @@ type Names struct {
 	// The agent's tables.
 	Attributes, Aspects, History, Memories, Messages, Events, Documents, Sources string
 	// The daemon's own schema and tables.
-	Own, State, Leases, Outbox, Verdicts string
+	Own, State, Leases, Outbox, Changes, Verdicts string
 
 	// HasAspects: an aspects table exists (its name goes to the LLM, and an
 	// attribute whose aspect is missing is skipped as dangling).
@@ -45,7 +45,8 @@ func ReferenceNames() *Names {
 		History: quoteIdent("memory_history"), Memories: quoteIdent("memories"), Messages: quoteIdent("messages"),
 		Events: quoteIdent("compaction_events"), Documents: quoteIdent("documents"), Sources: quoteIdent("document_sources"),
 		Own: quoteIdent("supersessiond"), State: ownTable("supersessiond", "state"), Leases: ownTable("supersessiond", "leases"),
-		Outbox: ownTable("supersessiond", "classified"), Verdicts: ownTable("supersessiond", "llm_verdicts"),
+		Outbox: ownTable("supersessiond", "classified"), Changes: ownTable("supersessiond", "changes"),
+		Verdicts: ownTable("supersessiond", "llm_verdicts"),
 		HasAspects: true, ToolCalls: true, SupersededBy: true, SourceIDs: "jsonb", Embedding: true,
 	}
 }

@@ -37,6 +37,22 @@ var ownDDL = map[string]string{
   claimed_until timestamptz,
   attempts int NOT NULL DEFAULT 0
 )`,
+	// The aspects whose attributes changed in a way that may call for a new
+	// decision (SPEC §11), appended by the trigger in the changing
+	// transaction, so a change made while no daemon runs is not lost. The
+	// incremental sweep claims and consumes rows; a full pass deletes those
+	// its start's snapshot saw (xid: the recording transaction). Append-only:
+	// the agent's transactions never wait on each other here.
+	"changes": `CREATE TABLE IF NOT EXISTS {{.Changes}} (
+  seq bigserial PRIMARY KEY,
+  agent_id text NOT NULL,
+  aspect_id text NOT NULL,
+  xid xid8 NOT NULL DEFAULT pg_current_xact_id(),
+  changed_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  claimed_by text,
+  claimed_until timestamptz
+);
+CREATE INDEX IF NOT EXISTS changes_aspect ON {{.Changes}} (agent_id, aspect_id)`,
 	// LLM verdicts per (old content, new content, model): no pair is asked
 	// twice, across runs, restarts and replicas. Keyed by SHA-256 of the
 	// exact contents: an edited attribute is a new question.
@@ -55,26 +71,48 @@ var ownDDL = map[string]string{
 // triggerFunctionDDL is the classification trigger's function, in the own
 // schema. It runs as its owner (SECURITY DEFINER, with a fixed search path),
 // so the agent's role needs no privilege on the daemon's schema to classify
-// an attribute. Identical notification payloads are folded into one per
-// transaction: a bulk classification wakes the daemon once, and the outbox
-// holds every row.
+// an attribute. A classification (insert, or a new aspect) goes to the
+// inline hook's outbox and wakes the daemon; identical notification payloads
+// are folded into one per transaction, so a bulk classification wakes it
+// once. Every change that may call for a new decision (SPEC §11: classified,
+// inserted, reactivated, un-protected, content edited, kind changed; an undo
+// is a reactivation) records its aspect for the incremental sweep.
 const triggerFunctionDDL = `CREATE OR REPLACE FUNCTION {{.Own}}.attribute_classified() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
 BEGIN
-  IF NEW.aspect_id IS NOT NULL AND (TG_OP = 'INSERT' OR OLD.aspect_id IS DISTINCT FROM NEW.aspect_id) THEN
+  IF NEW.aspect_id IS NULL THEN
+    RETURN NULL;
+  END IF;
+  IF TG_OP = 'INSERT' OR OLD.aspect_id IS DISTINCT FROM NEW.aspect_id THEN
     INSERT INTO {{.Outbox}} (attribute_id, agent_id, aspect_id)
     VALUES (NEW.id::text, NEW.agent_id::text, NEW.aspect_id::text);
     PERFORM pg_notify('supersessiond_classified', NEW.agent_id::text);
+  END IF;
+  IF NEW.status = 'active' AND (TG_OP = 'INSERT'
+      OR OLD.aspect_id IS DISTINCT FROM NEW.aspect_id
+      OR OLD.status IS DISTINCT FROM NEW.status
+      OR OLD.content IS DISTINCT FROM NEW.content
+      OR OLD.kind IS DISTINCT FROM NEW.kind
+      OR (OLD.protected AND NOT coalesce(NEW.protected, false))) THEN
+    INSERT INTO {{.Changes}} (agent_id, aspect_id) VALUES (NEW.agent_id::text, NEW.aspect_id::text);
   END IF;
   RETURN NULL;
 END
 $fn$`
 
+// triggerEvents are the events that fire the trigger. It fires on every
+// update and the function tells what changed: a column list (UPDATE OF, or
+// a WHEN clause) would make the agent's columns depend on the daemon's
+// trigger, and the stack's own migrations could no longer alter them. An
+// installed trigger on other events is outdated, and migrate replaces it.
+const triggerEvents = "AFTER INSERT OR UPDATE ON"
+
 // triggerDDL points the trigger at the own schema's function (an earlier
-// release's trigger called a function in the agent's schema).
+// release's trigger called a function in the agent's schema, and fired on
+// aspect_id only).
 var triggerDDL = []string{
 	`DROP TRIGGER IF EXISTS supersessiond_attribute_classified ON {{.Attributes}}`,
 	`CREATE TRIGGER supersessiond_attribute_classified
-  AFTER INSERT OR UPDATE OF aspect_id ON {{.Attributes}}
+  ` + triggerEvents + ` {{.Attributes}}
   FOR EACH ROW EXECUTE FUNCTION {{.Own}}.attribute_classified()`,
 }

@@ -134,6 +134,76 @@ func TestClassificationTriggerFillsOutbox(t *testing.T) {
 	}
 }
 
+// The trigger records, for the incremental sweep, every change that may
+// call for a new decision (SPEC §11), and nothing else.
+func TestClassificationTriggerRecordsChanges(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	exec(t, db, `INSERT INTO entities (id, agent_id, name) VALUES ('e1', 'a', 'Sam')`)
+	exec(t, db, `INSERT INTO entity_aspects (id, entity_id, agent_id, name, canonical_name) VALUES ('asp1', 'e1', 'a', 'home', 'home'), ('asp2', 'e1', 'a', 'work', 'work')`)
+	steps := []struct {
+		stmt, recorded string
+	}{
+		{`INSERT INTO entity_attributes (id, agent_id, kind, content, normalized_content) VALUES ('x1', 'a', 'attribute', 'Lives in Oslo', 'x')`, ""},
+		{`UPDATE entity_attributes SET aspect_id = 'asp1' WHERE id = 'x1'`, "asp1"},                                                                                          // classified
+		{`INSERT INTO entity_attributes (id, agent_id, aspect_id, kind, content, normalized_content) VALUES ('x2', 'a', 'asp1', 'attribute', 'Lives in Rome', 'x')`, "asp1"}, // inserted
+		{`UPDATE entity_attributes SET content = 'Lives in Oslo, Norway' WHERE id = 'x1'`, "asp1"},                                                                           // edited
+		{`UPDATE entity_attributes SET importance = 0.9, updated_at = now() WHERE id = 'x1'`, ""},                                                                            // nothing to decide
+		{`UPDATE entity_attributes SET protected = true WHERE id = 'x1'`, ""},                                                                                                // protected: may supersede already
+		{`UPDATE entity_attributes SET protected = false WHERE id = 'x1'`, "asp1"},                                                                                           // un-protected
+		{`UPDATE entity_attributes SET status = 'superseded', superseded_by = 'x2' WHERE id = 'x1'`, ""},                                                                     // retired
+		{`UPDATE entity_attributes SET status = 'active', superseded_by = NULL WHERE id = 'x1'`, "asp1"},                                                                     // undone
+		{`UPDATE entity_attributes SET kind = 'constraint' WHERE id = 'x2'`, "asp1"},
+		{`UPDATE entity_attributes SET aspect_id = 'asp2' WHERE id = 'x1'`, "asp2"}, // reclassified
+		{`UPDATE entity_attributes SET aspect_id = NULL WHERE id = 'x1'`, ""},
+	}
+	for _, st := range steps {
+		exec(t, db, `DELETE FROM supersessiond.changes`)
+		exec(t, db, st.stmt)
+		var got []string
+		if err := db.Select(&got, `SELECT agent_id || ':' || aspect_id FROM supersessiond.changes`); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{}
+		if st.recorded != "" {
+			want = []string{"a:" + st.recorded}
+		}
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("%s: recorded %v, want %v", st.stmt, got, want)
+		}
+	}
+	// The agent's columns do not depend on the trigger: its own migrations
+	// can still alter them.
+	exec(t, db, `ALTER TABLE entity_attributes ALTER COLUMN content TYPE varchar(100000)`)
+}
+
+// An earlier release's trigger fired on aspect_id only: check says migrate
+// has work to do, and migrate replaces it.
+func TestAnOutdatedTriggerIsReplaced(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	exec(t, db, `DROP TRIGGER supersessiond_attribute_classified ON entity_attributes`)
+	exec(t, db, `CREATE TRIGGER supersessiond_attribute_classified AFTER INSERT OR UPDATE OF aspect_id ON entity_attributes
+		FOR EACH ROW EXECUTE FUNCTION supersessiond.attribute_classified()`)
+	l := inspect(t, db, schema.ReferencePlan())
+	if r := l.Reports[schema.Supersession]; r.OK() || !strings.Contains(r.Line(), "trigger") {
+		t.Fatalf("an outdated trigger must be pending: %s", r.Line())
+	}
+	res := migrate(t, db, schema.ReferencePlan(), schema.Options{})
+	if !res.Layout.OK() {
+		t.Fatalf("after migrate: %s", res.Layout.Reports[schema.Supersession].Line())
+	}
+	exec(t, db, `INSERT INTO entities (id, agent_id, name) VALUES ('e1', 'a', 'Sam')`)
+	exec(t, db, `INSERT INTO entity_aspects (id, entity_id, agent_id, name, canonical_name) VALUES ('asp1', 'e1', 'a', 'home', 'home')`)
+	exec(t, db, `INSERT INTO entity_attributes (id, agent_id, aspect_id, kind, content, normalized_content, status) VALUES ('x1', 'a', 'asp1', 'attribute', 'Lives in Oslo', 'x', 'superseded')`)
+	exec(t, db, `DELETE FROM supersessiond.changes`)
+	exec(t, db, `UPDATE entity_attributes SET status = 'active' WHERE id = 'x1'`)
+	var n int
+	if err := db.Get(&n, `SELECT count(*) FROM supersessiond.changes`); err != nil || n != 1 {
+		t.Fatalf("the replaced trigger recorded %d changes (%v), want 1", n, err)
+	}
+}
+
 // A stack with only the supersession tables (a Signet-style memory graph)
 // runs the supersession job with the other jobs off: migrate adds nothing
 // for them, and nothing of theirs is required.

@@ -208,3 +208,34 @@ func Nullable(s string) any {
 	}
 	return s
 }
+
+// Renew calls renew every period until the returned stop is called (or ctx
+// ends), so a batch that outlives its claims (a slow LLM) keeps them; a
+// process that dies stops renewing, and its claims expire. A failed renewal
+// is passed to failed and tried again at the next period. stop waits for a
+// renewal in progress.
+func Renew(ctx context.Context, period time.Duration, renew func(context.Context) error, failed func(error)) (stop func()) {
+	quit := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := renew(ctx); err != nil && failed != nil {
+					failed(err)
+				}
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/llm"
+	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/store"
 )
 
@@ -23,6 +25,9 @@ type Engine struct {
 	log     *slog.Logger
 	metrics *Metrics
 	llms    *llm.Provider
+	// hasAspects: the stack has an aspects table (groups are named, and an
+	// aspect missing from it is dangling).
+	hasAspects bool
 }
 
 // New returns an Engine for the database deps describe. Its metrics are
@@ -30,7 +35,12 @@ type Engine struct {
 // fallback.
 func New(deps job.Deps) *Engine {
 	deps = deps.WithDefaults()
-	return &Engine{db: deps.DB, sql: render(deps.Names), log: deps.Logger, metrics: NewMetrics(deps.Registry), llms: deps.LLM}
+	names := deps.Names
+	if names == nil {
+		names = schema.ReferenceNames()
+	}
+	return &Engine{db: deps.DB, sql: render(names), log: deps.Logger, metrics: NewMetrics(deps.Registry), llms: deps.LLM,
+		hasAspects: names.HasAspects}
 }
 
 // Tally counts what a pass over some groups found and did.
@@ -138,22 +148,14 @@ func (e *Engine) Process(ctx context.Context, cfg *config.Config, groups []*Grou
 	}
 
 	preps := make([]*prepared, len(groups))
-	var deciders []string
 	agents := map[string]bool{}
 	for i, g := range groups {
 		t.Groups++
 		t.Attributes += len(g.Attrs)
 		agents[g.AgentID] = true
 		preps[i] = prepare(g, in)
-		deciders = append(deciders, preps[i].deciders()...)
 	}
-	vetoed, err := e.loadVetoes(ctx, deciders, keys(agents))
-	if err != nil {
-		return t, err
-	}
-	in.vetoed = vetoed
-
-	candidates, err := e.decideAll(ctx, cfg, client, preps, in, pass, &t)
+	candidates, err := e.decideAll(ctx, cfg, client, preps, in, keys(agents), pass, &t)
 	if err != nil {
 		return t, err
 	}
@@ -163,23 +165,26 @@ func (e *Engine) Process(ctx context.Context, cfg *config.Config, groups []*Grou
 // decideAll plans every prepared group, asks the LLM about the pairs that
 // need it (outside any transaction) and plans the waiting groups again with
 // the verdicts.
-func (e *Engine) decideAll(ctx context.Context, cfg *config.Config, client *llm.Client, preps []*prepared, in planInput, pass Pass, t *Tally) ([]Candidate, error) {
+func (e *Engine) decideAll(ctx context.Context, cfg *config.Config, client *llm.Client, preps []*prepared, in planInput, agents []string, pass Pass, t *Tally) ([]Candidate, error) {
+	outs, err := e.planVetoed(ctx, preps, &in, agents)
+	if err != nil {
+		return nil, err
+	}
 	var candidates []Candidate
 	var again []*prepared
 	pending := map[pairKey]pendingPair{}
 	groupOf := map[*Attribute]*Group{}
-	for _, p := range preps {
-		out := plan(p, in)
+	for i, out := range outs {
 		t.Pairs += out.pairs
 		for k, v := range out.skips {
 			t.skip(k, v)
 		}
 		candidates = append(candidates, out.candidates...)
 		if len(out.pending) > 0 {
-			again = append(again, p)
+			again = append(again, preps[i])
 			for k, pp := range out.pending {
 				pending[k] = pp
-				groupOf[pp.old] = p.g
+				groupOf[pp.old] = preps[i].g
 			}
 		}
 	}
@@ -190,7 +195,6 @@ func (e *Engine) decideAll(ctx context.Context, cfg *config.Config, client *llm.
 	if budget == nil {
 		budget = NewBudget(DefaultQuestions)
 	}
-	var err error
 	in.known, err = e.resolve(ctx, cfg, client, pending, groupOf, budget, t)
 	if err != nil {
 		return candidates, err
@@ -210,6 +214,37 @@ func (e *Engine) decideAll(ctx context.Context, cfg *config.Config, client *llm.
 		}
 	}
 	return candidates, nil
+}
+
+// planVetoed plans every group, respecting the pairs operators vetoed. A
+// veto only ever removes a pair, so the vetoes that matter are those of the
+// old attributes a plan without them decides or waits on: a few in a
+// hundred, where asking about every attribute of a batch cost the database
+// more than reading the batch. Those are looked up, and only the groups
+// holding one are planned again, with them. in.vetoed is set for the
+// plans that follow.
+func (e *Engine) planVetoed(ctx context.Context, preps []*prepared, in *planInput, agents []string) ([]planOutput, error) {
+	outs := make([]planOutput, len(preps))
+	var olds []string
+	for i, p := range preps {
+		outs[i] = plan(p, *in)
+		olds = outs[i].deciding(olds)
+	}
+	vetoed, err := e.loadVetoes(ctx, olds, agents)
+	if err != nil || len(vetoed) == 0 {
+		return outs, err
+	}
+	in.vetoed = vetoed
+	hit := map[string]bool{}
+	for k := range vetoed {
+		hit[k[0]] = true
+	}
+	for i, p := range preps {
+		if slices.ContainsFunc(outs[i].deciding(nil), func(id string) bool { return hit[id] }) {
+			outs[i] = plan(p, *in)
+		}
+	}
+	return outs, nil
 }
 
 // writeChunk is how many decisions one write transaction carries.

@@ -7,15 +7,21 @@ import (
 	"slices"
 
 	"github.com/lib/pq"
-
-	"github.com/jmoiron/sqlx"
 )
 
-type groupRow struct {
-	Attribute
-	CreatedAt  sql.NullTime `db:"created_at"`
-	AspectName string       `db:"aspect_name"`
-	Dangling   bool         `db:"dangling"`
+// scanRow reads one row of a sibling query (columns, or bareColumns when
+// named is false) without reflection: at a million rows a pass, sqlx's
+// StructScan cost as much as the driver's own decoding.
+func scanRow(rows *sql.Rows, named bool, a *Attribute, aspectName *string, dangling *bool) error {
+	var created sql.NullTime
+	var err error
+	if named {
+		err = rows.Scan(&a.ID, &a.AgentID, &a.AspectID, &a.MemoryID, &a.Kind, &a.Content, &created, &a.Protected, aspectName, dangling)
+	} else {
+		err = rows.Scan(&a.ID, &a.AgentID, &a.AspectID, &a.MemoryID, &a.Kind, &a.Content, &created, &a.Protected)
+	}
+	a.CreatedAt, a.BadTime = created.Time, !created.Valid
+	return err
 }
 
 // scanGroups reads the rows of a sibling query (columns) into groups,
@@ -23,37 +29,42 @@ type groupRow struct {
 // attributes oldest first whatever order the rows came in. A query therefore
 // need not sort: PostgreSQL sorting tens of thousands of rows on text keys
 // (under the database's collation) costs more than loading them.
-func scanGroups(rows *sqlx.Rows) ([]*Group, error) {
+func scanGroups(rows *sql.Rows) ([]*Group, error) {
 	type key struct{ agent, aspect string }
 	var groups []*Group
 	var g *Group // the last row's: rows of one group mostly come together
 	index := map[key]*Group{}
 	for rows.Next() {
-		var r groupRow
-		if err := rows.StructScan(&r); err != nil {
+		a := &Attribute{}
+		var name string
+		var dangling bool
+		if err := scanRow(rows, true, a, &name, &dangling); err != nil {
 			return nil, err
 		}
-		if g == nil || g.AgentID != r.AgentID || g.AspectID != r.AspectID {
-			k := key{r.AgentID, r.AspectID}
+		if g == nil || g.AgentID != a.AgentID || g.AspectID != a.AspectID {
+			k := key{a.AgentID, a.AspectID}
 			if g = index[k]; g == nil {
-				g = &Group{AgentID: r.AgentID, AspectID: r.AspectID, AspectName: r.AspectName, Dangling: r.Dangling}
+				g = &Group{AgentID: a.AgentID, AspectID: a.AspectID, AspectName: name, Dangling: dangling}
 				index[k] = g
 				groups = append(groups, g)
 			}
 		}
-		a := r.Attribute
-		a.CreatedAt, a.BadTime = r.CreatedAt.Time, !r.CreatedAt.Valid
-		g.Attrs = append(g.Attrs, &a)
+		g.Attrs = append(g.Attrs, a)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	for _, g := range groups {
-		if !slices.IsSortedFunc(g.Attrs, olderFirst) {
-			slices.SortFunc(g.Attrs, olderFirst)
-		}
+		sortGroup(g)
 	}
 	return groups, nil
+}
+
+// sortGroup puts a group's attributes oldest first (Group.Attrs' order).
+func sortGroup(g *Group) {
+	if !slices.IsSortedFunc(g.Attrs, olderFirst) {
+		slices.SortFunc(g.Attrs, olderFirst)
+	}
 }
 
 // olderFirst orders attributes by creation, ties broken by id: the order of
@@ -78,27 +89,10 @@ type Cursor struct {
 	AspectID string `json:"aspect_id"`
 }
 
-// LoadBatch loads the next aspects after the cursor that have two or more
-// active attributes (of agent, when given): at most maxAspects of them,
-// cut to about maxAttributes attributes (an aspect larger than that still
-// comes whole, alone). Empty when the pass is over.
-func (e *Engine) LoadBatch(ctx context.Context, after Cursor, agent string, maxAspects, maxAttributes int) ([]*Group, error) {
-	rows, err := e.db.QueryxContext(ctx, e.sql.batch, after.AgentID, after.AspectID, agent, maxAspects, maxAttributes)
-	if err != nil {
-		return nil, fmt.Errorf("supersession: load aspects after (%q, %q): %w", after.AgentID, after.AspectID, err)
-	}
-	defer rows.Close()
-	groups, err := scanGroups(rows)
-	if err != nil {
-		return nil, fmt.Errorf("supersession: load aspects after (%q, %q): %w", after.AgentID, after.AspectID, err)
-	}
-	return groups, nil
-}
-
 // LoadAspects loads the active attributes of the given (agent, aspect)
 // pairs, one group each (an aspect with no active attribute left is absent).
 func (e *Engine) LoadAspects(ctx context.Context, agents, aspects []string) ([]*Group, error) {
-	rows, err := e.db.QueryxContext(ctx, e.sql.aspects, pq.Array(agents), pq.Array(aspects))
+	rows, err := e.db.QueryContext(ctx, e.sql.aspects, pq.Array(agents), pq.Array(aspects))
 	if err != nil {
 		return nil, fmt.Errorf("supersession: load siblings: %w", err)
 	}

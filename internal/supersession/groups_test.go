@@ -3,6 +3,7 @@ package supersession_test
 import (
 	"fmt"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
@@ -64,5 +65,91 @@ func TestScanGroupsOrdersEachGroupWhateverTheRowOrder(t *testing.T) {
 		if g.AspectName == "" || g.Dangling {
 			t.Fatalf("group %s/%s: aspect name %q, dangling %v", g.AgentID, g.AspectID, g.AspectName, g.Dangling)
 		}
+	}
+}
+
+// Scan must hand over every aspect with two or more active non-constraint
+// attributes exactly once, whole and oldest first, in cursor order, whatever
+// the chunk size: aspects cut by a chunk's end are read again, aspects
+// larger than a chunk are read on their own.
+func TestScanHandsOverEveryAspectWholeOnceWhateverTheChunkSize(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := memtest.New(t, db.DB)
+	want := map[string][]string{} // "agent aspect" → ids, oldest first
+	var attrs []memtest.Attr
+	for _, agent := range []string{"a", "b", "c"} {
+		for k, size := range []int{1, 2, 3, 7, 1, 12, 2} {
+			aspect := s.Aspect(agent, "E", fmt.Sprintf("x%d", k))
+			var ids []string
+			for i := range size {
+				id := fmt.Sprintf("%s-%d-%02d", agent, k, i)
+				attrs = append(attrs, memtest.Attr{ID: id, Agent: agent, Aspect: aspect, Content: "Likes item " + id,
+					At: memtest.Base.Add(time.Duration(size-i) * -time.Hour)}) // inserted oldest first
+				ids = append(ids, id)
+			}
+			// A constraint is never part of a group.
+			attrs = append(attrs, memtest.Attr{ID: fmt.Sprintf("%s-%d-c", agent, k), Agent: agent, Aspect: aspect,
+				Kind: "constraint", Content: "Never moves"})
+			if size >= 2 {
+				want[agent+" "+aspect] = ids
+			}
+		}
+	}
+	s.Add(attrs...)
+	engine := supersession.New(job.Deps{DB: db.DB, Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry()})
+
+	// Inserted in an order the index does not follow.
+	slices.Reverse(attrs)
+	for _, chunk := range []int{1, 2, 3, 5, 11, 1000} {
+		for _, lim := range []supersession.Limits{{Aspects: 1, ChunkRows: chunk}, {Aspects: 3, Attributes: 10, ChunkRows: chunk}} {
+			got := map[string][]string{}
+			var order []string
+			err := engine.Scan(t.Context(), supersession.Cursor{}, "", lim, func(groups []*supersession.Group) error {
+				if len(groups) > lim.Aspects {
+					t.Errorf("chunk %d: a batch of %d aspects, limit %d", chunk, len(groups), lim.Aspects)
+				}
+				for _, g := range groups {
+					k := g.AgentID + " " + g.AspectID
+					if _, dup := got[k]; dup {
+						t.Errorf("chunk %d: aspect %s handed over twice", chunk, k)
+					}
+					if g.AspectName == "" || g.Dangling {
+						t.Errorf("chunk %d: aspect %s not named (%q, dangling %v)", chunk, k, g.AspectName, g.Dangling)
+					}
+					for _, a := range g.Attrs {
+						got[k] = append(got[k], a.ID)
+					}
+					order = append(order, k)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("chunk %d, limits %+v:\ngot  %v\nwant %v", chunk, lim, got, want)
+			}
+			if !slices.IsSorted(order) {
+				t.Errorf("chunk %d: aspects out of cursor order: %v", chunk, order)
+			}
+		}
+	}
+
+	// From a cursor, for one agent: only what follows, of that agent.
+	var after []string
+	cur := supersession.Cursor{AgentID: "b", AspectID: s.Aspect("b", "E", "x3")}
+	err := engine.Scan(t.Context(), cur, "b", supersession.Limits{ChunkRows: 4}, func(groups []*supersession.Group) error {
+		for _, g := range groups {
+			after = append(after, g.AgentID+" "+g.AspectID)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantAfter := []string{"b " + s.Aspect("b", "E", "x5"), "b " + s.Aspect("b", "E", "x6")}
+	if fmt.Sprint(after) != fmt.Sprint(wantAfter) {
+		t.Errorf("after %v for agent b: got %v, want %v", cur, after, wantAfter)
 	}
 }

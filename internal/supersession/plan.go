@@ -55,6 +55,10 @@ type Group struct {
 	// be sure the rows are about the same thing.
 	Dangling bool
 	Attrs    []*Attribute
+	// Unsettled: a pair of the group awaits a verdict the LLM did not give
+	// this pass (over the pass's question budget, or failed); a later pass
+	// must decide the group again.
+	Unsettled bool
 }
 
 // Skip reasons, for reports and the skips metric.
@@ -228,14 +232,14 @@ func prepare(g *Group, in planInput) *prepared {
 	return p
 }
 
-// deciders are the ids of the old attributes plan may decide: the vetoes
-// that matter are theirs.
-func (p *prepared) deciders() []string {
-	var ids []string
-	for i, a := range p.g.Attrs {
-		if p.ok && ((p.cands == nil && p.el[i].old) || (p.cands != nil && p.cands.decidable[i])) {
-			ids = append(ids, a.ID)
-		}
+// deciding appends to ids the old attributes the plan decided or waits on:
+// the only ones whose vetoes can change it.
+func (out planOutput) deciding(ids []string) []string {
+	for _, c := range out.candidates {
+		ids = append(ids, c.Old.ID)
+	}
+	for _, pp := range out.pending {
+		ids = append(ids, pp.old.ID)
 	}
 	return ids
 }

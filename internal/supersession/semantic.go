@@ -62,15 +62,15 @@ func (e *Engine) resolve(ctx context.Context, cfg *config.Config, client *llm.Cl
 		if _, ok := out[k]; ok {
 			continue
 		}
+		g := groupOf[p.old]
 		if !budget.take() {
 			out[k] = semanticVerdict{failed: true}
 			t.skip(SkipSemanticPending, 1)
+			g.Unsettled = true
 			continue
 		}
-		pair := llm.Pair{Older: p.old.Content.String, OlderAt: p.old.CreatedAt, Newer: p.new.Content.String, NewerAt: p.new.CreatedAt}
-		if g := groupOf[p.old]; g != nil {
-			pair.Aspect = g.AspectName
-		}
+		pair := llm.Pair{Older: p.old.Content.String, OlderAt: p.old.CreatedAt, Newer: p.new.Content.String, NewerAt: p.new.CreatedAt,
+			Aspect: g.AspectName}
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
@@ -85,6 +85,9 @@ func (e *Engine) resolve(ctx context.Context, cfg *config.Config, client *llm.Cl
 			mu.Lock()
 			defer mu.Unlock()
 			e.recordAnswer(out, k, verdict, err, t)
+			if err != nil {
+				g.Unsettled = true
+			}
 		})
 	}
 	wg.Wait()

@@ -1,6 +1,10 @@
 package supersession
 
-import "github.com/supersessiond/supersessiond/internal/schema"
+import (
+	"fmt"
+
+	"github.com/supersessiond/supersessiond/internal/schema"
+)
 
 // The engine's SQL, as templates over schema.Names (the stack's table names
 // and column shapes), rendered once when the engine is built. The engine is
@@ -113,16 +117,19 @@ FROM unnest($2::bytea[], $3::bytea[], $4::boolean[], $5::real[], $6::text[])
   AS k(old_hash, new_hash, contradicts, confidence, reasoning)
 ON CONFLICT (old_hash, new_hash, model) DO NOTHING`
 
-// columns is the select list every sibling query scans (scanGroups). It
-// cannot fail to scan whatever a row holds: created_at comes only when it is
-// a time the order can use (lib/pq refuses 'infinity'), and nullable columns
-// of a foreign schema are coalesced. The aspect is joined on its id and its
-// agent: an aspect of another agent is no aspect at all, and its name must
-// never reach a prompt; without an aspects table there is no name and no
-// aspect is dangling.
-const columns = `a.id, coalesce(a.agent_id, '') AS agent_id, a.aspect_id, a.memory_id, coalesce(a.kind, '') AS kind,
+// bareColumns is the select list of the scan (Scan): an attribute's own
+// columns. It cannot fail to scan whatever a row holds: created_at comes
+// only when it is a time the order can use (lib/pq refuses 'infinity'), and
+// nullable columns of a foreign schema are coalesced.
+const bareColumns = `a.id, coalesce(a.agent_id, '') AS agent_id, a.aspect_id, a.memory_id, coalesce(a.kind, '') AS kind,
        a.content, CASE WHEN isfinite(a.created_at) AND a.created_at <= now() + interval '1 day' THEN a.created_at END AS created_at,
-       coalesce(a.protected, false) AS protected,
+       coalesce(a.protected, false) AS protected`
+
+// columns is bareColumns with the aspect's name. The aspect is joined on
+// its id and its agent: an aspect of another agent is no aspect at all, and
+// its name must never reach a prompt; without an aspects table there is no
+// name and no aspect is dangling.
+const columns = bareColumns + `,
 {{- if .HasAspects}}
        coalesce(asp.name, '') AS aspect_name, asp.id IS NULL AS dangling{{else}}
        '' AS aspect_name, false AS dangling{{end}}`
@@ -130,34 +137,29 @@ const columns = `a.id, coalesce(a.agent_id, '') AS agent_id, a.aspect_id, a.memo
 // aspectJoin joins the aspects table, when there is one.
 const aspectJoin = `{{if .HasAspects}}LEFT JOIN {{.Aspects}} asp ON asp.id = a.aspect_id AND asp.agent_id = a.agent_id{{end}}`
 
-// batchSQL finds the next aspects after the cursor that have at least two
-// active non-constraint attributes (a GroupAggregate over an index-only scan
-// of the sibling index, stopping at the LIMIT), cuts the list so a batch
-// holds about $5 attributes, and loads their attributes with the aspect's
-// name, in the order of the sibling index.
-const batchSQL = `
-WITH aspects AS (
-  SELECT agent_id, aspect_id, count(*) AS n
-  FROM {{.Attributes}}
-  WHERE status = 'active' AND aspect_id IS NOT NULL AND kind <> 'constraint'
-    AND (agent_id, aspect_id) > ($1, $2)
-    AND ($3 = '' OR agent_id = $3)
-  GROUP BY agent_id, aspect_id
-  HAVING count(*) >= 2
-  ORDER BY agent_id, aspect_id
-  LIMIT $4
-),
-cut AS (
-  SELECT agent_id, aspect_id
-  FROM (SELECT agent_id, aspect_id, sum(n) OVER (ORDER BY agent_id, aspect_id) - n AS before FROM aspects) s
-  WHERE before < $5
+// chunkSQL reads the next $4 rows of the scan after (or, with from, from)
+// the aspect $1/$2, in the order of the sibling index (agent, aspect,
+// created_at, id): an index scan that reads each row once and sorts
+// nothing. Aspects are named per batch (namesSQL), not per row.
+const chunkSQL = `
+SELECT ` + bareColumns + `
+FROM {{.Attributes}} a
+WHERE a.status = 'active' AND a.aspect_id IS NOT NULL AND a.kind <> 'constraint'
+  AND (a.agent_id, a.aspect_id) %s ($1, $2)
+  AND ($3 = '' OR a.agent_id = $3)
+ORDER BY a.agent_id, a.aspect_id, a.created_at, a.id
+LIMIT $4`
+
+var (
+	chunkAfterSQL = fmt.Sprintf(chunkSQL, ">")
+	chunkFromSQL  = fmt.Sprintf(chunkSQL, ">=")
 )
-SELECT ` + columns + `
-FROM cut
-JOIN {{.Attributes}} a ON a.agent_id = cut.agent_id AND a.aspect_id = cut.aspect_id
-` + aspectJoin + `
-WHERE a.status = 'active' AND a.kind <> 'constraint'
-ORDER BY a.agent_id, a.aspect_id, a.created_at, a.id`
+
+// namesSQL names a batch's aspects: those of their agent only.
+const namesSQL = `
+SELECT k.agent_id, k.aspect_id, coalesce(asp.name, '')
+FROM unnest($1::text[], $2::text[]) AS k(agent_id, aspect_id)
+JOIN {{.Aspects}} asp ON asp.id = k.aspect_id AND asp.agent_id = k.agent_id`
 
 // aspectsSQL loads the active attributes of the given (agent, aspect)
 // pairs, as parallel arrays, in one query. It does not sort: scanGroups
@@ -172,7 +174,8 @@ WHERE a.status = 'active' AND a.kind <> 'constraint'`
 
 // statements are the engine's SQL, rendered for one database.
 type statements struct {
-	lock, apply, propose, vetoes, cachedVerdicts, storeVerdicts, batch, aspects string
+	lock, apply, propose, vetoes, cachedVerdicts, storeVerdicts, aspects string
+	chunkAfter, chunkFrom, names                                             string
 }
 
 func render(n *schema.Names) statements {
@@ -182,6 +185,7 @@ func render(n *schema.Names) statements {
 	return statements{
 		lock: n.SQL(lockSQL), apply: n.SQL(applySQL), propose: n.SQL(proposeSQL), vetoes: n.SQL(vetoesSQL),
 		cachedVerdicts: n.SQL(cachedVerdictsSQL), storeVerdicts: n.SQL(storeVerdictsSQL),
-		batch: n.SQL(batchSQL), aspects: n.SQL(aspectsSQL),
+		aspects: n.SQL(aspectsSQL),
+		chunkAfter: n.SQL(chunkAfterSQL), chunkFrom: n.SQL(chunkFromSQL), names: n.SQL(namesSQL),
 	}
 }

@@ -1,0 +1,183 @@
+package supersession
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/lib/pq"
+)
+
+// Limits bound what Scan hands over at once: a batch is at most Aspects
+// groups and, once it holds one, about Attributes attributes; ChunkRows
+// rows are read per statement.
+type Limits struct {
+	Aspects    int
+	Attributes int
+	ChunkRows  int
+}
+
+// Scan walks the active non-constraint attributes after the cursor (of one
+// agent, when given) in the order of the sibling index and hands fn the
+// groups of two or more attributes, a batch at a time, in cursor order.
+//
+// Each chunk of rows is one short statement, so no snapshot is held across
+// a pass and a pass can stop after any batch. Rows are read once: an aspect
+// cut off by the end of a chunk is read again whole by the next one (an
+// aspect larger than a chunk is loaded on its own). An error of fn stops the
+// scan and is returned as it is.
+func (e *Engine) Scan(ctx context.Context, after Cursor, agent string, lim Limits, fn func([]*Group) error) error {
+	lim = lim.withDefaults()
+	s := scan{e: e, lim: lim, fn: fn}
+	from, inclusive := after, false
+	for {
+		groups, full, err := e.chunk(ctx, from, inclusive, agent, lim.ChunkRows)
+		if err != nil {
+			return err
+		}
+		if !full {
+			for _, g := range groups {
+				if err := s.add(ctx, g); err != nil {
+					return err
+				}
+			}
+			return s.flush(ctx)
+		}
+		// The last group may continue beyond the chunk: it is read again.
+		last := groups[len(groups)-1]
+		for _, g := range groups[:len(groups)-1] {
+			if err := s.add(ctx, g); err != nil {
+				return err
+			}
+		}
+		from, inclusive = Cursor{AgentID: last.AgentID, AspectID: last.AspectID}, true
+		if len(groups) == 1 {
+			// An aspect larger than a chunk: all of it, in one statement.
+			whole, err := e.LoadAspects(ctx, []string{last.AgentID}, []string{last.AspectID})
+			if err != nil {
+				return err
+			}
+			for _, g := range whole {
+				if err := s.add(ctx, g); err != nil {
+					return err
+				}
+			}
+			inclusive = false
+		}
+	}
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.Aspects <= 0 {
+		l.Aspects = 500
+	}
+	if l.Attributes <= 0 {
+		l.Attributes = 20000
+	}
+	if l.ChunkRows <= 0 {
+		l.ChunkRows = 20000
+	}
+	return l
+}
+
+// chunk reads up to n rows of the scan into groups, in order; full is true
+// when it read n rows (the last group may then be incomplete).
+func (e *Engine) chunk(ctx context.Context, from Cursor, inclusive bool, agent string, n int) (groups []*Group, full bool, err error) {
+	q := e.sql.chunkAfter
+	if inclusive {
+		q = e.sql.chunkFrom
+	}
+	rows, err := e.db.QueryContext(ctx, q, from.AgentID, from.AspectID, agent, n)
+	if err != nil {
+		return nil, false, fmt.Errorf("supersession: read attributes after (%q, %q): %w", from.AgentID, from.AspectID, err)
+	}
+	defer rows.Close()
+	var g *Group
+	read := 0
+	for rows.Next() {
+		a := &Attribute{}
+		if err := scanRow(rows, false, a, nil, nil); err != nil {
+			return nil, false, fmt.Errorf("supersession: read attributes after (%q, %q): %w", from.AgentID, from.AspectID, err)
+		}
+		read++
+		if g == nil || g.AgentID != a.AgentID || g.AspectID != a.AspectID {
+			g = &Group{AgentID: a.AgentID, AspectID: a.AspectID}
+			groups = append(groups, g)
+		}
+		g.Attrs = append(g.Attrs, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, fmt.Errorf("supersession: read attributes after (%q, %q): %w", from.AgentID, from.AspectID, err)
+	}
+	return groups, read == n, nil
+}
+
+// scan accumulates the groups of a Scan into batches.
+type scan struct {
+	e     *Engine
+	lim   Limits
+	fn    func([]*Group) error
+	batch []*Group
+	attrs int
+}
+
+func (s *scan) add(ctx context.Context, g *Group) error {
+	if len(g.Attrs) < 2 {
+		return nil
+	}
+	sortGroup(g)
+	s.batch = append(s.batch, g)
+	s.attrs += len(g.Attrs)
+	if len(s.batch) >= s.lim.Aspects || s.attrs >= s.lim.Attributes {
+		return s.flush(ctx)
+	}
+	return nil
+}
+
+func (s *scan) flush(ctx context.Context) error {
+	if len(s.batch) == 0 {
+		return nil
+	}
+	if err := s.e.name(ctx, s.batch); err != nil {
+		return err
+	}
+	batch := s.batch
+	s.batch, s.attrs = nil, 0
+	return s.fn(batch)
+}
+
+// name sets the aspect name of each group, or marks it dangling when its
+// aspect is not among its agent's; without an aspects table every group is
+// unnamed and none is dangling.
+func (e *Engine) name(ctx context.Context, groups []*Group) error {
+	if !e.hasAspects {
+		return nil
+	}
+	type key struct{ agent, aspect string }
+	agents := make([]string, len(groups))
+	aspects := make([]string, len(groups))
+	for i, g := range groups {
+		agents[i], aspects[i] = g.AgentID, g.AspectID
+	}
+	rows, err := e.db.QueryContext(ctx, e.sql.names, pq.Array(agents), pq.Array(aspects))
+	if err != nil {
+		return fmt.Errorf("supersession: name aspects: %w", err)
+	}
+	defer rows.Close()
+	names := make(map[key]string, len(groups))
+	for rows.Next() {
+		var k key
+		var name string
+		if err := rows.Scan(&k.agent, &k.aspect, &name); err != nil {
+			return fmt.Errorf("supersession: name aspects: %w", err)
+		}
+		names[k] = name
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("supersession: name aspects: %w", err)
+	}
+	for _, g := range groups {
+		name, ok := names[key{g.AgentID, g.AspectID}]
+		g.AspectName, g.Dangling = name, !ok
+	}
+	return nil
+}

@@ -1,0 +1,208 @@
+package sweep
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/internal/store"
+	"github.com/supersessiond/supersessiond/internal/supersession"
+)
+
+// cursor is a full pass in progress: the keyset position, when the pass
+// started, the snapshot it started with (the change records it saw are
+// covered by it) and the judgment it decides with.
+type cursor struct {
+	supersession.Cursor
+	PassStartedAt time.Time `json:"pass_started_at"`
+	Snapshot      string    `json:"snapshot,omitempty"`
+	Judgment      string    `json:"judgment,omitempty"`
+}
+
+// Started reports whether a full pass is in progress.
+func (c cursor) Started() bool { return c.AgentID != "" || c.AspectID != "" }
+
+// lastFull is the record of the last completed full pass over all agents.
+type lastFull struct {
+	CompletedAt time.Time `json:"started_at"` // its start: it covered what existed then
+	Judgment    string    `json:"judgment"`
+}
+
+// state is what the sweep keeps in the daemon's state table.
+type state struct {
+	cursor cursor
+	last   lastFull
+}
+
+// State records, by name.
+const (
+	cursorName = "sweep_cursor"
+	lastName   = "sweep_last_full"
+)
+
+func (j *Job) loadState(ctx context.Context) (state, error) {
+	var st state
+	for name, into := range map[string]any{cursorName: &st.cursor, lastName: &st.last} {
+		var raw []byte
+		err := j.db.GetContext(ctx, &raw, j.sql.loadState, name)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return st, fmt.Errorf("sweep: load %s: %w", name, err)
+		}
+		if err := json.Unmarshal(raw, into); err != nil {
+			j.log.Warn("sweep: unreadable state record; starting afresh", "name", name, "err", err)
+		}
+	}
+	return st, nil
+}
+
+func (j *Job) saveCursor(ctx context.Context, c cursor) error {
+	raw, _ := json.Marshal(c)
+	if _, err := j.db.ExecContext(ctx, j.sql.saveState, cursorName, string(raw)); err != nil {
+		return fmt.Errorf("sweep: save cursor: %w", err)
+	}
+	return nil
+}
+
+// full is a full pass. A scheduled one resumes at the stored cursor (unless
+// the judgment changed since it started), saves the cursor after every
+// batch and stops at the budget; a CLI one starts afresh and leaves the
+// cursor alone. A complete pass over all agents is recorded, and the change
+// records its start's snapshot saw are deleted: the pass read every aspect
+// after they were committed.
+func (j *Job) full(ctx context.Context, cfg *config.Config, st state, agent string, budget time.Duration, scheduled bool, start time.Time, r *Report) error {
+	cur := st.cursor
+	if !scheduled || cur.Judgment != judgment(cfg) {
+		cur = cursor{}
+	}
+	r.Resumed = cur.Started()
+	if !r.Resumed {
+		cur = cursor{PassStartedAt: start.UTC(), Judgment: judgment(cfg)}
+		if err := j.db.GetContext(ctx, &cur.Snapshot, j.sql.snapshot); err != nil {
+			return fmt.Errorf("sweep: take the pass's snapshot: %w", err)
+		}
+	}
+	pass := j.newPass(r.RunID)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	batches, scanned := j.read(ctx, cur.Cursor, agent)
+	stop := func() { // ends the read ahead
+		cancel()
+		for range batches {
+		}
+		<-scanned
+	}
+	for groups := range batches {
+		err := j.decide(ctx, cfg, groups, pass, r)
+		if err == nil {
+			last := groups[len(groups)-1]
+			cur.AgentID, cur.AspectID = last.AgentID, last.AspectID
+			if scheduled {
+				err = j.saveCursor(ctx, cur)
+			}
+		}
+		if err != nil {
+			stop()
+			return err
+		}
+		// Checked after a batch, so every run makes progress.
+		if budget > 0 && j.now().Sub(start) > budget {
+			r.Stopped = stoppedBudget
+			stop()
+			return nil
+		}
+	}
+	if err := <-scanned; err != nil {
+		return err
+	}
+	r.Complete = true
+	if agent != "" {
+		return nil
+	}
+	if err := j.completeFull(ctx, cur, scheduled); err != nil {
+		return err
+	}
+	j.log.Info("sweep: full pass complete", "pass_started_at", cur.PassStartedAt, "judgment", cur.Judgment)
+	return j.pruneOutbox(ctx, cfg, cur.PassStartedAt)
+}
+
+// completeFull records a complete full pass over all agents, in one
+// transaction: the change records it covered deleted, its record written,
+// the scheduled runs' cursor reset (when it was theirs).
+func (j *Job) completeFull(ctx context.Context, cur cursor, scheduled bool) error {
+	raw, _ := json.Marshal(lastFull{CompletedAt: cur.PassStartedAt, Judgment: cur.Judgment})
+	err := store.InTx(ctx, j.db, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, j.sql.dropSeen, cur.Snapshot); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, j.sql.saveState, lastName, string(raw)); err != nil {
+			return err
+		}
+		if scheduled {
+			_, err := tx.ExecContext(ctx, j.sql.saveState, cursorName, `{}`)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sweep: record the complete pass: %w", err)
+	}
+	return nil
+}
+
+// decide decides and writes one batch, adding to the report.
+func (j *Job) decide(ctx context.Context, cfg *config.Config, groups []*supersession.Group, pass supersession.Pass, r *Report) error {
+	if j.examined != nil {
+		for _, g := range groups {
+			j.examined(g.AgentID, g.AspectID)
+		}
+	}
+	t, err := j.engine.Process(ctx, cfg, groups, pass)
+	r.Tally.Add(t)
+	if err == nil {
+		r.Batches++
+	}
+	return err
+}
+
+// read scans the aspects after the cursor in the background, one batch
+// ahead of the decisions: reading the next batch overlaps deciding and
+// writing this one. The channel closes when the scan ends; its error (nil
+// at the end of the aspects) is then sent on the second channel.
+func (j *Job) read(ctx context.Context, from supersession.Cursor, agent string) (<-chan []*supersession.Group, <-chan error) {
+	batches := make(chan []*supersession.Group, 1)
+	scanned := make(chan error, 1)
+	lim := supersession.Limits{Aspects: j.BatchAspects, Attributes: batchAttributes, ChunkRows: j.ChunkRows}
+	go func() {
+		defer close(batches)
+		scanned <- j.engine.Scan(ctx, from, agent, lim, func(groups []*supersession.Group) error {
+			select {
+			case batches <- groups:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+	}()
+	return batches, scanned
+}
+
+// pruneOutbox drops the inline hook's outbox rows classified before a
+// complete pass over all agents started, while the hook is off: nobody else
+// drains it, and the pass decided everything they record.
+func (j *Job) pruneOutbox(ctx context.Context, cfg *config.Config, before time.Time) error {
+	if cfg.InlineHookEnabled() || j.PruneOutbox == nil {
+		return nil
+	}
+	if err := j.PruneOutbox(ctx, before); err != nil {
+		return fmt.Errorf("sweep: prune the inline outbox: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,339 @@
+package sweep_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/internal/job"
+	"github.com/supersessiond/supersessiond/internal/llm"
+	"github.com/supersessiond/supersessiond/internal/supersession"
+	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
+	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
+	"github.com/supersessiond/supersessiond/sweep"
+)
+
+// run is one scheduled run of the sweep.
+func run(t *testing.T, j *sweep.Job, cfg *config.Config) *sweep.Report {
+	t.Helper()
+	rep, err := j.Run(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep.(*sweep.Report)
+}
+
+// examined records the aspects a job's passes examine.
+type examined struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+func watch(j *sweep.Job) *examined {
+	e := &examined{}
+	j.OnExamine(func(agent, aspect string) {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		e.ids = append(e.ids, agent+" "+aspect)
+	})
+	return e
+}
+
+func (e *examined) take() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := e.ids
+	e.ids = nil
+	slices.Sort(out)
+	return out
+}
+
+// The first run is a full pass; the next examines only the aspects whose
+// attributes changed, including changes made while no daemon ran, and
+// decides them as a full pass would.
+func TestAfterAFullPassOnlyChangedAspectsAreExamined(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := memtest.New(t, db.DB)
+	aspects := s.Moves("a", "p", 6, "Toronto", "Halifax")
+	j := newJob(db.DB, nil)
+	seen := watch(j)
+
+	r := run(t, j, live())
+	if r.Kind != sweep.KindFull || !r.Complete || r.Supersessions != 6 {
+		t.Fatalf("first run: want a complete full pass with 6 supersessions: %+v", r)
+	}
+	if got := seen.take(); len(got) != 6 {
+		t.Fatalf("full pass examined %v", got)
+	}
+	// Nothing changed: an incremental pass with nothing to do.
+	r = run(t, j, live())
+	if r.Kind != sweep.KindIncremental || r.Groups != 0 || r.Changes != 0 || !r.Complete {
+		t.Fatalf("second run: want an empty incremental pass: %+v", r)
+	}
+
+	// While no daemon runs: a new contradiction in aspect 2, a compatible
+	// fact in aspect 4, an edit in aspect 5 that makes a contradiction.
+	s.Add(memtest.Attr{ID: "p2-3", Agent: "a", Aspect: aspects[2], Content: "Lives in Calgary"},
+		memtest.Attr{ID: "p4-3", Agent: "a", Aspect: aspects[4], Content: "Has a balcony garden"},
+		memtest.Attr{ID: "p5-3", Agent: "a", Aspect: aspects[5], Content: "Has a cat"})
+	s.Exec(`UPDATE entity_attributes SET content = 'Lives in Regina' WHERE id = 'p5-3'`)
+	// Changes that call for no decision are not recorded: a supersession, an
+	// attribute protected, an importance updated.
+	s.Exec(`UPDATE entity_attributes SET protected = true WHERE id = 'p1-2'`)
+	s.Exec(`UPDATE entity_attributes SET importance = 0.9 WHERE id = 'p3-2'`)
+
+	r = run(t, j, live())
+	if r.Kind != sweep.KindIncremental || !r.Complete || r.Supersessions != 2 {
+		t.Fatalf("third run: want an incremental pass with 2 supersessions: %+v", r)
+	}
+	want := []string{"a " + aspects[2], "a " + aspects[4], "a " + aspects[5]}
+	if got := seen.take(); !slices.Equal(got, want) {
+		t.Fatalf("incremental pass examined %v, want %v", got, want)
+	}
+	for old, by := range map[string]string{"p2-2": "p2-3", "p5-2": "p5-3"} {
+		if st, b := s.Status(old); st != "superseded" || b != by {
+			t.Errorf("%s: %s by %q, want superseded by %s", old, st, b, by)
+		}
+	}
+	if n := s.Count(`SELECT count(*) FROM supersessiond.changes`); n != 0 {
+		t.Errorf("%d change records left after a complete pass", n)
+	}
+	// An undo reactivates the old attribute: its aspect is examined again
+	// (and the vetoed pair is not redone).
+	s.Exec(`UPDATE entity_attributes SET status = 'active', superseded_by = NULL, superseded_at = NULL WHERE id = 'p0-1'`)
+	r = run(t, j, live())
+	if got := seen.take(); !slices.Equal(got, []string{"a " + aspects[0]}) || r.Kind != sweep.KindIncremental {
+		t.Fatalf("after a reactivation: %s pass examined %v", r.Kind, got)
+	}
+}
+
+// What changes the judgment (the thresholds, the LLM fallback, the mode)
+// forces a full pass, and so does fullSweepEvery and --full.
+func TestJudgmentChangeForcesAFullPass(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := memtest.New(t, db.DB)
+	s.Moves("a", "p", 3, "Toronto", "Halifax")
+	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	deps := job.Deps{DB: db.DB, Logger: quiet, Now: func() time.Time { return now }}
+	j := sweep.New(deps, supersession.New(deps))
+
+	if r := run(t, j, live()); r.Kind != sweep.KindFull {
+		t.Fatalf("first run: %s", r.Kind)
+	}
+	if r := run(t, j, live()); r.Kind != sweep.KindIncremental {
+		t.Fatalf("unchanged: %s (%s)", r.Kind, r.Why)
+	}
+	for name, change := range map[string]func(*config.Config){
+		"min":    func(c *config.Config) { c.Memory.PipelineV2.Structural.SupersessionMinConfidence = 0.8 },
+		"review": func(c *config.Config) { c.Memory.PipelineV2.Structural.SupersessionReviewConfidence = 0.4 },
+		"shadow": func(c *config.Config) { c.Memory.PipelineV2.ShadowMode = true },
+	} {
+		cfg := live()
+		change(cfg)
+		r := run(t, j, cfg)
+		if r.Kind != sweep.KindFull || !r.Complete {
+			t.Fatalf("%s changed: want a full pass, got %s", name, r.Kind)
+		}
+		// Back to the first judgment: full again, once.
+		if r := run(t, j, live()); r.Kind != sweep.KindFull {
+			t.Fatalf("%s changed back: want a full pass, got %s", name, r.Kind)
+		}
+		if r := run(t, j, live()); r.Kind != sweep.KindIncremental {
+			t.Fatalf("%s: the judgment is recorded: want incremental, got %s (%s)", name, r.Kind, r.Why)
+		}
+	}
+	now = now.Add(config.Default().Maintenance.Schedules.FullSweepEvery - time.Minute)
+	if r := run(t, j, live()); r.Kind != sweep.KindIncremental {
+		t.Fatalf("before fullSweepEvery: %s", r.Kind)
+	}
+	now = now.Add(time.Minute)
+	if r := run(t, j, live()); r.Kind != sweep.KindFull {
+		t.Fatalf("after fullSweepEvery: %s", r.Kind)
+	}
+	r, err := j.Once(t.Context(), live(), sweep.Options{Full: true})
+	if err != nil || r.Kind != sweep.KindFull {
+		t.Fatalf("--full: %v %+v", err, r)
+	}
+	r, err = j.Once(t.Context(), live(), sweep.Options{})
+	if err != nil || r.Kind != sweep.KindIncremental {
+		t.Fatalf("--once: %v %+v", err, r)
+	}
+}
+
+// A change committed while a pass runs is never lost: neither one to an
+// aspect the pass already examined, nor one to the aspect it is examining.
+func TestAChangeDuringAPassIsNotLost(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := memtest.New(t, db.DB)
+	aspects := s.Moves("a", "p", 4, "Toronto")
+	j := newJob(db.DB, nil)
+	j.BatchAspects = 1
+	s.Add(memtest.Attr{ID: "late-1", Agent: "a", Aspect: aspects[3], Content: "Has a cat"})
+
+	// During the full pass: when it examines aspect 3, a contradiction lands
+	// in aspect 0 (already examined) and in aspect 3 (loaded already).
+	n := 0
+	j.OnExamine(func(agent, aspect string) {
+		if aspect == aspects[3] && n == 0 {
+			n++
+			s.Add(memtest.Attr{ID: "p0-2", Agent: "a", Aspect: aspects[0], Content: "Lives in Calgary"},
+				memtest.Attr{ID: "p3-2", Agent: "a", Aspect: aspects[3], Content: "Lives in Regina"})
+		}
+	})
+	if r := run(t, j, live()); r.Kind != sweep.KindFull || !r.Complete || r.Supersessions != 0 {
+		t.Fatalf("full pass: %+v", r)
+	}
+	r := run(t, j, live())
+	if r.Kind != sweep.KindIncremental || r.Supersessions != 2 {
+		t.Fatalf("next pass: want both late contradictions decided: %+v", r)
+	}
+
+	// During an incremental pass, the same.
+	s.Add(memtest.Attr{ID: "p1-2", Agent: "a", Aspect: aspects[1], Content: "Has a dog"})
+	j.OnExamine(func(agent, aspect string) {
+		if aspect == aspects[1] {
+			s.Add(memtest.Attr{ID: fmt.Sprintf("p1-%d", 3+n), Agent: "a", Aspect: aspects[1], Content: fmt.Sprintf("Lives in Town %d", n)})
+			n++
+		}
+	})
+	if r := run(t, j, live()); r.Supersessions != 0 || r.Groups != 1 {
+		t.Fatalf("incremental pass with a change during it: %+v", r)
+	}
+	j.OnExamine(nil)
+	if r := run(t, j, live()); r.Supersessions != 1 {
+		t.Fatalf("the change made during the last pass: %+v", r)
+	}
+	if st, _ := s.Status("p1-1"); st != "superseded" {
+		t.Fatalf("p1-1 is %s", st)
+	}
+}
+
+// Two daemons' passes at once (the CLI beside a daemon, or a lease that
+// expired) share the change records: no aspect is examined by both for the
+// same change, and every changed aspect is examined.
+func TestTwoPassesNeverExamineOneChangeTwice(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := memtest.New(t, db.DB)
+	aspects := s.Moves("a", "p", 60, "Toronto")
+	a, b := newJob(db.DB, nil), newJob(db.DB, nil)
+	if r := run(t, a, live()); r.Kind != sweep.KindFull {
+		t.Fatal(r.Kind)
+	}
+	for i, asp := range aspects {
+		s.Add(memtest.Attr{ID: fmt.Sprintf("p%d-2", i), Agent: "a", Aspect: asp, Content: "Lives in Halifax"},
+			memtest.Attr{ID: fmt.Sprintf("p%d-x", i), Agent: "a", Aspect: asp, Content: "Has a cat"})
+	}
+	a.BatchAspects, b.BatchAspects = 3, 3
+	seenA, seenB := watch(a), watch(b)
+	var wg sync.WaitGroup
+	reports := make([]*sweep.Report, 2)
+	for i, j := range []*sweep.Job{a, b} {
+		wg.Go(func() {
+			r, err := j.Once(context.Background(), live(), sweep.Options{})
+			if err != nil {
+				t.Error(err)
+			}
+			reports[i] = r
+		})
+	}
+	wg.Wait()
+	ga, gb := seenA.take(), seenB.take()
+	for _, x := range ga {
+		if slices.Contains(gb, x) {
+			t.Errorf("aspect %s examined by both passes", x)
+		}
+	}
+	if len(ga)+len(gb) != len(aspects) {
+		t.Errorf("examined %d + %d aspects, want %d", len(ga), len(gb), len(aspects))
+	}
+	if n := reports[0].Changes + reports[1].Changes; n != 2*len(aspects) {
+		t.Errorf("consumed %d change records, want %d", n, 2*len(aspects))
+	}
+	if n := reports[0].Supersessions + reports[1].Supersessions; n != len(aspects) {
+		t.Errorf("%d supersessions, want %d", n, len(aspects))
+	}
+	t.Logf("pass A examined %d aspects, pass B %d", len(ga), len(gb))
+}
+
+// A pass that dies holding claims (kill -9) leaves them to expire; the next
+// pass takes them and decides the aspects.
+func TestClaimsOfADeadPassExpire(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := memtest.New(t, db.DB)
+	aspects := s.Moves("a", "p", 3, "Toronto")
+	j := newJob(db.DB, nil)
+	run(t, j, live())
+	for i, asp := range aspects {
+		s.Add(memtest.Attr{ID: fmt.Sprintf("p%d-2", i), Agent: "a", Aspect: asp, Content: "Lives in Halifax"})
+	}
+	dead := newJob(db.DB, nil)
+	dead.ClaimFor = time.Second
+	ctx, cancel := context.WithCancel(t.Context())
+	dead.OnExamine(func(string, string) { cancel() })
+	if _, err := dead.Once(ctx, live(), sweep.Options{}); err == nil {
+		t.Fatal("the cancelled pass reported no error")
+	}
+	if n := s.Count(`SELECT count(*) FROM supersessiond.changes WHERE claimed_by IS NOT NULL`); n != 3 {
+		t.Fatalf("%d claimed records left by the dead pass, want 3", n)
+	}
+	if r := run(t, j, live()); r.Groups != 0 {
+		t.Fatalf("claims taken over before they expired: %+v", r)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if r := run(t, j, live()); r.Supersessions != 3 || !r.Complete {
+		t.Fatalf("after expiry: %+v", r)
+	}
+}
+
+// An aspect whose pair the LLM could not answer (down, or over the pass's
+// question budget) stays recorded: the next incremental pass asks again.
+func TestAnUnansweredAspectIsExaminedAgain(t *testing.T) {
+	t.Parallel()
+	var up atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !up.Load() {
+			http.Error(w, "overloaded", http.StatusServiceUnavailable)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{
+			"content": `{"contradicts": true, "confidence": 0.9, "reasoning": "the invoices moved"}`}}}})
+	}))
+	defer srv.Close()
+	db := pgtest.New(t)
+	s := memtest.New(t, db.DB)
+	asp := s.Aspect("a", "Sam", "project")
+	s.Add(memtest.Attr{ID: "s0", Agent: "a", Aspect: asp, Content: "Owns the billing service"})
+	cfg := semanticCfg(srv.URL)
+	j := newJob(db.DB, llm.NewProvider(func(string) string { return "" }, nil))
+	if r := run(t, j, cfg); r.Kind != sweep.KindFull {
+		t.Fatal(r.Kind)
+	}
+	s.Add(memtest.Attr{ID: "s1", Agent: "a", Aspect: asp, Content: "The billing service stores invoices in PostgreSQL"},
+		memtest.Attr{ID: "s2", Agent: "a", Aspect: asp, Content: "The billing service keeps invoices inside DynamoDB tables"})
+	if r := run(t, j, cfg); r.Kind != sweep.KindIncremental || r.SemanticFailures != 1 || r.Supersessions != 0 {
+		t.Fatalf("LLM down: %+v", r)
+	}
+	if n := s.Count(`SELECT count(*) FROM supersessiond.changes WHERE claimed_by IS NULL`); n != 1 {
+		t.Fatalf("%d change records after an unanswered pass, want the aspect recorded again", n)
+	}
+	up.Store(true)
+	if r := run(t, j, cfg); r.Kind != sweep.KindIncremental || r.SemanticAsked != 1 || r.Supersessions != 1 {
+		t.Fatalf("LLM back: %+v", r)
+	}
+	if r := run(t, j, cfg); r.Groups != 0 {
+		t.Fatalf("answered: nothing left to examine: %+v", r)
+	}
+}
