@@ -14,7 +14,7 @@ type Input struct {
 }
 
 // Token roles within a statement. Analysis gives each token one role at
-// most, and keeps them as a bitmap of tokens per role (workspace.roles).
+// most, and keeps them as a bitmap of tokens per role.
 const (
 	rSubj  = iota // before the verb: who or what the statement is about
 	rChain        // auxiliaries, negation, markers, particles of the predicate
@@ -27,38 +27,26 @@ const (
 // Statement is an analysed attribute: tokens with their roles, the frame
 // (subject, predicate, value) and the markers the signals need. It is
 // immutable once Analyze returns and safe for concurrent use.
-//
-// A Statement is compact: its tokens and text are slices sized to the
-// attribute, token indexes are int8 (there are at most maxTokens), and the
-// predicate is an index into the lexicon. The fixed buffers of an analysis live
-// in a workspace, which Decide keeps on the stack.
 type Statement struct {
 	created time.Time
 	toks    []token
-	buf     []byte // lowercased text, then the stems that are not part of it
-	frame
-}
+	roles   [nRoles]uint64 // the tokens of each role (the tail's are [coreEnd, len(toks)))
 
-// frame is what the analysis of a statement finds besides its tokens and
-// text. It holds no pointer, so that copying it out of a workspace does not
-// move the workspace's buffers to the heap.
-type frame struct {
 	// Token sets the signals compare (see sets.go), as bitmaps of token
-	// indexes, and their stems as one bit per stem hash.
+	// indexes.
 	subjIdx, predIdx, objIdx, coreIdx, allIdx, scopeIdx uint64
-	subjMask, predMask, objMask, coreMask, allMask      uint64
 
-	predID     uint16 // the predicate (see pr), when hasPred
-	coreEnd    int8   // tokens [0, coreEnd) are the main clause
-	verb       int8   // main verb, -1 when none
-	val0, val1 int8   // value tokens
-	as0, as1   int8   // "as ..." phrase after the value
-	from0      int8   // tokens after "from" in a change ("switched from X to Y"), -1 when none
-	from1      int8
-	slot0      int8 // tokens naming a noun slot (subject or "as the main editor")
-	slot1      int8
-	replaceAt  int8 // index of a change verb (switched, moved), -1 when none
-	tgt0, tgt1 int8 // the new value of a change ("switched to Y", "traded X for Y")
+	pred       *predicate // when hasPred
+	coreEnd    int        // tokens [0, coreEnd) are the main clause
+	verb       int        // main verb, -1 when none
+	val0, val1 int        // value tokens
+	as0, as1   int        // "as ..." phrase after the value
+	from0      int        // tokens after "from" in a change ("switched from X to Y"), -1 when none
+	from1      int
+	slot0      int // tokens naming a noun slot (subject or "as the main editor")
+	slot1      int
+	replaceAt  int // index of a change verb (switched, moved), -1 when none
+	tgt0, tgt1 int // the new value of a change ("switched to Y", "traded X for Y")
 
 	constraint bool
 	hasPred    bool
@@ -73,86 +61,24 @@ type frame struct {
 	hasAnt     bool // an antonym word in the main clause
 }
 
-// Token indexes fit int8.
-var _ [127 - maxTokens]struct{}
-
-// workspace is an analysis in progress: the statement, its buffers and its
-// frame as ints. Analysis methods work on the workspace. The buffers (toks,
-// buf) are arrays of whoever owns the workspace, so that they live on its
-// stack: a storage, or a smallStorage for an attribute of at most
-// smallInput bytes.
-type workspace struct {
-	Statement
-	ntok, nbuf int
-	pred       *predicate
-
-	coreEnd, verb, val0, val1, as0, as1, from0, from1 int
-	slot0, slot1, replaceAt, tgt0, tgt1               int
-
-	// The flags and the named words of every token, as bits: a pass that
-	// looks for what no token has is skipped.
-	flagsOr uint32
-	named   uint16
-	roles   [nRoles]uint64 // the tokens of each role (the tail's are [coreEnd, ntok))
-	toks    []token
-	buf     []byte
-}
-
-// storage holds the buffers of the analysis of any attribute.
-type storage struct {
-	toks [maxTokens]token
-	buf  [bufSize]byte
-}
-
-// smallStorage holds the buffers of the analysis of an attribute of at most
-// smallInput bytes, which never fills them: Go zeroes a workspace's storage
-// when it declares it, and most attributes are short. An attribute of n
-// bytes has at most (n+1)/2 tokens; its lowercased text takes at most 1.5n
-// bytes (a rune lowercases to at most 1.5 times its length), and the stems
-// written after it at most the text plus a byte per token (a canonical stem
-// is at most one byte longer than its word). So it needs at most 3.5n+1
-// bytes, and the analysis reads and writes as with a storage as long as
-// that stays below bufSize-maxStemGrowth: it never reaches a limit in
-// either. TestSmallStorageBound checks the facts this rests on.
-type smallStorage struct {
-	toks [smallTokens]token
-	buf  [smallBuf]byte
-}
-
-const (
-	smallInput  = 64
-	smallTokens = (smallInput + 1) / 2
-	smallBuf    = 320 // >= 3.5*smallInput + 1 + maxStemGrowth
-)
-
-var _ [smallBuf - (7*smallInput/2 + 1 + maxStemGrowth)]struct{}
+// Token indexes fit a bitmap.
+var _ [64 - maxTokens]struct{}
 
 // Analyze prepares an attribute for many decisions. The result does not
 // refer to in.Content.
 func Analyze(in Input) *Statement {
-	var w workspace
-	if len(in.Content) <= smallInput {
-		var s smallStorage
-		w.toks, w.buf = s.toks[:], s.buf[:]
-		w.analyze(in, defaultLexicon)
-		return keep(in, &w.frame, w.toks[:w.ntok], w.buf[:w.nbuf])
+	lx := defaultLexicon
+	st := &Statement{created: in.CreatedAt, constraint: isConstraint(in.Kind), verb: -1, replaceAt: -1, from0: -1, from1: -1}
+	st.toks = tokenize(in.Content, lx)
+	if len(st.toks) > 0 {
+		st.findCore()
+		i := st.findSubject()
+		j, copula, aux := st.chain(i)
+		st.findFrame(j, copula, aux, lx)
+		st.markers()
+		st.sets()
 	}
-	var s storage
-	w.toks, w.buf = s.toks[:], s.buf[:]
-	w.analyze(in, defaultLexicon)
-	return keep(in, &w.frame, w.toks[:w.ntok], w.buf[:w.nbuf])
-}
-
-// keep copies an analysed statement to the heap. (It copies the frame, not
-// the workspace's statement, whose pointers would move the workspace's
-// buffers to the heap with it.)
-func keep(in Input, f *frame, toks []token, buf []byte) *Statement {
-	return &Statement{
-		created: in.CreatedAt,
-		toks:    append([]token(nil), toks...),
-		buf:     append([]byte(nil), buf...),
-		frame:   *f,
-	}
+	return st
 }
 
 // defaultLexicon is the read-only word table shared by every analysis. It is
@@ -169,135 +95,56 @@ func isConstraint(kind string) bool {
 	return strings.EqualFold(strings.TrimSpace(kind), "constraint")
 }
 
-func (st *workspace) analyze(in Input, lx *lexicon) {
-	st.created = in.CreatedAt
-	st.constraint = isConstraint(in.Kind)
-	st.tokenize(in.Content, lx)
-	st.coreEnd = 0
-	st.verb, st.replaceAt, st.from0, st.from1 = -1, -1, -1, -1
-	st.val0, st.val1, st.as0, st.as1, st.slot0, st.slot1 = 0, 0, 0, 0, 0, 0
-	st.tgt0, st.tgt1 = 0, 0
-	st.pred, st.hasPred, st.predID = nil, false, 0
-	st.negated, st.cease, st.past, st.irreal = false, false, false, false
-	st.addAdv, st.addVerb, st.now, st.strong = false, false, false, false
-	st.subjIdx, st.predIdx, st.objIdx, st.coreIdx, st.allIdx, st.scopeIdx = 0, 0, 0, 0, 0, 0
-	st.subjMask, st.predMask, st.objMask, st.coreMask, st.allMask = 0, 0, 0, 0, 0
-	st.hasAnt = false
-	st.roles = [nRoles]uint64{}
-	if st.ntok > 0 {
-		st.findCore()
-		i := st.findSubject()
-		j, copula, aux := st.chain(i)
-		st.findFrame(j, copula, aux, lx)
-		st.markers()
-		st.sets()
-	}
-	st.pack()
-}
-
-// sets computes the token sets of the statement (see sets.go). Which
-// sets a token belongs to is as unpredictable as the text, so the first
-// loop selects with bits rather than branches; the masks are then made one
-// set at a time, which keeps the loops short enough for registers.
-func (st *workspace) sets() {
+// sets computes the token sets of the statement (see sets.go).
+func (st *Statement) sets() {
 	var content, ants, scopes uint64
-	toks := st.toks[:st.ntok]
-	for k := range toks {
-		t := &toks[k]
-		content |= bit(t.content()) << uint(k&63)
-		ants |= bit(t.ant != 0) << uint(k&63)
-		scopes |= bit(t.flags&fScope != 0) << uint(k&63)
+	for k := range st.toks {
+		t := &st.toks[k]
+		if t.content() {
+			content |= 1 << k
+		}
+		if t.ant != 0 {
+			ants |= 1 << k
+		}
+		if t.flags&fScope != 0 {
+			scopes |= 1 << k
+		}
 	}
 	head := span(0, st.coreEnd)
 	r := &st.roles
-	core := content & head
-	subj := content & r[rSubj]
-	pred := content & (r[rChain] | r[rVerb] | r[rVal] | r[rQual])
-	obj := content & (r[rVal] | r[rQual])
-	allM := st.stemMask(content)
-	subjM, predM, objM := st.stemMask(subj), st.stemMask(pred), st.stemMask(obj)
-	coreM := allM
-	switch core {
-	case content:
-	case subj | pred: // the mask of a union is the union of the masks
-		coreM = subjM | predM
-	default:
-		coreM = st.stemMask(core)
-	}
 	st.hasAnt = ants&head != 0
 	st.scopeIdx = scopes & head & (r[rQual] | r[rChain] | r[rSubj])
-	st.allIdx, st.coreIdx, st.subjIdx, st.predIdx, st.objIdx = content, core, subj, pred, obj
-	st.allMask, st.coreMask, st.subjMask, st.predMask, st.objMask = allM, coreM, subjM, predM, objM
-}
-
-// stemMask is the mask of the tokens of idx (Statement.stemMask, on the
-// workspace's tokens).
-func (st *workspace) stemMask(idx uint64) uint64 {
-	var m uint64
-	for ; idx != 0; idx &= idx - 1 {
-		m |= 1 << (st.toks[bits.TrailingZeros64(idx)].hash & 63)
-	}
-	return m
-}
-
-// bit is 1 when b holds, else 0.
-func bit(b bool) uint64 {
-	var x uint64
-	if b {
-		x = 1
-	}
-	return x
-}
-
-// pack stores the frame as int8 in the statement. The caller, which owns
-// the workspace, points the statement to its tokens and text (see Decide):
-// a method storing pointers to the workspace into the workspace would move
-// it to the heap.
-func (st *workspace) pack() {
-	s := &st.Statement
-	if st.pred != nil {
-		s.predID = st.pred.id
-	}
-	s.coreEnd, s.verb, s.val0, s.val1 = int8(st.coreEnd), int8(st.verb), int8(st.val0), int8(st.val1)
-	s.as0, s.as1, s.from0, s.from1 = int8(st.as0), int8(st.as1), int8(st.from0), int8(st.from1)
-	s.slot0, s.slot1, s.replaceAt = int8(st.slot0), int8(st.slot1), int8(st.replaceAt)
-	s.tgt0, s.tgt1 = int8(st.tgt0), int8(st.tgt1)
+	st.allIdx = content
+	st.coreIdx = content & head
+	st.subjIdx = content & r[rSubj]
+	st.predIdx = content & (r[rChain] | r[rVerb] | r[rVal] | r[rQual])
+	st.objIdx = content & (r[rVal] | r[rQual])
 }
 
 func (t *token) content() bool { return t.flags&nonContent == 0 }
 
-// pr is the statement's predicate, when hasPred. (An index rather than a
-// pointer: strings reached through a pointer of the statement would make
-// Decide's statements escape to the heap.)
-func (st *Statement) pr() *predicate { return &defaultLexicon.predVal[st.predID] }
-
-func (st *Statement) raw(t *token) []byte  { return st.buf[t.raw0:t.raw1] }
-func (st *Statement) stem(t *token) []byte { return st.buf[t.st0:t.st1] }
-func (st *workspace) raw(t *token) []byte  { return st.buf[t.raw0:t.raw1] }
-func (st *workspace) stem(t *token) []byte { return st.buf[t.st0:t.st1] }
-
-func (st *workspace) rawIs(i int, w string) bool {
-	return i >= 0 && i < st.ntok && string(st.raw(&st.toks[i])) == w
+func (st *Statement) rawIs(i int, w string) bool {
+	return i >= 0 && i < len(st.toks) && st.toks[i].raw == w
 }
 
 // is reports whether token i is the named word w (wordTo...).
-func (st *workspace) is(i int, w uint8) bool {
-	return i >= 0 && i < st.ntok && st.toks[i].word == w
+func (st *Statement) is(i int, w uint8) bool {
+	return i >= 0 && i < len(st.toks) && st.toks[i].word == w
 }
 
 // findCore ends the main clause at the first clause break: punctuation, or a
 // subordinating word ("because", "but", "since moving"). "since 2019" is a
 // preposition, not a clause.
-func (st *workspace) findCore() {
-	st.coreEnd = st.ntok
-	for i := 1; i < st.ntok && st.flagsOr&(tBreak|fSub) != 0; i++ {
+func (st *Statement) findCore() {
+	st.coreEnd = len(st.toks)
+	for i := 1; i < len(st.toks); i++ {
 		t := &st.toks[i]
 		if t.flags&tBreak != 0 {
 			st.coreEnd = i
 			break
 		}
 		if t.flags&fSub != 0 {
-			if t.flags&fPrep != 0 && i+1 < st.ntok && st.toks[i+1].flags&tNumber != 0 {
+			if t.flags&fPrep != 0 && i+1 < len(st.toks) && st.toks[i+1].flags&tNumber != 0 {
 				continue
 			}
 			st.coreEnd = i
@@ -312,7 +159,7 @@ const verbalFlags = fVerb | fCopula | fAux | fNeg | fCease | fReplace | fAddVerb
 
 // findSubject marks the tokens before the verb chain as the subject and
 // returns where the chain starts.
-func (st *workspace) findSubject() int {
+func (st *Statement) findSubject() int {
 	i := 0
 	for i < st.coreEnd && !st.verbal(i) {
 		i++
@@ -329,7 +176,7 @@ func (st *workspace) findSubject() int {
 // is really a noun ("Email is...", "Team lead is...", "Commute takes...") is
 // not: it is followed, across nouns, by a copula or auxiliary, or it names an
 // attribute and a verb follows.
-func (st *workspace) verbal(i int) bool {
+func (st *Statement) verbal(i int) bool {
 	t := &st.toks[i]
 	f := t.flags
 	if f&verbalFlags == 0 {
@@ -358,17 +205,17 @@ func (st *workspace) verbal(i int) bool {
 	return true
 }
 
-func (st *workspace) verbalPlain(i int) bool { return st.toks[i].flags&verbalFlags != 0 }
+func (st *Statement) verbalPlain(i int) bool { return st.toks[i].flags&verbalFlags != 0 }
 
 // chain walks the verb chain from i: auxiliaries, negation, markers and
 // change or cessation verbs, up to the main verb. It returns the first token
 // after the chain (the object, or the main verb's next token), and whether a
 // copula or an auxiliary was seen.
-func (st *workspace) chain(i int) (next int, copula, aux bool) {
+func (st *Statement) chain(i int) (next int, copula, aux bool) {
 	// After the copula of a noun slot's frame ("Favourite movie is ...",
 	// "Timezone is ..."), the value comes whatever the class of its words:
 	// "Favourite sport is cycling", "Favourite movie is Her" or "Ran".
-	slot := st.flagsOr&(fAttr|fSingleMod) != 0 && st.nounSubject(i)
+	slot := st.nounSubject(i)
 	j := i
 	for ; j < st.coreEnd; j++ {
 		t := &st.toks[j]
@@ -457,7 +304,7 @@ func (st *workspace) chain(i int) (next int, copula, aux bool) {
 
 // nounSubject reports whether the subject, tokens [0, i), names a one-value
 // noun slot ("favourite movie", "rent", "manager"), as findSlot reads it.
-func (st *workspace) nounSubject(i int) bool {
+func (st *Statement) nounSubject(i int) bool {
 	for k := 0; k < i; k++ {
 		if st.toks[k].flags&(fAttr|fSingleMod) != 0 {
 			return true
@@ -467,7 +314,7 @@ func (st *workspace) nounSubject(i int) bool {
 }
 
 // participle reports a past participle or "been" after have/get.
-func (st *workspace) participle(i int) bool {
+func (st *Statement) participle(i int) bool {
 	t := &st.toks[i]
 	if t.flags&fCopula != 0 {
 		return true
@@ -475,24 +322,22 @@ func (st *workspace) participle(i int) bool {
 	if t.flags&(fVerb|fCease) == 0 {
 		return false
 	}
-	r := st.raw(t)
-	n := len(r)
-	return t.flags&fPast != 0 || n > 3 && (string(r[n-2:]) == "ed" || string(r[n-2:]) == "en")
+	r := t.raw
+	return t.flags&fPast != 0 || len(r) > 3 && (strings.HasSuffix(r, "ed") || strings.HasSuffix(r, "en"))
 }
 
 // findFrame finds the predicate, the value and the slot, starting after the
 // verb chain at j.
-func (st *workspace) findFrame(j int, copula, aux bool, lx *lexicon) {
+func (st *Statement) findFrame(j int, copula, aux bool, lx *lexicon) {
 	k := j
 	pastCopula := st.past
-	st.past = pastCopula
 	if st.verb >= 0 {
 		vt := &st.toks[st.verb]
 		// Past tense only without auxiliary or copula ("is married" is a
 		// state; "lived in" is history), and never for change verbs (a move
 		// is news) or "born" (a birthplace does not expire).
 		st.past = false
-		if st.replaceAt < 0 && string(st.stem(vt)) != "born" {
+		if st.replaceAt < 0 && vt.stem != "born" {
 			if copula || aux {
 				st.past = pastCopula
 			} else {
@@ -550,7 +395,7 @@ func (st *workspace) findFrame(j int, copula, aux bool, lx *lexicon) {
 	st.tgt0, st.tgt1 = st.val0, st.val1
 	if st.replaceAt >= 0 {
 		into := [2]uint8{wordTo, wordInto}
-		switch string(st.stem(&st.toks[st.replaceAt])) {
+		switch st.toks[st.replaceAt].stem {
 		case "replace", "swap", "trade":
 			into = [2]uint8{wordWith, wordFor}
 		}
@@ -589,53 +434,19 @@ func (st *workspace) findFrame(j int, copula, aux bool, lx *lexicon) {
 }
 
 // lookupPred finds the longest predicate key at verb v: its canonical stem
-// followed by up to three raw tokens, the whole at most 64 bytes long. The
-// keys are a trie, so the search stops at the first word that no key
-// continues with. It returns the number of tokens used.
-func (st *workspace) lookupPred(lx *lexicon, v int) (*predicate, int, bool) {
-	t := &st.toks[v]
-	var ni uint16
-	switch t.root {
-	case rootNone:
-		return nil, 0, false
-	case rootUnknown:
-		k, ok := keyOf(st.stem(t))
-		if !ok {
-			return nil, 0, false
-		}
-		if ni, ok = lx.predRoots.find(k, k.tab()); !ok {
-			return nil, 0, false
-		}
-	default:
-		ni = lx.rootNodes[t.root-rootIndex]
-	}
-	node := &lx.predNodes[ni]
-	n := int(t.st1 - t.st0)
+// followed by up to three words. It returns the number of tokens used.
+func (st *Statement) lookupPred(lx *lexicon, v int) (*predicate, int, bool) {
+	node := lx.predRoots[st.toks[v].stem]
 	var best *predicate
 	bestN := 0
-	for m := 0; ; m++ {
+	for m := 0; node != nil; m++ {
 		if node.pred != nil {
 			best, bestN = node.pred, m+1
 		}
 		if m == 3 || v+m+1 >= st.coreEnd {
 			break
 		}
-		w := st.raw(&st.toks[v+m+1])
-		if n+1+len(w) > 64 {
-			break
-		}
-		n += 1 + len(w)
-		next := uint16(0)
-		for _, e := range node.edges {
-			if e.word == string(w) {
-				next = e.node
-				break
-			}
-		}
-		if next == 0 {
-			break
-		}
-		node = &lx.predNodes[next]
+		node = node.next[st.toks[v+m+1].raw]
 	}
 	return best, bestN, bestN > 0
 }
@@ -643,7 +454,7 @@ func (st *workspace) lookupPred(lx *lexicon, v int) (*predicate, int, bool) {
 // findSlot decides what the value is a value of: a named predicate, an
 // "as the main X" phrase, an attribute noun in the subject ("rent is"), or an
 // age ("is 34 years old").
-func (st *workspace) findSlot(lx *lexicon) {
+func (st *Statement) findSlot(lx *lexicon) {
 	// "as the main editor" names the slot whatever the verb.
 	if st.as0 < st.as1 && st.toks[st.as0].flags&fSingleMod != 0 {
 		st.pred, st.hasPred = lx.nounPred, true
@@ -651,10 +462,10 @@ func (st *workspace) findSlot(lx *lexicon) {
 		return
 	}
 	// Age: "N years old" anywhere in the main clause.
-	for i := 0; i < st.coreEnd && st.flagsOr&fAge != 0; i++ {
+	for i := 0; i < st.coreEnd; i++ {
 		if st.toks[i].flags&fAge != 0 && i > 0 {
 			n := i - 1
-			if n > 0 && (string(st.stem(&st.toks[n])) == "year") {
+			if n > 0 && (st.toks[n].stem == "year") {
 				n--
 			}
 			if st.toks[n].flags&tNumber != 0 {
@@ -671,7 +482,7 @@ func (st *workspace) findSlot(lx *lexicon) {
 	}
 	// An attribute noun or a one-value modifier in the subject.
 	end := st.subjectEnd()
-	for i := 0; i < end && st.flagsOr&(fAttr|fSingleMod) != 0; i++ {
+	for i := 0; i < end; i++ {
 		if st.toks[i].flags&(fAttr|fSingleMod) != 0 {
 			st.pred, st.hasPred = lx.nounPred, true
 			st.slot0, st.slot1 = 0, end
@@ -681,16 +492,15 @@ func (st *workspace) findSlot(lx *lexicon) {
 	st.slot0, st.slot1 = 0, end
 }
 
-func (st *workspace) subjectEnd() int {
+func (st *Statement) subjectEnd() int {
 	return min(bits.TrailingZeros64(^st.roles[rSubj]), st.coreEnd)
 }
 
 // markers sets negation parity and the change, addition and irrealis
 // markers of the main clause.
-func (st *workspace) markers() {
+func (st *Statement) markers() {
 	neg := st.cease
-	const marks = fNeg | fNow | fStrong | fAddAdv | fIrreal
-	for i := 0; i < st.coreEnd && (st.flagsOr&marks != 0 || st.named&(1<<wordAs) != 0); i++ {
+	for i := 0; i < st.coreEnd; i++ {
 		t := &st.toks[i]
 		f := t.flags
 		if f&fNeg != 0 {

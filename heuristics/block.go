@@ -1,7 +1,6 @@
 package heuristics
 
 import (
-	"encoding/binary"
 	"math/bits"
 	"slices"
 )
@@ -24,11 +23,10 @@ func (st *Statement) BlockKeys(anchors, probes []Key) ([]Key, []Key) {
 		return anchors, probes
 	}
 	a0, p0 := len(anchors), len(probes)
-	var sc keyScratch
-	subj := sc.setHash(st.subject())
+	subj := setHash(st.subject())
 	anchors, probes = st.negationKeys(anchors, probes, subj)
-	anchors, probes = st.antonymKeys(anchors, probes, &sc)
-	anchors, probes = st.valueKeys(anchors, probes, subj, &sc)
+	anchors, probes = st.antonymKeys(anchors, probes)
+	anchors, probes = st.valueKeys(anchors, probes, subj)
 	anchors, probes = st.temporalKeys(anchors, probes, subj)
 	return sortDistinct(anchors, a0), sortDistinct(probes, p0)
 }
@@ -44,7 +42,7 @@ func (st *Statement) ContentKeys(dst []Key) []Key {
 	n := len(dst)
 	for i := range st.toks {
 		if t := &st.toks[i]; t.content() {
-			dst = append(dst, Key(hash64(st.stem(t))))
+			dst = append(dst, Key(hash64(t.stem)))
 		}
 	}
 	return sortDistinct(dst, n)
@@ -111,7 +109,7 @@ func (st *Statement) negationKeys(anchors, probes []Key, subj uint64) ([]Key, []
 // w) for every predicate word w and for "empty", and probes (p, other side,
 // subject, one predicate word or "empty"): of two statements that fire, the
 // one with the smaller predicate finds the other through its probe.
-func (st *Statement) antonymKeys(anchors, probes []Key, sc *keyScratch) ([]Key, []Key) {
+func (st *Statement) antonymKeys(anchors, probes []Key) ([]Key, []Key) {
 	if !st.hasAnt {
 		return anchors, probes
 	}
@@ -122,7 +120,7 @@ func (st *Statement) antonymKeys(anchors, probes []Key, sc *keyScratch) ([]Key, 
 		}
 		for _, r := range defaultLexicon.ants[t.ant-1] {
 			subj, pred := st.subject().without(r.Pair), st.predicate().without(r.Pair)
-			base := mix(tagAntonym, uint64(r.Pair), b2u(st.negated), b2u(st.irreal), sc.setHash(subj))
+			base := mix(tagAntonym, uint64(r.Pair), b2u(st.negated), b2u(st.irreal), setHash(subj))
 			own, other := mix(base, uint64(r.Side)), mix(base, uint64(1-r.Side))
 			w := keyEmpty
 			if j := pickWord(pred); j >= 0 {
@@ -145,20 +143,20 @@ func (st *Statement) antonymKeys(anchors, probes []Key, sc *keyScratch) ([]Key, 
 // same employer counts), the same time scope. The slot key is anchored by a
 // statement that may be the newer one (not an addition) and probed by one
 // that may be the older one (a one-value predicate).
-func (st *Statement) valueKeys(anchors, probes []Key, subj uint64, sc *keyScratch) ([]Key, []Key) {
+func (st *Statement) valueKeys(anchors, probes []Key, subj uint64) ([]Key, []Key) {
 	if !st.hasPred || st.negated || st.past || st.value().count() == 0 {
 		return anchors, probes
 	}
-	slot := mix(uint64(st.pr().slot), subj)
-	if st.pr().slot == slotNoun {
-		slot = mix(uint64(slotNoun), sc.setHash(st.slotSel()))
+	slot := mix(uint64(st.pred.slot), subj)
+	if st.pred.slot == slotNoun {
+		slot = mix(uint64(slotNoun), setHash(st.slotSel()))
 	}
 	var scope uint64
-	if st.pr().slot != slotEmployer {
-		scope = sc.setHash(st.scope())
+	if st.pred.slot != slotEmployer {
+		scope = setHash(st.scope())
 	}
 	k := Key(mix(tagValue, slot, b2u(st.irreal), scope))
-	if st.pr().val != multi {
+	if st.pred.val != multi {
 		probes = append(probes, k)
 	}
 	if !st.addAdv {
@@ -201,7 +199,7 @@ func (st *Statement) temporalKeys(anchors, probes []Key, subj uint64) ([]Key, []
 	if i := pickWord(st.from()); i >= 0 {
 		probes = append(probes, Key(mix(tagTempWord, uint64(st.toks[i].hash))))
 	}
-	switch string(st.stem(&st.toks[st.replaceAt])) {
+	switch st.toks[st.replaceAt].stem {
 	case "replace", "swap", "trade", "convert":
 		if i := pickWord(st.value()); i >= 0 {
 			probes = append(probes, Key(mix(tagTempWord, uint64(st.toks[i].hash))))
@@ -215,27 +213,19 @@ func (st *Statement) temporalKeys(anchors, probes []Key, subj uint64) ([]Key, []
 // the head of the value ("black tea"), which is rarer than the verb.
 func pickWord(s sel) int { return s.last() }
 
-// keyScratch dedups the stems of a selection for setHash.
-type keyScratch struct{ seen [maxTokens]uint32 }
-
 // setHash hashes the set of stems that s selects: equal sets (as sel.equal
 // compares them) hash equal, whatever the order and repetitions of their
 // words. Stems are identified by their 32-bit hash; a collision only merges
 // two stems, which can make unequal sets hash equal but never the reverse.
-func (sc *keyScratch) setHash(s sel) uint64 {
-	n := 0
+func setHash(s sel) uint64 {
+	var seen []uint32
 	var sum uint64
-next:
 	for m := s.idx; m != 0; m &= m - 1 {
 		h := s.st.toks[bits.TrailingZeros64(m)].hash
-		for _, x := range sc.seen[:n] {
-			if x == h {
-				continue next
-			}
+		if !slices.Contains(seen, h) {
+			seen = append(seen, h)
+			sum += mix64(uint64(h) + 0x51ed_2701_3a6b_e5c3)
 		}
-		sc.seen[n] = h
-		n++
-		sum += mix64(uint64(h) + 0x51ed_2701_3a6b_e5c3)
 	}
 	return sum
 }
@@ -266,18 +256,14 @@ func mix64(x uint64) uint64 {
 	return x
 }
 
-// hash64 is a 64-bit hash of a stem for ContentKeys.
-func hash64(b []byte) uint64 {
-	h := uint64(len(b)) * 0x9e37_79b9_7f4a_7c15
-	for len(b) >= 8 {
-		h = mix64(h ^ binary.LittleEndian.Uint64(b))
-		b = b[8:]
+// hash64 is a 64-bit hash of a stem for ContentKeys (FNV-1a, finished by
+// mix64).
+func hash64(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * 1099511628211
 	}
-	var tail uint64
-	for i := 0; i < len(b); i++ {
-		tail |= uint64(b[i]) << (8 * i)
-	}
-	return mix64(h ^ tail ^ 0xff)
+	return mix64(h)
 }
 
 // sortDistinct sorts keys[from:] and drops repeats.

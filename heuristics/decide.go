@@ -1,8 +1,9 @@
 package heuristics
 
 import (
-	"math/bits"
-	"strconv"
+	"cmp"
+	"fmt"
+	"slices"
 )
 
 // Signal is one heuristic that fired, with its confidence and a short,
@@ -36,41 +37,12 @@ const MethodHeuristic = "heuristic"
 const BlockedConstraint = "constraint"
 
 // Decide analyses both attributes and decides whether newer supersedes
-// older. It is DecideAnalyzed(Analyze(older), Analyze(newer)) without the
-// allocations of the prepared form.
+// older: DecideAnalyzed(Analyze(older), Analyze(newer)).
 func Decide(older, newer Input) Decision {
 	if isConstraint(older.Kind) || isConstraint(newer.Kind) {
 		return blocked(isConstraint(older.Kind))
 	}
-	if len(older.Content) <= smallInput && len(newer.Content) <= smallInput {
-		return decideSmall(older, newer)
-	}
-	// The owner of a workspace points it to its buffers and its statement
-	// to its tokens and text: a method storing them would move them to the
-	// heap.
-	var a, b workspace
-	var sa, sb storage
-	a.toks, a.buf = sa.toks[:], sa.buf[:]
-	b.toks, b.buf = sb.toks[:], sb.buf[:]
-	a.analyze(older, defaultLexicon)
-	b.analyze(newer, defaultLexicon)
-	a.Statement.toks, a.Statement.buf = a.toks[:a.ntok], a.buf[:a.nbuf]
-	b.Statement.toks, b.Statement.buf = b.toks[:b.ntok], b.buf[:b.nbuf]
-	return decide(&a.Statement, &b.Statement)
-}
-
-// decideSmall is Decide for two attributes of at most smallInput bytes,
-// with smaller buffers to zero.
-func decideSmall(older, newer Input) Decision {
-	var a, b workspace
-	var sa, sb smallStorage
-	a.toks, a.buf = sa.toks[:], sa.buf[:]
-	b.toks, b.buf = sb.toks[:], sb.buf[:]
-	a.analyze(older, defaultLexicon)
-	b.analyze(newer, defaultLexicon)
-	a.Statement.toks, a.Statement.buf = a.toks[:a.ntok], a.buf[:a.nbuf]
-	b.Statement.toks, b.Statement.buf = b.toks[:b.ntok], b.buf[:b.nbuf]
-	return decide(&a.Statement, &b.Statement)
+	return decide(Analyze(older), Analyze(newer))
 }
 
 // DecideAnalyzed decides on prepared statements; it returns what Decide
@@ -115,39 +87,20 @@ func decide(a, b *Statement) Decision {
 		return Decision{Reason: reasonNone}
 	}
 	// Strongest first; ties keep the order above.
-	order := [4]uint8{0, 1, 2, 3}
-	for i := 1; i < n; i++ {
-		for j := i; j > 0 && fs[order[j]].conf > fs[order[j-1]].conf; j-- {
-			order[j], order[j-1] = order[j-1], order[j]
-		}
-	}
-	// Render the reason, which quotes every detail, and convert it once:
-	// the details of the result are slices of the reason. (Copy out of fs
-	// field by field: handing fs itself to the result would move both
-	// statements to the heap.)
-	var buf [512]byte
-	out := append(buf[:0], "The newer statement contradicts the older ("...)
-	var starts, ends [4]int
-	for k := 0; k < n; k++ {
-		f := &fs[order[k]]
+	strongest := fs[:n]
+	slices.SortStableFunc(strongest, func(x, y fired) int { return cmp.Compare(y.conf, x.conf) })
+	d := Decision{Method: MethodHeuristic, Confidence: strongest[0].conf}
+	var reason []byte
+	for k := range strongest {
+		f := &strongest[k]
+		detail := string(f.appendDetail(nil, a, b))
+		d.Signals = append(d.Signals, Signal{Name: signalName(f.kind), Confidence: f.conf, Detail: detail})
 		if k > 0 {
-			out = append(out, "; "...)
+			reason = append(reason, "; "...)
 		}
-		out = append(out, signalName(f.kind)...)
-		out = append(out, ' ')
-		out = appendConf(out, f.conf)
-		out = append(out, ": "...)
-		starts[k] = len(out)
-		out = f.appendDetail(out, a, b)
-		ends[k] = len(out)
+		reason = fmt.Appendf(reason, "%s %.2f: %s", signalName(f.kind), f.conf, detail)
 	}
-	out = append(out, ")."...)
-	reason := string(out)
-	d := Decision{Method: MethodHeuristic, Confidence: fs[order[0]].conf, Signals: make([]Signal, n), Reason: reason}
-	for k := 0; k < n; k++ {
-		f := &fs[order[k]]
-		d.Signals[k] = Signal{Name: signalName(f.kind), Confidence: f.conf, Detail: reason[starts[k]:ends[k]]}
-	}
+	d.Reason = "The newer statement contradicts the older (" + string(reason) + ")."
 	return d
 }
 
@@ -183,17 +136,7 @@ func (w wordRef) appendRaw(b []byte, older, newer *Statement) []byte {
 	if w.newer {
 		st = newer
 	}
-	return sel{st: st, idx: w.idx}.appendRaw(b)
-}
-
-// appendConf formats a confidence with two decimals without strconv's
-// general float machinery: confidences are in [0, 1].
-func appendConf(b []byte, c float64) []byte {
-	if c < 0 || c > 1 || c != c {
-		return strconv.AppendFloat(b, c, 'f', 2, 64)
-	}
-	h := int(c*100 + 0.5)
-	return append(b, byte('0'+h/100), '.', byte('0'+h/10%10), byte('0'+h%10))
+	return st.mk(w.idx).appendRaw(b)
 }
 
 // SharedContentTokens counts the distinct content words (stems, stopwords
@@ -202,22 +145,15 @@ func appendConf(b []byte, c float64) []byte {
 func SharedContentTokens(a, b *Statement) int {
 	n := 0
 	bs := b.all()
-	var seen uint64 // stems of a counted so far, as mask bits
-	for m := a.allIdx; m != 0; m &= m - 1 {
-		i := bits.TrailingZeros64(m)
-		t := &a.toks[i]
-		bit := uint64(1) << (t.hash & 63)
-		if b.allMask&bit == 0 {
-			continue
+	var counted []string
+	a.all().tokens(func(t *token) bool {
+		if !slices.Contains(counted, t.stem) {
+			counted = append(counted, t.stem)
+			if bs.has(t) {
+				n++
+			}
 		}
-		// Count each stem once.
-		if seen&bit != 0 && a.mk(a.allIdx&span(0, i)).has(a, t) {
-			continue
-		}
-		seen |= bit
-		if bs.has(a, t) {
-			n++
-		}
-	}
+		return true
+	})
 	return n
 }

@@ -89,26 +89,13 @@
 //
 // # Invariants
 //
-//   - Analysis runs in a workspace whose fixed buffers (text, stems,
-//     tokens) its owner declares, so that they live on its stack, and
-//     allocates nothing. An attribute of at most 64 bytes gets smaller
-//     buffers, which it provably cannot fill, so that the analysis is the
-//     same with either (smallStorage). Analyze then copies the result out
-//     as a compact Statement (a 192-byte header, tokens and text sized to
-//     the attribute: about 320 bytes for a short attribute), because the
-//     engine holds thousands at once. Decide keeps both workspaces on the
-//     stack and allocates only its result: the reason (whose substrings are
-//     the signals' details) and the signal list, when a signal fires.
-//   - The lexicon's run-time table is a perfect hash built with it: a
-//     word of at most 16 bytes is found with one compare of two 64-bit
-//     words, and its slot holds everything its token needs (flags,
-//     antonyms, stem and stem hash, predicate root), so that a known word
-//     is never stemmed or hashed. Only unknown words go through stem.
-//   - The signals compare sets of words by stem. Analyze computes each set
-//     once, as a bitmap of token indexes with a 64-bit mask of stem hashes;
-//     a subset or equality test ends on the masks unless the stems can
-//     match. Hashes only ever reject: every match is checked on the bytes,
-//     so decisions do not depend on the hash function.
+//   - Analysis is plain code: the text is lowercased and split into words
+//     once, each word looked up in the lexicon (a map) or stemmed, and the
+//     frame read from the words. The sweep analyses each attribute once and
+//     decides only the candidate pairs that blocking finds, so neither
+//     Analyze nor Decide is on a path where a nanosecond matters.
+//   - The signals compare sets of words by stem, as bitmaps of token
+//     indexes.
 //   - Work is bounded: content past 400 bytes or 48 tokens is ignored.
 //   - Statements are immutable after Analyze; the lexicon is built once at
 //     package initialisation and only read afterwards, so everything here is

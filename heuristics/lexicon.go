@@ -1,7 +1,6 @@
 package heuristics
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/supersessiond/supersessiond/antonyms"
@@ -44,27 +43,74 @@ type entry struct {
 	flags uint32
 	stem  string // canonical stem, when the algorithmic one would be wrong or a spelling variant
 	ant   uint16 // index+1 into lexicon.ants
+	word  uint8  // the word's name (wordTo...), for the words the analysis knows by name
 }
 
 // lexicon is the read-only word table. It is built once, by newLexicon, and
 // never written afterwards, so it is safe for concurrent use.
 type lexicon struct {
-	words map[string]entry // build-time form of wordTab
-	// Run-time lookups: perfect hash tables keyed by the words' bytes.
-	wordTab *wordTable
-	stems   []byte // the canonical stems of wordTab
-	predVal []predicate
+	words map[string]entry
 	// Predicate keys ("live in", "go to bed at") as a trie: predRoots maps
-	// a verb stem to its node in predNodes.
-	predRoots rootTable
-	rootNodes []uint16 // the roots of predRoots, by token.root
-	predNodes []predNode
+	// a verb stem to its node.
+	predRoots map[string]*predNode
 	ants      [][]antonyms.Ref // antonym memberships, indexed by entry.ant-1
 	pairs     []antonyms.Pair
 	preds     map[string]predicate
 	// Predicates that statements point to besides the table's: "be from",
 	// a noun slot ("main editor is", "rent is") and an age.
 	beFrom, nounPred, agePred *predicate
+}
+
+// Words the analysis recognises by name (token.word).
+const (
+	wordNone uint8 = iota
+	wordTo
+	wordFrom
+	wordAs
+	wordNo
+	wordUp
+	wordInto
+	wordWith
+	wordFor
+	wordGoing
+	wordGive // gave, give, gives, giving, given
+)
+
+var namedWords = map[string]uint8{
+	"to": wordTo, "from": wordFrom, "as": wordAs, "no": wordNo, "up": wordUp, "into": wordInto,
+	"with": wordWith, "for": wordFor, "going": wordGoing,
+	"gave": wordGive, "give": wordGive, "gives": wordGive, "giving": wordGive, "given": wordGive,
+}
+
+// token makes the token of the lowercased word raw, with the flags the
+// text gives it.
+func (lx *lexicon) token(raw string, flags uint32) token {
+	if isASCIIDigit(raw[0]) {
+		flags |= tNumber
+	}
+	t := token{raw: raw, flags: flags}
+	if e, ok := lx.words[raw]; ok {
+		t.flags |= e.flags
+		t.ant, t.word = e.ant, e.word
+		t.stem = e.stem
+		if t.stem == "" && (e.flags&nonContent == 0 || e.ant != 0) {
+			t.stem = stem(raw)
+		} else if t.stem == "" {
+			t.stem = raw // a function word
+		}
+	} else {
+		t.stem = stem(raw)
+		// A plural of a known noun ("timezones", "weekends") is that noun.
+		if e, ok := lx.words[t.stem]; ok && t.stem != raw && strings.HasSuffix(raw, "s") {
+			if e.stem != "" {
+				t.stem = e.stem
+			}
+			t.flags |= e.flags
+			t.ant = e.ant
+		}
+	}
+	t.hash = fnv1a(t.stem)
+	return t
 }
 
 // valuedness says how many values a predicate holds at once.
@@ -84,7 +130,6 @@ type predicate struct {
 	// with the table so that deciding never concatenates it.
 	multiReason string
 	slot        uint16 // predicates sharing a slot compare values (lives in / is based in)
-	id          uint16 // index in lexicon.predVal
 	val         valuedness
 }
 
@@ -218,88 +263,42 @@ func newLexicon() *lexicon {
 	return lx
 }
 
-// compile builds the run-time tables from the build-time maps.
+// compile builds the predicate trie and names the words the analysis
+// knows by name.
 func (lx *lexicon) compile() {
-	predKeys := make([]string, 0, len(lx.preds))
-	for k := range lx.preds {
-		predKeys = append(predKeys, k)
+	for w, name := range namedWords {
+		e := lx.words[w]
+		e.word = name
+		lx.words[w] = e
 	}
-	slices.Sort(predKeys)
-	for _, k := range predKeys {
-		lx.predVal = append(lx.predVal, lx.preds[k])
-	}
-	noun := len(lx.predVal)
-	lx.predVal = append(lx.predVal,
-		predicate{display: "", slot: slotNoun, val: single},
-		predicate{display: "age", slot: slotAge, val: single})
-	for i := range lx.predVal {
-		lx.predVal[i].id = uint16(i)
-	}
-	lx.nounPred, lx.agePred = &lx.predVal[noun], &lx.predVal[noun+1]
-	// The predicate trie: a root per verb stem, an edge per following word.
-	lx.predNodes = []predNode{{}} // node 0 is unused: edges name nodes > 0
-	roots := map[string]uint16{}
-	for i, k := range predKeys {
-		p := &lx.predVal[i]
+	lx.predRoots = map[string]*predNode{}
+	for k, p := range lx.preds {
 		words := strings.Split(k, " ")
-		n, ok := roots[words[0]]
-		if !ok {
-			n = uint16(len(lx.predNodes))
-			lx.predNodes = append(lx.predNodes, predNode{})
-			roots[words[0]] = n
+		n := lx.predRoots[words[0]]
+		if n == nil {
+			n = &predNode{next: map[string]*predNode{}}
+			lx.predRoots[words[0]] = n
 		}
 		for _, w := range words[1:] {
-			next := uint16(0)
-			for _, e := range lx.predNodes[n].edges {
-				if e.word == w {
-					next = e.node
-				}
+			if n.next[w] == nil {
+				n.next[w] = &predNode{next: map[string]*predNode{}}
 			}
-			if next == 0 {
-				next = uint16(len(lx.predNodes))
-				lx.predNodes = append(lx.predNodes, predNode{})
-				lx.predNodes[n].edges = append(lx.predNodes[n].edges, predEdge{word: w, node: next})
-			}
-			n = next
+			n = n.next[w]
 		}
-		lx.predNodes[n].pred = p
+		n.pred = &p
 		if k == "be from" {
-			lx.beFrom = p
+			lx.beFrom = n.pred
 		}
 	}
-	var err error
-	if lx.predRoots, err = newRootTable(roots); err != nil {
-		panic("heuristics: " + err.Error())
-	}
-	// Known words know their stem's root, numbered in stem order.
-	stems := make([]string, 0, len(roots))
-	for w := range roots {
-		stems = append(stems, w)
-	}
-	slices.Sort(stems)
-	if len(stems) > 255-int(rootIndex) {
-		panic("heuristics: too many predicate roots for token.root")
-	}
-	index := make(map[string]uint8, len(stems))
-	for i, w := range stems {
-		index[w] = uint8(i)
-		lx.rootNodes = append(lx.rootNodes, roots[w])
-	}
-	if err := lx.newWordTable(index); err != nil {
-		panic("heuristics: " + err.Error())
-	}
+	lx.nounPred = &predicate{display: "", slot: slotNoun, val: single}
+	lx.agePred = &predicate{display: "age", slot: slotAge, val: single}
 }
 
 // predNode is a node of the predicate trie: the predicate whose key ends
 // here, if any, and the words that continue a key.
 type predNode struct {
-	pred  *predicate
-	edges []predEdge
-}
-
-type predEdge struct {
-	word string
-	node uint16
+	pred *predicate
+	next map[string]*predNode
 }
 
 // addAntonyms records the antonym memberships of every word of the

@@ -67,10 +67,8 @@ func (e *explain) miss(why string) {
 	}
 }
 
-// fired is a signal that fired, before its detail is rendered. The detail
-// is rendered from the words of the two statements, so that deciding
-// allocates nothing but the result; fired holds no pointer to the
-// statements, which lets Decide keep them on the stack.
+// fired is a signal that fired, before its detail is rendered from the
+// words of the two statements.
 type fired struct {
 	kind  uint8 // sigNegation...
 	hasTo bool  // the detail is "label: from → to"
@@ -116,7 +114,7 @@ func negation(a, b *Statement, e *explain, out *fired) bool {
 	}
 	if neg.verb >= 0 && pos.verb >= 0 {
 		nv, pv := &neg.toks[neg.verb], &pos.toks[pos.verb]
-		if nv.content() && pv.content() && !sameStem(neg, nv, pos, pv) {
+		if nv.content() && pv.content() && nv.stem != pv.stem {
 			e.miss("No contradiction: the negation is about a different action.")
 			return false
 		}
@@ -138,7 +136,7 @@ func negation(a, b *Statement, e *explain, out *fired) bool {
 	return true
 }
 
-// antonym: the statements are the same but for a pair of opposite wordRef
+// antonym: the statements are the same but for a pair of opposite words
 // ("notifications are enabled" / "notifications are disabled"). Opposite
 // words about different things ("Wi-Fi is on" / "the heating is off") are
 // not a contradiction.
@@ -210,10 +208,10 @@ func sameSlot(a, b *Statement) bool {
 	if !a.hasPred || !b.hasPred {
 		return false
 	}
-	if a.pr().slot == slotNoun || b.pr().slot == slotNoun {
-		return a.pr().slot == b.pr().slot && a.slotSel().equal(b.slotSel())
+	if a.pred.slot == slotNoun || b.pred.slot == slotNoun {
+		return a.pred.slot == b.pred.slot && a.slotSel().equal(b.slotSel())
 	}
-	return a.pr().slot == b.pr().slot && a.subject().equal(b.subject())
+	return a.pred.slot == b.pred.slot && a.subject().equal(b.subject())
 }
 
 // value: the same one-value slot holds different values ("lives in
@@ -227,8 +225,8 @@ func value(a, b *Statement, e *explain, out *fired) bool {
 	if !sameSlot(a, b) {
 		return false
 	}
-	if a.pr().val == multi {
-		e.miss(a.pr().multiReason)
+	if a.pred.val == multi {
+		e.miss(a.pred.multiReason)
 		return false
 	}
 	if a.past || b.past {
@@ -243,13 +241,13 @@ func value(a, b *Statement, e *explain, out *fired) bool {
 	if va.count() == 0 || vb.count() == 0 {
 		return false
 	}
-	label, labelRef := a.pr().display, wordRef{}
-	if a.pr().slot == slotNoun {
+	label, labelRef := a.pred.display, wordRef{}
+	if a.pred.slot == slotNoun {
 		label, labelRef = "", wordsOf(a.slotSel(), b)
 	}
 	if va.subsetOf(vb) || vb.subsetOf(va) {
 		// Same value. A different role at the same employer is a change.
-		if a.pr().slot == slotEmployer && b.pr().slot == slotEmployer {
+		if a.pred.slot == slotEmployer && b.pred.slot == slotEmployer {
 			aa, ab := a.asSel(), b.asSel()
 			if aa.count() > 0 && ab.count() > 0 && !aa.subsetOf(ab) && !ab.subsetOf(aa) {
 				*out = fired{kind: sigValue, conf: confValueRole, label: "works as", from: wordsOf(aa, b), to: wordsOf(ab, b), hasTo: true}
@@ -268,7 +266,7 @@ func value(a, b *Statement, e *explain, out *fired) bool {
 		return false
 	}
 	var conf float64
-	switch a.pr().val {
+	switch a.pred.val {
 	case single:
 		conf = confValueDisjoint
 		if va.shared(vb) > 0 {
@@ -279,7 +277,7 @@ func value(a, b *Statement, e *explain, out *fired) bool {
 	case category:
 		ha, hb := va.last(), vb.last()
 		switch {
-		case sameStem(a, &a.toks[ha], b, &b.toks[hb]):
+		case a.toks[ha].stem == b.toks[hb].stem:
 			conf = confValueCategory
 		case va.count() == 1 && vb.count() == 1:
 			conf = confValueCatBare
@@ -288,7 +286,7 @@ func value(a, b *Statement, e *explain, out *fired) bool {
 			return false
 		}
 	default:
-		e.miss(a.pr().multiReason)
+		e.miss(a.pred.multiReason)
 		return false
 	}
 	*out = fired{kind: sigValue, conf: conf, label: label, labelRef: labelRef, from: wordsOf(va, b), to: wordsOf(vb, b), hasTo: true}
@@ -326,7 +324,7 @@ func temporal(a, b *Statement, e *explain, out *fired) bool {
 		return true
 	}
 	if b.replaceAt >= 0 {
-		switch string(b.stem(&b.toks[b.replaceAt])) {
+		switch b.toks[b.replaceAt].stem {
 		case "replace", "swap", "trade", "convert":
 			if v := b.value(); v.count() > 0 && v.subsetOf(a.core()) {
 				*out = fired{kind: sigTemporal, conf: confTemporalFrom, label: marker, labelRef: markerRef, from: wordsOf(v, b), to: wordsOf(b.target(), b), hasTo: true}
@@ -340,7 +338,7 @@ func temporal(a, b *Statement, e *explain, out *fired) bool {
 	}
 	if a.verb >= 0 && b.verb >= 0 && b.replaceAt < 0 {
 		va, vb := &a.toks[a.verb], &b.toks[b.verb]
-		if va.content() && sameStem(a, va, b, vb) {
+		if va.content() && va.stem == vb.stem {
 			oa, ob := a.object(), b.object()
 			if oa.subsetOf(ob) || ob.subsetOf(oa) {
 				return false
