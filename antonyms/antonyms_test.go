@@ -9,8 +9,10 @@ func TestTableShape(t *testing.T) {
 		t.Fatalf("want at least 30 pairs, have %d", len(pairs))
 	}
 	kinds := map[Kind]int{}
+	sources := map[Source]int{}
 	for i, p := range pairs {
 		kinds[p.Kind]++
+		sources[p.Source]++
 		if len(p.A) == 0 || len(p.B) == 0 {
 			t.Errorf("pair %d (%v) has an empty side", i, p)
 		}
@@ -36,11 +38,16 @@ func TestTableShape(t *testing.T) {
 			}
 		}
 	}
-	for _, k := range []Kind{Toggle, Relationship, Preference, State, Direction} {
+	for _, k := range []Kind{Toggle, Relationship, Preference, State, Direction, Role} {
 		if kinds[k] == 0 {
 			t.Errorf("no pair of kind %s", k)
 		}
 	}
+	// The lexicon comes from WordNet; the hand-written pairs fill its gaps.
+	if sources[WordNet] < 500 || sources[Morphological] < 50 || sources[Hand] > sources[WordNet]/5 {
+		t.Errorf("pairs by source: %v", sources)
+	}
+	t.Logf("%d pairs: %v", len(pairs), sources)
 }
 
 func TestOpposite(t *testing.T) {
@@ -63,11 +70,25 @@ func TestOpposite(t *testing.T) {
 		{"up", "down", true, Direction},
 		{"tea", "coffee", false, ""},
 		{"", "off", false, ""},
+		// From WordNet, and its morphological negations.
+		{"succeeded", "failed", true, State},
+		{"correct", "incorrect", true, State},
+		{"safe", "dangerous", true, State},
+		{"winner", "loser", true, Role},
+		{"comfortable", "uncomfortable", true, State},
+		{"clean", "unclean", true, State},
+		// Written by hand where WordNet lacks the pair or splits it.
+		{"together", "apart", true, Relationship},
+		{"required", "optional", true, Toggle},
+		{"recommended", "deprecated", true, Toggle},
+		{"uses", "avoids", true, Preference},
+		{"works", "fails", true, State},
+		{"accepted", "denied", true, Direction},
 	}
 	for _, tt := range tests {
 		p, ok := ix.Opposite(tt.a, tt.b)
 		if ok != tt.want || (ok && p.Kind != tt.kind) {
-			t.Errorf("Opposite(%q, %q) = %v, %v; want %v, %s", tt.a, tt.b, p.Name(), ok, tt.want, tt.kind)
+			t.Errorf("Opposite(%q, %q) = %v, %v; want %v, %s", tt.a, tt.b, p, ok, tt.want, tt.kind)
 		}
 	}
 }

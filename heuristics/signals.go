@@ -1,5 +1,7 @@
 package heuristics
 
+import "github.com/supersessiond/supersessiond/antonyms"
+
 // The signals below have blocking keys in block.go, built from their
 // necessary conditions: a change to what a signal requires must change its
 // keys too (block_test.go and sweep_test.go fail when they disagree).
@@ -148,18 +150,21 @@ func antonym(a, b *Statement, e *explain, out *fired) bool {
 		return false // "is not enabled" and "is disabled" agree
 	}
 	best := fired{}
-	for i := 0; i < int(a.coreEnd); i++ {
+	// Opposite words in the subjects name two things ("the front door",
+	// "the back door"); opposite roles oppose what someone is ("is a
+	// winner"), never two things someone has ("has a son").
+	for i := 0; i < a.coreEnd; i++ {
 		ta := &a.toks[i]
-		if ta.ant == 0 {
+		if ta.ant == 0 || a.roles[rSubj]&(1<<i) != 0 {
 			continue
 		}
-		for j := 0; j < int(b.coreEnd); j++ {
+		for j := 0; j < b.coreEnd; j++ {
 			tb := &b.toks[j]
-			if tb.ant == 0 {
+			if tb.ant == 0 || b.roles[rSubj]&(1<<j) != 0 {
 				continue
 			}
 			pair := opposite(ta, tb)
-			if pair < 0 {
+			if pair < 0 || defaultLexicon.pairs[pair].Kind == antonyms.Role && (a.verb >= 0 || b.verb >= 0) {
 				continue
 			}
 			sa, sb := a.subject().without(pair), b.subject().without(pair)
