@@ -98,6 +98,7 @@ var hand = [...]Pair{
 	{State, Hand, []string{"valid"}, []string{"invalid", "expired"}},
 	{State, Hand, []string{"passed", "pass", "passes", "succeeded", "succeeds", "works", "work", "working", "worked"}, []string{"failed", "fail", "fails", "failing"}},
 	{State, Hand, []string{"with"}, []string{"without"}},
+	{State, Hand, []string{"permanent", "permanently"}, []string{"temporary", "temporarily"}},
 	{State, Hand, []string{"day", "days", "daytime"}, []string{"night", "nights", "nighttime"}},
 
 	// Directions.

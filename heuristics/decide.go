@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Signal is one heuristic that fired, with its confidence and a short,
@@ -39,104 +40,55 @@ const BlockedConstraint = "constraint"
 // Decide analyses both attributes and decides whether newer supersedes
 // older: DecideAnalyzed(Analyze(older), Analyze(newer)).
 func Decide(older, newer Input) Decision {
-	if isConstraint(older.Kind) || isConstraint(newer.Kind) {
-		return blocked(isConstraint(older.Kind))
-	}
-	return decide(Analyze(older), Analyze(newer))
+	return DecideAnalyzed(Analyze(older), Analyze(newer))
 }
 
-// DecideAnalyzed decides on prepared statements; it returns what Decide
-// returns for the same inputs.
+// DecideAnalyzed decides on prepared statements.
 func DecideAnalyzed(older, newer *Statement) Decision {
 	if older.constraint || newer.constraint {
-		return blocked(older.constraint)
+		reason := "Not superseded: the newer attribute is a constraint, and constraints are never superseded."
+		if older.constraint {
+			reason = "Not superseded: the older attribute is a constraint, and constraints are never superseded."
+		}
+		return Decision{Reason: reason, Blocked: BlockedConstraint}
 	}
-	return decide(older, newer)
-}
-
-func blocked(older bool) Decision {
-	reason := "Not superseded: the newer attribute is a constraint, and constraints are never superseded."
-	if older {
-		reason = "Not superseded: the older attribute is a constraint, and constraints are never superseded."
-	}
-	return Decision{Reason: reason, Blocked: BlockedConstraint}
-}
-
-const reasonNone = "No contradiction signal: the statements do not oppose each other on a shared subject and slot."
-
-func decide(a, b *Statement) Decision {
 	var e explain
-	var fs [4]fired
-	n := 0
-	if negation(a, b, &e, &fs[n]) {
-		n++
+	var best []fired
+	for _, a := range older.clauses {
+		for _, b := range newer.clauses {
+			if fs := decideClauses(a, b, &e); len(fs) > 0 && (best == nil || fs[0].conf > best[0].conf) {
+				best = fs
+			}
+		}
 	}
-	if antonym(a, b, &e, &fs[n]) {
-		n++
-	}
-	if value(a, b, &e, &fs[n]) {
-		n++
-	}
-	if temporal(a, b, &e, &fs[n]) {
-		n++
-	}
-	if n == 0 {
+	if best == nil {
 		if e.why != "" {
 			return Decision{Reason: e.why}
 		}
-		return Decision{Reason: reasonNone}
+		return Decision{Reason: "No contradiction signal: the statements do not oppose each other on a shared subject and slot."}
 	}
-	// Strongest first; ties keep the order above.
-	strongest := fs[:n]
-	slices.SortStableFunc(strongest, func(x, y fired) int { return cmp.Compare(y.conf, x.conf) })
-	d := Decision{Method: MethodHeuristic, Confidence: strongest[0].conf}
-	var reason []byte
-	for k := range strongest {
-		f := &strongest[k]
-		detail := string(f.appendDetail(nil, a, b))
-		d.Signals = append(d.Signals, Signal{Name: signalName(f.kind), Confidence: f.conf, Detail: detail})
-		if k > 0 {
-			reason = append(reason, "; "...)
-		}
-		reason = fmt.Appendf(reason, "%s %.2f: %s", signalName(f.kind), f.conf, detail)
+	d := Decision{Method: MethodHeuristic, Confidence: best[0].conf}
+	var details []string
+	for _, f := range best {
+		d.Signals = append(d.Signals, Signal{Name: f.name, Confidence: f.conf, Detail: f.detail})
+		details = append(details, fmt.Sprintf("%s %.2f: %s", f.name, f.conf, f.detail))
 	}
-	d.Reason = "The newer statement contradicts the older (" + string(reason) + ")."
+	d.Reason = "The newer statement contradicts the older (" + strings.Join(details, "; ") + ")."
 	return d
 }
 
-// appendDetail renders the detail of f, fired on (older, newer).
-func (f *fired) appendDetail(b []byte, older, newer *Statement) []byte {
-	if f.ant {
-		b = f.from.appendRaw(b, older, newer)
-		b = append(b, " → "...)
-		b = f.to.appendRaw(b, older, newer)
-		if f.extra.idx != 0 {
-			b = append(b, " ("...)
-			b = f.extra.appendRaw(b, older, newer)
-			b = append(b, ')')
+// decideClauses runs every signal on a clause of the older statement and a
+// clause of the newer, and returns those that fire, strongest first (ties
+// in the order below).
+func decideClauses(a, b *clause, e *explain) []fired {
+	var out []fired
+	for _, signal := range []func(a, b *clause, e *explain) (fired, bool){negation, antonym, value, temporal} {
+		if f, ok := signal(a, b, e); ok {
+			out = append(out, f)
 		}
-		return b
 	}
-	if f.label != "" {
-		b = append(b, f.label...)
-	} else {
-		b = f.labelRef.appendRaw(b, older, newer)
-	}
-	b = append(b, ": "...)
-	b = f.from.appendRaw(b, older, newer)
-	if f.hasTo {
-		b = append(b, " → "...)
-		b = f.to.appendRaw(b, older, newer)
-	}
-	return b
-}
-
-func (w wordRef) appendRaw(b []byte, older, newer *Statement) []byte {
-	st := older
-	if w.newer {
-		st = newer
-	}
-	return st.mk(w.idx).appendRaw(b)
+	slices.SortStableFunc(out, func(x, y fired) int { return cmp.Compare(y.conf, x.conf) })
+	return out
 }
 
 // SharedContentTokens counts the distinct content words (stems, stopwords

@@ -32,11 +32,14 @@ const (
 	fUsed                         // "used" (as in "used to")
 	fAge                          // "old" in "N years old"
 	fDet                          // article or possessive
+	fSelf                         // I, my, user, she, they: the one the memory is about
+	fTime                         // a time noun: March, year, week, today
+	fWhen                         // part of a time qualifier ("until next year"), set by the analysis
 )
 
 // nonContent are the classes that never count as content words.
 const nonContent = fStop | fNeg | fAux | fCopula | fLight | fPrep | fConj | fSub | fCease | fReplace |
-	fStrong | fNow | fAddVerb | fAddAdv | fIrreal | fAdv | fUsed | fDet
+	fStrong | fNow | fAddVerb | fAddAdv | fIrreal | fAdv | fUsed | fDet | fSelf | fWhen
 
 // entry is what the lexicon knows about one surface form (or stem).
 type entry struct {
@@ -59,6 +62,9 @@ type lexicon struct {
 	// Predicates that statements point to besides the table's: "be from",
 	// a noun slot ("main editor is", "rent is") and an age.
 	beFrom, nounPred, agePred *predicate
+	// nounSlots are the nouns that name a predicate's slot: "Employer:
+	// Stripe" says what "Works at Stripe" says.
+	nounSlots map[string]*predicate
 }
 
 // Words the analysis recognises by name (token.word).
@@ -131,6 +137,8 @@ type predicate struct {
 	multiReason string
 	slot        uint16 // predicates sharing a slot compare values (lives in / is based in)
 	val         valuedness
+	stative     bool // "married to", "based in": a bare participle is a state, not history
+	passiveOnly bool // "is called X" names; "calls X" does not
 }
 
 // Slots. Predicates whose slots are equal talk about the same thing.
@@ -159,6 +167,23 @@ const (
 	slotNickname
 	slotPrefer
 	slotAge
+	slotBirthday
+	slotStay
+	slotDeploy
+	slotHost
+	slotPlatform
+	slotDepart
+	slotDepartFrom
+	slotArrive
+	slotCost
+	slotPort
+	slotSetting
+	slotEnd
+	slotStart
+	slotRegistrar
+	slotPayday
+	slotStore
+	slotWorkplace
 	slotNoun // a slot named by nouns ("main editor", "rent"): compared by tokens
 	slotFirstMulti
 )
@@ -181,12 +206,18 @@ func newLexicon() *lexicon {
 		}
 	}
 
-	add(fStop, `a an the this that these those it its i me you he him she her they them we our us
-		what which who whom whose there here then than so very really quite just of some any
-		every each all both either neither one much many few lot lots bit kind sort
-		something anything nothing everything someone anyone everyone thing things
-		am pm per etc yet ever even only same own such about up down`)
+	add(fStop, `a an the this that these those it its what which who whom whose there here then than so
+		very really quite just of some any every each all both either neither much many few lot lots bit
+		kind sort something anything nothing everything someone anyone everyone thing things am pm per
+		etc yet ever even only same own such about up down`)
 	add(fDet, `a an the my his her their our your its this that these those`)
+	// Who the memory is about: the user, however a note names them.
+	add(fSelf, `i me my mine myself user users he him his himself she her hers herself they them their
+		theirs themselves we us our ours you your yours`)
+	add(fSelf|fCopula|fLight|fStop, `i'm im you're we're they're she's he's youre theyre`)
+	add(fSelf|fLight|fVerb, `i've we've they've you've`)
+	add(fSelf|fIrreal|fStop, `i'll we'll they'll she'll he'll you'll i'd we'd they'd she'd he'd you'd`)
+	canon("have", `i've we've they've you've`)
 	add(fStop|fPrep, `in at on for with as from to by of during since until till near into onto over under
 		including excluding except plus via through within without after before around across
 		between toward towards against among throughout beside besides behind beyond upon per about`)
@@ -207,19 +238,25 @@ func newLexicon() *lexicon {
 	canon("do", `do does did`)
 	add(fUsed, `used`)
 	add(fAge, `old`)
+	add(tNumber, `zero one two three four five six seven eight nine ten eleven twelve twenty thirty forty
+		fifty hundred thousand half dozen`)
+	add(fTime, `january february march april may june july august september october november december
+		jan feb mar apr jun jul aug sep sept oct nov dec year years month months week weeks today
+		tonight tomorrow yesterday`)
 
-	add(fCease, `quit quits quitting stopped stops stop stopping ceased gave give gives giving given
-		left leaves leaving cancelled canceled cancels dropped ditched abandoned ended ends`)
+	// Cessation: past forms only ("stops at 5th street" is a schedule).
+	add(fCease, `quit quitting stopped ceased gave give gives giving given left cancelled canceled dropped
+		ditched abandoned ended sold`)
 	add(fReplace, `switched switch switches switching migrated migrate migrates migrating moved move moves
 		moving changed change changes changing replaced replace replaces replacing swapped swap swaps
 		traded trade trades relocated relocate relocates relocating converted convert transitioned
-		upgraded downgraded`)
+		upgraded downgraded ported`)
 	add(fStrong, `instead`)
 	add(fNow|fAdv, `now currently nowadays presently lately`)
-	add(fAddVerb, `started start starts starting began begin begins begun beginning`)
-	add(fAddAdv|fStop, `also too additionally another addition`)
+	add(fAddVerb, `started start starts starting began begin begins begun beginning added`)
+	add(fAddAdv|fStop, `also too additionally another addition alongside second`)
 	add(fIrreal, `plans plan planning planned wants want wanting wanted hopes hope hoping hoped
-		might may considering consider considers thinking
+		might may considering consider considers thinking evaluating
 		if wish wishes wished dreams dreaming intends intend intending aims aiming going will would could
 		should`)
 	add(fIrreal|fAdv, `maybe perhaps possibly someday eventually hopefully`)
@@ -227,20 +264,26 @@ func newLexicon() *lexicon {
 		already again anymore longer finally officially mainly primarily regularly normally
 		sometimes occasionally rarely seldom frequently constantly definitely probably apparently
 		almost nearly about around roughly exactly fully mostly partly totally completely
-		once twice weekly monthly yearly annually newly`)
+		once twice weekly monthly yearly annually newly hourly honestly happily previously
+		formerly originally entirely`)
 	add(fScope, `weekend weekends weekday weekdays monday mondays tuesday tuesdays wednesday wednesdays
 		thursday thursdays friday fridays saturday saturdays sunday sundays morning mornings afternoon
 		afternoons evening evenings night nights summer summers winter winters spring autumn fall
 		holiday holidays vacation vacations sometimes occasionally weeknights weeknight`)
 	add(fSingleMod, `favourite favorite main primary default preferred usual current go-to home native
 		daily regular everyday`)
+	// Nouns whose statement holds one value: "X is ..." replaces "X is ...".
 	add(fAttr, `rent salary pay wage income budget timezone zone birthday age address email e-mail phone
 		number name nickname surname manager boss supervisor landlord doctor dentist therapist
 		wife husband partner spouse girlfriend boyfriend fiance fiancé fiancee fiancée title role
 		position commute bedtime alarm rate weight height mortgage lead editor shell browser
 		laptop car city hometown office desk password username handle team employer school major
 		ip mentor coach trainer vet pediatrician gym airline bank carrier provider type
-		language size`)
+		language size timeout version teacher tutor contact license licence image firmware score date
+		appointment insurance insurer target destination flight port region limit plan tier status diet
+		theme os cache database queue registry runtime domain url branch price fee cost balance
+		deadline capacity length duration temperature speed level count occupation job lawyer
+		accountant pharmacist hairdresser isp router monitor keyboard phone`)
 	canon("favorit", `favourite favorite favourites favorites`)
 	canon("color", `colour color colours colors`)
 	canon("flavor", `flavour flavor flavours flavors`)
@@ -255,6 +298,11 @@ func newLexicon() *lexicon {
 	canon("organization", `organisation organization`)
 	canon("program", `programme program`)
 	canon("tv", `tv television`)
+	canon("street", `st street`)
+	canon("avenue", `ave avenue`)
+	canon("road", `rd road`)
+	add(fStop|fPrep, `w`)
+	canon("with", `w with`)
 
 	lx.addVerbs()
 	lx.addPredicates()
@@ -292,6 +340,35 @@ func (lx *lexicon) compile() {
 	}
 	lx.nounPred = &predicate{display: "", slot: slotNoun, val: single}
 	lx.agePred = &predicate{display: "age", slot: slotAge, val: single}
+	lx.nounSlots = map[string]*predicate{}
+	for key, nouns := range map[string]string{
+		"live in": "home residence city address", "work at": "employer company", "work as": "role job occupation title position",
+		"report to": "manager boss supervisor", "marry to": "spouse wife husband", "date": "partner girlfriend boyfriend",
+		"study at": "school university college", "major in": "major", "go to bed at": "bedtime", "weigh": "weight",
+		"earn": "income salary", "commute by": "commute", "bank with": "bank", "grow up in": "hometown",
+		"name": "name", "go by": "nickname",
+	} {
+		for _, n := range strings.Fields(nouns) {
+			lx.nounSlots[stem(n)] = lx.predRoots[strings.Fields(key)[0]].find(key)
+		}
+	}
+	lx.nounSlots["age"] = lx.agePred
+}
+
+// find returns the predicate of key, which starts with the node's stem.
+func (n *predNode) find(key string) *predicate {
+	for _, w := range strings.Fields(key)[1:] {
+		n = n.next[w]
+	}
+	return n.pred
+}
+
+func toSet(words string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(words) {
+		m[w] = true
+	}
+	return m
 }
 
 // predNode is a node of the predicate trie: the predicate whose key ends
@@ -347,7 +424,10 @@ const verbs = `live reside work report marry date engage study attend wake sleep
 	harvest fish hunt camp sail row kayak paddle dive snorkel golf bowl box fence go do be have
 	get put bring carry check try aim consume dine snack binge fast diet lift sponsor back fund
 	prep prepare clean wash water walk run date name call base born employ marry divorce separate
-	engage split break breakfast lunch supervise own rent mortgage insure drive sleep wake`
+	engage split break breakfast lunch supervise own rent mortgage insure drive sleep wake approve
+	accept include exclude renew depend expose contain require trigger process serve route store
+	archive merge sign encrypt mount ship cost charge listen point default expire sponsor review
+	log call maintain handle stay depart arrive register pay sync succeed fail`
 
 // irregular lists irregular forms as "base:form form...".
 const irregular = `go:went gone goes going come:came run:ran drive:drove driven ride:rode ridden
@@ -467,7 +547,7 @@ func doubles(base string) bool {
 // stem followed by its particles, space-separated.
 func (lx *lexicon) addPredicates() {
 	p := func(key, display string, slot uint16, val valuedness) {
-		lx.preds[key] = predicate{display: display, slot: slot, val: val,
+		lx.preds[key] = predicate{display: display, slot: slot, val: val, stative: strings.HasPrefix(display, "is "),
 			multiReason: "No contradiction: different values for '" + display + "', which holds many values at once."}
 	}
 	// One value at a time.
@@ -505,13 +585,37 @@ func (lx *lexicon) addPredicates() {
 	p("bank at", "banks with", slotBank, usually)
 	p("vote for", "votes for", slotVote, usually)
 	p("born in", "was born in", slotBirthplace, single)
-	p("born on", "was born on", slotBirthplace+100, single)
+	p("born on", "was born on", slotBirthday, single)
 	p("grow up in", "grew up in", slotHometown, single)
 	p("come from", "comes from", slotOrigin, single)
 	p("be from", "is from", slotOrigin, single)
 	p("name", "is named", slotName, single)
+	p("call", "is called", slotName, single)
+	called := lx.preds["call"]
+	called.passiveOnly = true
+	lx.preds["call"] = called
 	p("go by", "goes by", slotNickname, single)
 	p("prefer", "prefers", slotPrefer, category)
+	p("stay at", "is staying at", slotStay, single)
+	p("stay in", "is staying in", slotStay, single)
+	p("deploy to", "is deployed to", slotDeploy, single)
+	p("host on", "is hosted on", slotHost, single)
+	p("host at", "is hosted on", slotHost, single)
+	p("run on", "runs on", slotPlatform, single)
+	p("depart at", "departs at", slotDepart, single)
+	p("depart from", "departs from", slotDepartFrom, single)
+	p("arrive at", "arrives at", slotArrive, single)
+	p("cost", "costs", slotCost, single)
+	p("listen on", "listens on", slotPort, single)
+	p("set to", "is set to", slotSetting, single)
+	p("end on", "ends on", slotEnd, single)
+	p("expire on", "expires on", slotEnd, single)
+	p("start at", "starts at", slotStart, single)
+	p("register with", "is registered with", slotRegistrar, single)
+	p("pay on", "gets paid on", slotPayday, single)
+	p("store in", "is stored in", slotStore, single)
+	p("store on", "is stored in", slotStore, single)
+	p("work from", "works from", slotWorkplace, single)
 
 	// Many values at once: listed so that explanations can say so.
 	multis := []string{"speak", "like", "love", "enjoy", "have", "play", "know", "visit", "use", "own",

@@ -1,6 +1,9 @@
 package heuristics
 
-import "math/bits"
+import (
+	"math/bits"
+	"strings"
+)
 
 // sel is a set of words of a statement, compared by stem: bit i of idx
 // selects token i. Statements are short, so the quadratic loops below are
@@ -27,9 +30,6 @@ func span(lo, hi int) uint64 {
 	return (uint64(1)<<uint(hi) - 1) &^ (uint64(1)<<uint(lo) - 1)
 }
 
-// mk makes the selection of the tokens of idx.
-func (st *Statement) mk(idx uint64) sel { return sel{st: st, idx: idx} }
-
 // tokens calls fn with every selected token.
 func (s sel) tokens(fn func(t *token) bool) bool {
 	for m := s.idx; m != 0; m &= m - 1 {
@@ -40,12 +40,14 @@ func (s sel) tokens(fn func(t *token) bool) bool {
 	return true
 }
 
-// without leaves out the words of antonym pair p.
-func (s sel) without(p int) sel {
-	for m := s.idx; m != 0; m &= m - 1 {
-		i := bits.TrailingZeros64(m)
-		if t := &s.st.toks[i]; t.ant != 0 && inPair(t, p) {
-			s.idx &^= 1 << uint(i)
+// without leaves out token i and the words of antonym pair p (none when p
+// is negative: a pair made of a word and its negation by a prefix).
+func (s sel) without(p, i int) sel {
+	s.idx &^= 1 << i
+	for m := s.idx; m != 0 && p >= 0; m &= m - 1 {
+		k := bits.TrailingZeros64(m)
+		if t := &s.st.toks[k]; t.ant != 0 && inPair(t, p) {
+			s.idx &^= 1 << k
 		}
 	}
 	return s
@@ -83,37 +85,31 @@ func (s sel) sharedFlag(o sel, flags uint32) bool {
 // last returns the index of the last selected token, or -1.
 func (s sel) last() int { return 63 - bits.LeadingZeros64(s.idx) }
 
-// appendRaw appends the surface words of the selection, space-separated.
-func (s sel) appendRaw(b []byte) []byte {
-	for m := s.idx; m != 0; m &= m - 1 {
-		if m != s.idx {
-			b = append(b, ' ')
-		}
-		b = append(b, s.st.toks[bits.TrailingZeros64(m)].raw...)
-	}
-	return b
+// text is the words of the selection, space-separated.
+func (s sel) text() string {
+	var words []string
+	s.tokens(func(t *token) bool {
+		words = append(words, t.raw)
+		return true
+	})
+	return strings.Join(words, " ")
 }
 
-// Selections used by the signals. Every selection but scope holds content
-// words only.
-func (st *Statement) subject() sel { return st.mk(st.subjIdx) }
+// Selections used by the signals: content words of a clause, or of the
+// whole statement (all).
+func (c *clause) sel(idx uint64) sel { return sel{st: c.st, idx: idx} }
+func (c *clause) subject() sel       { return c.sel(c.subjIdx) }
 
-// predicate is everything of the main clause but the subject.
-func (st *Statement) predicate() sel { return st.mk(st.predIdx) }
-func (st *Statement) object() sel    { return st.mk(st.objIdx) }
-func (st *Statement) core() sel      { return st.mk(st.coreIdx) }
-func (st *Statement) all() sel       { return st.mk(st.allIdx) }
-func (st *Statement) value() sel     { return st.mk(st.allIdx & span(st.val0, st.val1)) }
-func (st *Statement) asSel() sel     { return st.mk(st.allIdx & span(st.as0, st.as1)) }
-func (st *Statement) slotSel() sel   { return st.mk(st.allIdx & span(st.slot0, st.slot1)) }
-func (st *Statement) target() sel    { return st.mk(st.allIdx & span(st.tgt0, st.tgt1)) }
-
-// scope is the time-scope words (weekends, summer) of the main clause but
-// the value, content words or not.
-func (st *Statement) scope() sel { return st.mk(st.scopeIdx) }
-func (st *Statement) from() sel {
-	if st.from0 < 0 {
-		return sel{st: st}
-	}
-	return st.mk(st.allIdx & span(st.from0, st.from1))
-}
+// predicate is everything of the clause but the subject.
+func (c *clause) predicate() sel { return c.sel(c.predIdx) }
+func (c *clause) object() sel    { return c.sel(c.objIdx) }
+func (c *clause) core() sel      { return c.sel(c.coreIdx) }
+func (c *clause) value() sel     { return c.sel(c.valIdx) }
+func (c *clause) asSel() sel     { return c.sel(c.asIdx) }
+func (c *clause) slotSel() sel   { return c.sel(c.slotIdx) }
+func (c *clause) owner() sel     { return c.sel(c.ownerIdx) }
+func (c *clause) target() sel    { return c.sel(c.tgtIdx) }
+func (c *clause) from() sel      { return c.sel(c.fromIdx) }
+func (c *clause) scope() sel     { return c.sel(c.scopeIdx) }
+func (c *clause) when() sel      { return c.sel(c.whenIdx) }
+func (st *Statement) all() sel   { return sel{st: st, idx: st.allIdx} }

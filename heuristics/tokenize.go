@@ -27,8 +27,10 @@ type token struct {
 // Flags a token gets from the text rather than the lexicon (high bits).
 const (
 	tBreak  uint32 = 1 << 31 // a clause break (punctuation) precedes the token
-	tNumber uint32 = 1 << 30 // starts with a digit
+	tNumber uint32 = 1 << 30 // a number: starts with a digit, or a number word
 	tCap    uint32 = 1 << 29 // starts with a capital letter in the text
+	tColon  uint32 = 1 << 28 // the break is a colon ("timezone: CET")
+	tFull   uint32 = 1 << 27 // the break ends a sentence (. ; ! ?)
 )
 
 // tokenize lowercases s and splits it into words. Letters and digits (any
@@ -41,19 +43,16 @@ func tokenize(s string, lx *lexicon) []token {
 		s = s[:maxInput]
 	}
 	toks := make([]token, 0, len(s)/5+1)
-	brk := false // a clause break precedes the next word
+	var brk uint32 // the breaks before the next word
 	for i := 0; i < len(s) && len(toks) < maxTokens; {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if !isWordRune(r, size) {
-			brk = brk || isBreak(r)
+			brk |= breakFlags(r)
 			i += size
 			continue
 		}
 		end, curly := wordEnd(s, i)
-		var flags uint32
-		if brk {
-			flags |= tBreak
-		}
+		flags := brk
 		if unicode.IsUpper(r) {
 			flags |= tCap
 		}
@@ -65,7 +64,10 @@ func tokenize(s string, lx *lexicon) []token {
 		// What ends the word: a separator, perhaps a clause break. The
 		// period of "Dr. Nguyen" or "vs. Code" ends no clause.
 		r, size = utf8.DecodeRuneInString(s[end:])
-		brk = end < len(s) && isBreak(r) && !(r == '.' && isAbbrev(raw))
+		brk = 0
+		if end < len(s) && !(r == '.' && isAbbrev(raw)) {
+			brk = breakFlags(r)
+		}
 		i = end + size
 	}
 	return toks
@@ -116,8 +118,11 @@ func isASCIIAlnum(c byte) bool  { return isASCIILetter(c) || isASCIIDigit(c) }
 // ('a' letter, 'd' digit), glues the word to the next byte.
 func joins(c, prev, next byte) bool {
 	switch c {
-	case ',', ':':
-		return prev == 'd' && isASCIIDigit(next) // 1,800 and 7:30
+	case ',':
+		return prev == 'd' && isASCIIDigit(next) // 1,800
+	case ':':
+		return isASCIIAlnum(next) // 7:30, node:18
+
 	case '.':
 		return isASCIIAlnum(next) // 4.5, node.js, example.com
 	case '-', '@', '_':
@@ -126,13 +131,18 @@ func joins(c, prev, next byte) bool {
 	return false
 }
 
-// isBreak is punctuation that ends a clause.
-func isBreak(r rune) bool {
+// breakFlags says how punctuation breaks a clause: not at all, as a clause
+// break, a colon or the end of a sentence.
+func breakFlags(r rune) uint32 {
 	switch r {
-	case ',', ';', '.', '!', '?', '(', ')', ':', '\u2014', '\u2013', '[', ']', '"', '\u201c', '\u201d':
-		return true
+	case '.', ';', '!', '?':
+		return tBreak | tFull
+	case ':':
+		return tBreak | tColon
+	case ',', '(', ')', '\u2014', '\u2013', '[', ']', '"', '\u201c', '\u201d':
+		return tBreak
 	}
-	return false
+	return 0
 }
 
 // isAbbrev reports abbreviations whose period is not a full stop.

@@ -64,25 +64,38 @@ func TestStemsAgree(t *testing.T) {
 	}
 }
 
-func TestClauseBreaks(t *testing.T) {
+// TestClauses: where a statement's clauses start and end.
+func TestClauses(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		in      string
-		coreEnd int // -1: the whole statement
+		in     string
+		starts []int // the first token of each clause
+		hi     int   // where the first clause ends (before its fragments); -1: the end
 	}{
-		{"Lives in Vancouver, in a two-bedroom apartment", 3},
-		{"Doctor is Dr. Nguyen", -1},
-		{"Lives in Berlin since 2019", -1},
-		{"Doesn't own a car since moving to Amsterdam", 4},
+		{"Lives in Vancouver, in a two-bedroom apartment", []int{0}, 3},
+		{"Doctor is Dr. Nguyen", []int{0}, -1},
+		{"Lives in Berlin since 2019", []int{0}, -1},
+		{"Doesn't own a car since moving to Amsterdam", []int{0}, 4},
+		{"Left Acme in March and joined Globex", []int{0, 4}, 4},
+		{"Likes chess and sushi", []int{0}, -1},
+		{"Actually, I work from home now", []int{0}, -1},
+		{"Quit dairy and now eats a vegan diet", []int{0, 2}, 2},
+		{"The user quit the band; too busy with work", []int{0}, 5},
+		{"timezone: CET", []int{0}, -1},
+		{"One of my cats died, so I have one cat now", []int{0, 5}, 5},
 	}
 	for _, tt := range tests {
 		st := Analyze(Input{Content: tt.in})
-		want := tt.coreEnd
-		if want < 0 {
-			want = len(st.toks)
+		var starts []int
+		for _, c := range st.clauses {
+			starts = append(starts, c.start)
 		}
-		if st.coreEnd != want {
-			t.Errorf("%q: main clause ends at %d, want %d", tt.in, st.coreEnd, want)
+		hi := tt.hi
+		if hi < 0 {
+			hi = len(st.toks)
+		}
+		if !reflect.DeepEqual(starts, tt.starts) || len(st.clauses) == 0 || st.clauses[0].hi != hi {
+			t.Errorf("%q: clauses start at %v, want %v; first ends at %d, want %d", tt.in, starts, tt.starts, st.clauses[0].hi, hi)
 		}
 	}
 }
@@ -97,8 +110,13 @@ func FuzzTokenize(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		st := Analyze(Input{Content: s})
-		if len(st.toks) > maxTokens || st.coreEnd > len(st.toks) {
-			t.Fatalf("bounds: %d tokens, core %d", len(st.toks), st.coreEnd)
+		if len(st.toks) > maxTokens {
+			t.Fatalf("bounds: %d tokens", len(st.toks))
+		}
+		for _, c := range st.clauses {
+			if c.start > c.hi || c.hi > c.end || c.end > len(st.toks) {
+				t.Fatalf("clause [%d, %d, %d) of %d tokens", c.start, c.hi, c.end, len(st.toks))
+			}
 		}
 		for i, tk := range st.toks {
 			if tk.raw == "" || len(tk.stem) > len(tk.raw)+maxStemGrowth {
