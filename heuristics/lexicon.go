@@ -190,90 +190,93 @@ const (
 
 func newLexicon() *lexicon {
 	lx := &lexicon{words: make(map[string]entry, 4096), preds: make(map[string]predicate, 128)}
-	add := func(flags uint32, words string) {
-		for _, w := range strings.Fields(words) {
-			w = strings.ReplaceAll(w, "_", " ")
+	for _, c := range wordClasses {
+		for _, w := range strings.Fields(c.words) {
 			e := lx.words[w]
-			e.flags |= flags
+			e.flags |= c.flags
 			lx.words[w] = e
 		}
 	}
-	canon := func(stem string, words string) {
-		for _, w := range strings.Fields(words) {
+	for _, c := range canonicalStems {
+		for _, w := range strings.Fields(c.words) {
 			e := lx.words[w]
-			e.stem = stem
+			e.stem = c.stem
 			lx.words[w] = e
 		}
 	}
+	lx.addVerbs()
+	lx.addPredicates()
+	lx.addAntonyms()
+	lx.compile()
+	return lx
+}
 
-	add(fStop, `a an the this that these those it its what which who whom whose there here then than so
+// wordClasses are the lexicon's word lists, by the classes their words
+// belong to. A word may be in several.
+var wordClasses = []struct {
+	flags uint32
+	words string
+}{
+	{fStop, `a an the this that these those it its what which who whom whose there here then than so
 		very really quite just of some any every each all both either neither much many few lot lots bit
 		kind sort something anything nothing everything someone anyone everyone thing things am pm per
-		etc yet ever even only same own such about up down`)
-	add(fDet, `a an the my his her their our your its this that these those`)
-	// Who the memory is about: the user, however a note names them.
-	add(fSelf, `i me my mine myself user users he him his himself she her hers herself they them their
-		theirs themselves we us our ours you your yours`)
-	add(fSelf|fCopula|fLight|fStop, `i'm im you're we're they're she's he's youre theyre`)
-	add(fSelf|fLight|fVerb, `i've we've they've you've`)
-	add(fSelf|fIrreal|fStop, `i'll we'll they'll she'll he'll you'll i'd we'd they'd she'd he'd you'd`)
-	canon("have", `i've we've they've you've`)
-	add(fStop|fPrep, `in at on for with as from to by of during since until till near into onto over under
+		etc yet ever even only same own such about up down`},
+	{fDet, `a an the my his her their our your its this that these those`},
+	{fSelf, `i me my mine myself user users he him his himself she her hers herself they them their
+		theirs themselves we us our ours you your yours`},
+	{fSelf | fCopula | fLight | fStop, `i'm im you're we're they're she's he's youre theyre`},
+	{fSelf | fLight | fVerb, `i've we've they've you've`},
+	{fSelf | fIrreal | fStop, `i'll we'll they'll she'll he'll you'll i'd we'd they'd she'd he'd you'd`},
+	{fStop | fPrep, `in at on for with as from to by of during since until till near into onto over under
 		including excluding except plus via through within without after before around across
-		between toward towards against among throughout beside besides behind beyond upon per about`)
-	add(fStop|fConj, `and or nor & plus`)
-	add(fStop|fSub, `because although though but while whereas unless whenever since`)
-	add(fNeg, `not no never nor neither n't nobody none cannot`)
-	add(fNeg|fAux|fStop, `don't doesn't didn't isn't aren't wasn't weren't won't wouldn't can't couldn't
+		between toward towards against among throughout beside besides behind beyond upon per about`},
+	{fStop | fConj, `and or nor & plus`},
+	{fStop | fSub, `because although though but while whereas unless whenever since`},
+	{fNeg, `not no never nor neither n't nobody none cannot`},
+	{fNeg | fAux | fStop, `don't doesn't didn't isn't aren't wasn't weren't won't wouldn't can't couldn't
 		shouldn't haven't hasn't hadn't mustn't shan't ain't dont doesnt didnt isnt arent wasnt werent
-		wont cant couldnt shouldnt havent hasnt hadnt`)
-	add(fCopula|fLight|fStop, `is are am be been being 's 're 'm`)
-	add(fCopula|fLight|fStop|fPast, `was were`)
-	add(fCopula|fLight, `isn't aren't wasn't weren't isnt arent wasnt werent ain't`)
-	add(fAux|fStop, `do does did will would can could shall should may might must`)
-	add(fLight|fVerb, `has have having had get gets got getting`)
-	add(fPast, `had got`)
-	canon("have", `has have having had`)
-	canon("get", `get gets got getting`)
-	canon("do", `do does did`)
-	add(fUsed, `used`)
-	add(fAge, `old`)
-	add(tNumber, `zero one two three four five six seven eight nine ten eleven twelve twenty thirty forty
-		fifty hundred thousand half dozen`)
-	add(fTime, `january february march april may june july august september october november december
+		wont cant couldnt shouldnt havent hasnt hadnt`},
+	{fCopula | fLight | fStop, `is are am be been being 's 're 'm`},
+	{fCopula | fLight | fStop | fPast, `was were`},
+	{fCopula | fLight, `isn't aren't wasn't weren't isnt arent wasnt werent ain't`},
+	{fAux | fStop, `do does did will would can could shall should may might must`},
+	{fLight | fVerb, `has have having had get gets got getting`},
+	{fPast, `had got`},
+	{fUsed, `used`},
+	{fAge, `old`},
+	{tNumber, `zero one two three four five six seven eight nine ten eleven twelve twenty thirty forty
+		fifty hundred thousand half dozen`},
+	{fTime, `january february march april may june july august september october november december
 		jan feb mar apr jun jul aug sep sept oct nov dec year years month months week weeks today
-		tonight tomorrow yesterday`)
-
-	// Cessation: past forms only ("stops at 5th street" is a schedule).
-	add(fCease, `quit quitting stopped ceased gave give gives giving given left cancelled canceled dropped
-		ditched abandoned ended sold`)
-	add(fReplace, `switched switch switches switching migrated migrate migrates migrating moved move moves
+		tonight tomorrow yesterday`},
+	{fCease, `quit quitting stopped ceased gave give gives giving given left cancelled canceled dropped
+		ditched abandoned ended sold`},
+	{fReplace, `switched switch switches switching migrated migrate migrates migrating moved move moves
 		moving changed change changes changing replaced replace replaces replacing swapped swap swaps
 		traded trade trades relocated relocate relocates relocating converted convert transitioned
-		upgraded downgraded ported`)
-	add(fStrong, `instead`)
-	add(fNow|fAdv, `now currently nowadays presently lately`)
-	add(fAddVerb, `started start starts starting began begin begins begun beginning added`)
-	add(fAddAdv|fStop, `also too additionally another addition alongside second`)
-	add(fIrreal, `plans plan planning planned wants want wanting wanted hopes hope hoping hoped
+		upgraded downgraded ported`},
+	{fStrong, `instead`},
+	{fNow | fAdv, `now currently nowadays presently lately`},
+	{fAddVerb, `started start starts starting began begin begins begun beginning added`},
+	{fAddAdv | fStop, `also too additionally another addition alongside second`},
+	{fIrreal, `plans plan planning planned wants want wanting wanted hopes hope hoping hoped
 		might may considering consider considers thinking evaluating
 		if wish wishes wished dreams dreaming intends intend intending aims aiming going will would could
-		should`)
-	add(fIrreal|fAdv, `maybe perhaps possibly someday eventually hopefully`)
-	add(fAdv|fStop, `recently just still always usually often mostly generally typically really actually
+		should`},
+	{fIrreal | fAdv, `maybe perhaps possibly someday eventually hopefully`},
+	{fAdv | fStop, `recently just still always usually often mostly generally typically really actually
 		already again anymore longer finally officially mainly primarily regularly normally
 		sometimes occasionally rarely seldom frequently constantly definitely probably apparently
 		almost nearly about around roughly exactly fully mostly partly totally completely
 		once twice weekly monthly yearly annually newly hourly honestly happily previously
-		formerly originally entirely`)
-	add(fScope, `weekend weekends weekday weekdays monday mondays tuesday tuesdays wednesday wednesdays
+		formerly originally entirely`},
+	{fScope, `weekend weekends weekday weekdays monday mondays tuesday tuesdays wednesday wednesdays
 		thursday thursdays friday fridays saturday saturdays sunday sundays morning mornings afternoon
 		afternoons evening evenings night nights summer summers winter winters spring autumn fall
-		holiday holidays vacation vacations sometimes occasionally weeknights weeknight`)
-	add(fSingleMod, `favourite favorite main primary default preferred usual current go-to home native
-		daily regular everyday`)
-	// Nouns whose statement holds one value: "X is ..." replaces "X is ...".
-	add(fAttr, `rent salary pay wage income budget timezone zone birthday age address email e-mail phone
+		holiday holidays vacation vacations sometimes occasionally weeknights weeknight`},
+	{fSingleMod, `favourite favorite main primary default preferred usual current go-to home native
+		daily regular everyday`},
+	{fAttr, `rent salary pay wage income budget timezone zone birthday age address email e-mail phone
 		number name nickname surname manager boss supervisor landlord doctor dentist therapist
 		wife husband partner spouse girlfriend boyfriend fiance fiancé fiancee fiancée title role
 		position commute bedtime alarm rate weight height mortgage lead editor shell browser
@@ -283,32 +286,35 @@ func newLexicon() *lexicon {
 		appointment insurance insurer target destination flight port region limit plan tier status diet
 		theme os cache database queue registry runtime domain url branch price fee cost balance
 		deadline capacity length duration temperature speed level count occupation job lawyer
-		accountant pharmacist hairdresser isp router monitor keyboard phone`)
-	canon("favorit", `favourite favorite favourites favorites`)
-	canon("color", `colour color colours colors`)
-	canon("flavor", `flavour flavor flavours flavors`)
-	canon("neighbor", `neighbour neighbor neighbours neighbors`)
-	canon("theater", `theatre theater`)
-	canon("center", `centre center`)
-	canon("gray", `grey gray`)
-	canon("mom", `mum mom mother`)
-	canon("email", `email e-mail`)
-	canon("wifi", `wifi wi-fi`)
-	canon("timezone", `timezone time-zone`)
-	canon("organization", `organisation organization`)
-	canon("program", `programme program`)
-	canon("tv", `tv television`)
-	canon("street", `st street`)
-	canon("avenue", `ave avenue`)
-	canon("road", `rd road`)
-	add(fStop|fPrep, `w`)
-	canon("with", `w with`)
+		accountant pharmacist hairdresser isp router monitor keyboard phone`},
+	{fStop | fPrep, `w`},
+}
 
-	lx.addVerbs()
-	lx.addPredicates()
-	lx.addAntonyms()
-	lx.compile()
-	return lx
+// canonicalStems are stems that the algorithmic stem would get wrong, and
+// spelling variants that compare equal.
+var canonicalStems = []struct{ stem, words string }{
+	{"have", `i've we've they've you've`},
+	{"have", `has have having had`},
+	{"get", `get gets got getting`},
+	{"do", `do does did`},
+	{"favorit", `favourite favorite favourites favorites`},
+	{"color", `colour color colours colors`},
+	{"flavor", `flavour flavor flavours flavors`},
+	{"neighbor", `neighbour neighbor neighbours neighbors`},
+	{"theater", `theatre theater`},
+	{"center", `centre center`},
+	{"gray", `grey gray`},
+	{"mom", `mum mom mother`},
+	{"email", `email e-mail`},
+	{"wifi", `wifi wi-fi`},
+	{"timezone", `timezone time-zone`},
+	{"organization", `organisation organization`},
+	{"program", `programme program`},
+	{"tv", `tv television`},
+	{"street", `st street`},
+	{"avenue", `ave avenue`},
+	{"road", `rd road`},
+	{"with", `w with`},
 }
 
 // compile builds the predicate trie and names the words the analysis
@@ -548,82 +554,15 @@ func doubles(base string) bool {
 func (lx *lexicon) addPredicates() {
 	p := func(key, display string, slot uint16, val valuedness) {
 		lx.preds[key] = predicate{display: display, slot: slot, val: val, stative: strings.HasPrefix(display, "is "),
+			passiveOnly: key == "call",
 			multiReason: "No contradiction: different values for '" + display + "', which holds many values at once."}
 	}
-	// One value at a time.
-	for _, k := range []string{"live in", "live at", "live on", "reside in", "reside at", "base in", "base out of", "settle in"} {
-		p(k, "lives in", slotResidence, single)
+	for _, o := range onePredicates {
+		for _, k := range strings.Split(o.keys, "|") {
+			p(k, o.display, o.slot, o.val)
+		}
 	}
-	p("move to", "moved to", slotResidence, single)
-	p("relocate to", "relocated to", slotResidence, single)
-	for _, k := range []string{"work at", "work for", "employ at", "employ by", "work full-time at", "work part-time at"} {
-		p(k, "works at", slotEmployer, single)
-	}
-	p("work as", "works as", slotRole, single)
-	p("marry to", "is married to", slotSpouse, single)
-	p("marry", "is married to", slotSpouse, single)
-	p("engage to", "is engaged to", slotSpouse, single)
-	p("date", "is dating", slotPartner, single)
-	p("report to", "reports to", slotManager, single)
-	p("report directly to", "reports to", slotManager, single)
-	p("study at", "studies at", slotSchool, single)
-	p("go to school at", "studies at", slotSchool, single)
-	p("study", "studies", slotMajor, usually)
-	p("major in", "majors in", slotMajor, single)
-	p("wake up at", "wakes up at", slotWake, single)
-	p("wake up", "wakes up at", slotWake, single)
-	p("wake at", "wakes up at", slotWake, single)
-	p("get up at", "wakes up at", slotWake, single)
-	p("go to bed at", "goes to bed at", slotBedtime, single)
-	p("go to bed", "goes to bed at", slotBedtime, single)
-	p("go to sleep at", "goes to bed at", slotBedtime, single)
-	p("weigh", "weighs", slotWeight, single)
-	p("earn", "earns", slotIncome, single)
-	p("drive", "drives", slotCar, usually)
-	p("commute by", "commutes by", slotCommute, single)
-	p("bank with", "banks with", slotBank, usually)
-	p("bank at", "banks with", slotBank, usually)
-	p("vote for", "votes for", slotVote, usually)
-	p("born in", "was born in", slotBirthplace, single)
-	p("born on", "was born on", slotBirthday, single)
-	p("grow up in", "grew up in", slotHometown, single)
-	p("come from", "comes from", slotOrigin, single)
-	p("be from", "is from", slotOrigin, single)
-	p("name", "is named", slotName, single)
-	p("call", "is called", slotName, single)
-	called := lx.preds["call"]
-	called.passiveOnly = true
-	lx.preds["call"] = called
-	p("go by", "goes by", slotNickname, single)
-	p("prefer", "prefers", slotPrefer, category)
-	p("stay at", "is staying at", slotStay, single)
-	p("stay in", "is staying in", slotStay, single)
-	p("deploy to", "is deployed to", slotDeploy, single)
-	p("host on", "is hosted on", slotHost, single)
-	p("host at", "is hosted on", slotHost, single)
-	p("run on", "runs on", slotPlatform, single)
-	p("depart at", "departs at", slotDepart, single)
-	p("depart from", "departs from", slotDepartFrom, single)
-	p("arrive at", "arrives at", slotArrive, single)
-	p("cost", "costs", slotCost, single)
-	p("listen on", "listens on", slotPort, single)
-	p("set to", "is set to", slotSetting, single)
-	p("end on", "ends on", slotEnd, single)
-	p("expire on", "expires on", slotEnd, single)
-	p("start at", "starts at", slotStart, single)
-	p("register with", "is registered with", slotRegistrar, single)
-	p("pay on", "gets paid on", slotPayday, single)
-	p("store in", "is stored in", slotStore, single)
-	p("store on", "is stored in", slotStore, single)
-	p("work from", "works from", slotWorkplace, single)
-
-	// Many values at once: listed so that explanations can say so.
-	multis := []string{"speak", "like", "love", "enjoy", "have", "play", "know", "visit", "use", "own",
-		"read", "watch", "listen to", "collect", "follow", "eat", "drink", "cook", "grow", "invest in",
-		"subscribe to", "learn", "wear", "take", "volunteer at", "manage", "work with", "work on",
-		"go to", "write", "support", "attend", "travel to", "fly", "ride", "teach", "build", "make",
-		"practice", "practise", "want", "need", "miss", "keep", "host", "deploy"}
-	for i, k := range multis {
+	for i, k := range multiPredicates {
 		base, _, _ := strings.Cut(k, " ")
 		display := k
 		if e, ok := lx.words[base]; ok && e.flags&fVerb != 0 {
@@ -632,6 +571,71 @@ func (lx *lexicon) addPredicates() {
 		p(k, display, slotFirstMulti+uint16(i), multi)
 	}
 }
+
+// onePredicates hold one value at a time (or usually one, or one per kind
+// of thing): keys are a verb's canonical stem and its particles, "|"
+// between keys of one predicate.
+var onePredicates = []struct {
+	keys, display string
+	slot          uint16
+	val           valuedness
+}{
+	{"live in|live at|live on|reside in|reside at|base in|base out of|settle in", "lives in", slotResidence, single},
+	{"move to", "moved to", slotResidence, single},
+	{"relocate to", "relocated to", slotResidence, single},
+	{"work at|work for|employ at|employ by|work full-time at|work part-time at", "works at", slotEmployer, single},
+	{"work as", "works as", slotRole, single},
+	{"marry to|marry", "is married to", slotSpouse, single},
+	{"engage to", "is engaged to", slotSpouse, single},
+	{"date", "is dating", slotPartner, single},
+	{"report to|report directly to", "reports to", slotManager, single},
+	{"study at|go to school at", "studies at", slotSchool, single},
+	{"study", "studies", slotMajor, usually},
+	{"major in", "majors in", slotMajor, single},
+	{"wake up at|wake up|wake at|get up at", "wakes up at", slotWake, single},
+	{"go to bed at|go to bed|go to sleep at", "goes to bed at", slotBedtime, single},
+	{"weigh", "weighs", slotWeight, single},
+	{"earn", "earns", slotIncome, single},
+	{"drive", "drives", slotCar, usually},
+	{"commute by", "commutes by", slotCommute, single},
+	{"bank with|bank at", "banks with", slotBank, usually},
+	{"vote for", "votes for", slotVote, usually},
+	{"born in", "was born in", slotBirthplace, single},
+	{"born on", "was born on", slotBirthday, single},
+	{"grow up in", "grew up in", slotHometown, single},
+	{"come from", "comes from", slotOrigin, single},
+	{"be from", "is from", slotOrigin, single},
+	{"name", "is named", slotName, single},
+	{"call", "is called", slotName, single},
+	{"go by", "goes by", slotNickname, single},
+	{"prefer", "prefers", slotPrefer, category},
+	{"stay at", "is staying at", slotStay, single},
+	{"stay in", "is staying in", slotStay, single},
+	{"deploy to", "is deployed to", slotDeploy, single},
+	{"host on|host at", "is hosted on", slotHost, single},
+	{"run on", "runs on", slotPlatform, single},
+	{"depart at", "departs at", slotDepart, single},
+	{"depart from", "departs from", slotDepartFrom, single},
+	{"arrive at", "arrives at", slotArrive, single},
+	{"cost", "costs", slotCost, single},
+	{"listen on", "listens on", slotPort, single},
+	{"set to", "is set to", slotSetting, single},
+	{"end on", "ends on", slotEnd, single},
+	{"expire on", "expires on", slotEnd, single},
+	{"start at", "starts at", slotStart, single},
+	{"register with", "is registered with", slotRegistrar, single},
+	{"pay on", "gets paid on", slotPayday, single},
+	{"store in|store on", "is stored in", slotStore, single},
+	{"work from", "works from", slotWorkplace, single},
+}
+
+// multiPredicates hold many values at once: listed so that explanations
+// can say so.
+var multiPredicates = []string{"speak", "like", "love", "enjoy", "have", "play", "know", "visit", "use", "own",
+	"read", "watch", "listen to", "collect", "follow", "eat", "drink", "cook", "grow", "invest in",
+	"subscribe to", "learn", "wear", "take", "volunteer at", "manage", "work with", "work on",
+	"go to", "write", "support", "attend", "travel to", "fly", "ride", "teach", "build", "make",
+	"practice", "practise", "want", "need", "miss", "keep", "host", "deploy"}
 
 func thirdPerson(base string) string {
 	forms := inflect(base)
