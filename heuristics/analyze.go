@@ -36,7 +36,10 @@ func Analyze(in Input) *Statement {
 	st.markTime()
 	st.nounReadings()
 	var subj uint64 // the subject a clause without one shares with the clause before
-	for i, seg := range st.segments() {
+	var buf [4]segment
+	segs := st.segments(buf[:0])
+	st.clauses = make([]*clause, 0, len(segs))
+	for i, seg := range segs {
 		c := st.readClause(seg, i == 0)
 		if c == nil {
 			continue
@@ -87,21 +90,13 @@ type segment struct {
 // although) when a verb follows; a run without a verb after a comma is a
 // fragment of the clause before, and a subordinate clause is left out. A
 // leading "key:" makes the statement a note ("timezone: CET").
-func (st *Statement) segments() []segment {
+func (st *Statement) segments(out []segment) []segment {
 	n := len(st.toks)
 	if n == 0 {
-		return nil
+		return out
 	}
-	var out []segment
 	cur := segment{kv: st.noteKey()}
 	cur.note = cur.kv > 0
-	closeAt := func(i int) {
-		if cur.hi == 0 {
-			cur.hi = i
-		}
-		cur.end = i
-		out = append(out, cur)
-	}
 	for i := 1; i < n; i++ {
 		t := &st.toks[i]
 		if !st.boundary(i, cur) {
@@ -116,7 +111,7 @@ func (st *Statement) segments() []segment {
 		case cur.hi == 0 && !st.hasContent(cur.lo, i) && t.flags&tFull == 0:
 			// "Actually, ...": markers join the clause they introduce.
 		case st.startsClause(i):
-			closeAt(i)
+			out = append(out, cur.closed(i))
 			cur = segment{lo: i}
 		case t.flags&tBreak == 0:
 			// "chess and sushi": one clause.
@@ -124,8 +119,16 @@ func (st *Statement) segments() []segment {
 			cur.hi = i // a fragment elaborates the clause
 		}
 	}
-	closeAt(n)
-	return out
+	return append(out, cur.closed(n))
+}
+
+// closed is the segment ended at token i.
+func (s segment) closed(i int) segment {
+	if s.hi == 0 {
+		s.hi = i
+	}
+	s.end = i
+	return s
 }
 
 // boundary reports whether a new clause may start at token i.

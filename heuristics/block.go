@@ -1,7 +1,6 @@
 package heuristics
 
 import (
-	"math/bits"
 	"slices"
 	"strings"
 )
@@ -24,11 +23,13 @@ func (st *Statement) BlockKeys(anchors, probes []Key) ([]Key, []Key) {
 	if st.constraint {
 		return anchors, probes
 	}
+	// Room for the usual number of keys at once, rather than by growth.
+	anchors, probes = slices.Grow(anchors, 32), slices.Grow(probes, 8)
 	a0, p0 := len(anchors), len(probes)
 	for _, c := range st.clauses {
 		subj := setHash(c.subject())
 		anchors, probes = c.negationKeys(anchors, probes, subj)
-		anchors, probes = c.antonymKeys(anchors, probes)
+		anchors, probes = c.antonymKeys(anchors, probes, subj)
 		anchors, probes = c.valueKeys(anchors, probes)
 		anchors, probes = c.temporalKeys(anchors, probes, subj)
 	}
@@ -44,10 +45,9 @@ func (st *Statement) BlockKeys(anchors, probes []Key) ([]Key, []Key) {
 // whether to ask about them.
 func (st *Statement) ContentKeys(dst []Key) []Key {
 	n := len(dst)
-	st.all().tokens(func(t *token) bool {
+	for t := range st.all().words {
 		dst = append(dst, Key(hash64(t.stem)))
-		return true
-	})
+	}
 	return sortDistinct(dst, n)
 }
 
@@ -100,10 +100,9 @@ func (c *clause) negationKeys(anchors, probes []Key, subj uint64) ([]Key, []Key)
 		}
 		return anchors, probes
 	}
-	c.predicate().tokens(func(t *token) bool {
+	for t := range c.predicate().words {
 		anchors = append(anchors, Key(mix(base, verb, uint64(t.hash))), Key(mix(base, keyAnyVerb, uint64(t.hash))))
-		return true
-	})
+	}
 	return anchors, probes
 }
 
@@ -117,22 +116,22 @@ func (c *clause) negationKeys(anchors, probes []Key, subj uint64) ([]Key, []Key)
 // one with the smaller predicate finds the other through its probe.
 //
 // A word and its negation by a prefix oppose each other only when the rest
-// of the predicates is equal: every predicate word X anchors (X, subject,
-// the rest), and a negated word unX probes (X, subject, its rest).
-func (c *clause) antonymKeys(anchors, probes []Key) ([]Key, []Key) {
+// of the predicates is equal: every word X of the value or the verb anchors
+// (X, subject, the rest), and a negated word unX probes (X, subject, its
+// rest).
+func (c *clause) antonymKeys(anchors, probes []Key, subj uint64) ([]Key, []Key) {
 	neg := mix(b2u(c.negated), b2u(c.irreal))
 	for i := c.start; i < c.hi; i++ {
 		t := c.tok(i)
 		if c.roles[rSubj]&(1<<i) != 0 || c.modifiesObject(i) {
 			continue
 		}
-		if t.content() {
-			rest := c.predicate().without(morphPairID, i)
-			anchors = append(anchors, Key(mix(tagMorph, uint64(fnv1a(t.raw)), neg, setHash(c.subject()), setHash(rest))))
-		}
-		if base, ok := negatedBase(t); ok {
-			rest := c.predicate().without(morphPairID, i)
-			probes = append(probes, Key(mix(tagMorph, uint64(fnv1a(base)), neg, setHash(c.subject()), setHash(rest))))
+		if c.mayNegate(i) {
+			rest := setHash(c.predicate().without(morphPairID, i))
+			anchors = append(anchors, Key(mix(tagMorph, uint64(fnv1a(t.raw)), neg, subj, rest)))
+			if base, ok := negatedBase(t); ok {
+				probes = append(probes, Key(mix(tagMorph, uint64(fnv1a(base)), neg, subj, rest)))
+			}
 		}
 		if t.ant == 0 {
 			continue
@@ -147,10 +146,9 @@ func (c *clause) antonymKeys(anchors, probes []Key) ([]Key, []Key) {
 			}
 			probes = append(probes, Key(mix(other, w)))
 			anchors = append(anchors, Key(mix(own, keyEmpty)))
-			pred.tokens(func(t *token) bool {
+			for t := range pred.words {
 				anchors = append(anchors, Key(mix(own, uint64(t.hash))))
-				return true
-			})
+			}
 		}
 	}
 	return anchors, probes
@@ -211,8 +209,7 @@ func (c *clause) valueKeys(anchors, probes []Key) ([]Key, []Key) {
 // has a number.
 func (c *clause) quantityKey() (Key, bool) {
 	h, numbers := mix(tagQuantity, b2u(c.irreal)), false
-	for _, i := range c.sequence() {
-		t := c.tok(i)
+	for t := range c.core().words {
 		if t.flags&tNumber != 0 {
 			numbers = true
 			h = mix(h, keyEmpty)
@@ -240,10 +237,9 @@ func (c *clause) temporalKeys(anchors, probes []Key, subj uint64) ([]Key, []Key)
 		if c.verb >= 0 && c.tok(c.verb).content() {
 			anchors = append(anchors, Key(mix(tagTempVerb, subj, uint64(c.tok(c.verb).hash))))
 		}
-		c.core().tokens(func(t *token) bool {
+		for t := range c.core().words {
 			anchors = append(anchors, Key(mix(tagTempWord, uint64(t.hash))))
-			return true
-		})
+		}
 	}
 	if c.replaceAt < 0 && !c.strong && !c.now || c.addAdv || c.addVerb && !c.strong && c.replaceAt < 0 {
 		return anchors, probes
@@ -279,13 +275,14 @@ func pickWord(s sel) int { return s.last() }
 // words. Stems are identified by their 32-bit hash; a collision only merges
 // two stems, which can make unequal sets hash equal but never the reverse.
 func setHash(s sel) uint64 {
-	var seen []uint32
+	var seen [maxTokens]uint32
+	n := 0
 	var sum uint64
-	for m := s.idx; m != 0; m &= m - 1 {
-		h := s.st.toks[bits.TrailingZeros64(m)].hash
-		if !slices.Contains(seen, h) {
-			seen = append(seen, h)
-			sum += mix64(uint64(h) + 0x51ed_2701_3a6b_e5c3)
+	for t := range s.words {
+		if !slices.Contains(seen[:n], t.hash) {
+			seen[n] = t.hash
+			n++
+			sum += mix64(uint64(t.hash) + 0x51ed_2701_3a6b_e5c3)
 		}
 	}
 	return sum

@@ -98,14 +98,13 @@ func SharedContentTokens(a, b *Statement) int {
 	n := 0
 	bs := b.all()
 	var counted []string
-	a.all().tokens(func(t *token) bool {
+	for t := range a.all().words {
 		if !slices.Contains(counted, t.stem) {
 			counted = append(counted, t.stem)
 			if bs.has(t) {
 				n++
 			}
 		}
-		return true
-	})
+	}
 	return n
 }

@@ -2,6 +2,7 @@ package heuristics
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/supersessiond/supersessiond/antonyms"
 )
@@ -47,6 +48,8 @@ type entry struct {
 	stem  string // canonical stem, when the algorithmic one would be wrong or a spelling variant
 	ant   uint16 // index+1 into lexicon.ants
 	word  uint8  // the word's name (wordTo...), for the words the analysis knows by name
+	hash  uint32 // of the stem, which compile resolves
+	raw   string // the word itself, so that a capitalised form needs no new string
 }
 
 // lexicon is the read-only word table. It is built once, by newLexicon, and
@@ -88,32 +91,23 @@ var namedWords = map[string]uint8{
 	"gave": wordGive, "give": wordGive, "gives": wordGive, "giving": wordGive, "given": wordGive,
 }
 
-// token makes the token of the lowercased word raw, with the flags the
-// text gives it.
-func (lx *lexicon) token(raw string, flags uint32) token {
-	if isASCIIDigit(raw[0]) {
+// token makes the token of a word of the text, with the flags the text
+// gives it.
+func (lx *lexicon) token(word string, flags uint32) token {
+	if isASCIIDigit(word[0]) {
 		flags |= tNumber
 	}
-	t := token{raw: raw, flags: flags}
-	if e, ok := lx.words[raw]; ok {
+	raw, e, ok := lx.lookup(word)
+	if ok {
+		return token{raw: e.raw, stem: e.stem, hash: e.hash, flags: flags | e.flags, ant: e.ant, word: e.word}
+	}
+	t := token{raw: raw, stem: stem(raw), flags: flags}
+	// A plural of a known noun ("timezones", "weekends") is that noun.
+	if e, ok := lx.words[t.stem]; strings.HasSuffix(raw, "s") && t.stem != raw && ok {
+		t.stem, t.hash = e.stem, e.hash
 		t.flags |= e.flags
-		t.ant, t.word = e.ant, e.word
-		t.stem = e.stem
-		if t.stem == "" && (e.flags&nonContent == 0 || e.ant != 0) {
-			t.stem = stem(raw)
-		} else if t.stem == "" {
-			t.stem = raw // a function word
-		}
-	} else {
-		t.stem = stem(raw)
-		// A plural of a known noun ("timezones", "weekends") is that noun.
-		if e, ok := lx.words[t.stem]; ok && t.stem != raw && strings.HasSuffix(raw, "s") {
-			if e.stem != "" {
-				t.stem = e.stem
-			}
-			t.flags |= e.flags
-			t.ant = e.ant
-		}
+		t.ant = e.ant
+		return t
 	}
 	t.hash = fnv1a(t.stem)
 	return t
@@ -317,12 +311,58 @@ var canonicalStems = []struct{ stem, words string }{
 	{"with", `w with`},
 }
 
-// compile builds the predicate trie and names the words the analysis
-// knows by name.
+// lookup lowercases word and looks it up. Most words of a statement are
+// lowercase already, and its capitalised first word is usually one the
+// lexicon knows ("Lives", "Speaks"), which is lowercased in place to be
+// looked up: only an unknown capitalised word costs a new string.
+func (lx *lexicon) lookup(word string) (string, entry, bool) {
+	var buf [24]byte
+	if len(word) <= len(buf) {
+		b := buf[:0]
+		for i := 0; i < len(word); i++ {
+			c := word[i]
+			if c >= utf8.RuneSelf {
+				b = nil
+				break
+			}
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			b = append(b, c)
+		}
+		if b != nil {
+			if e, ok := lx.words[string(b)]; ok {
+				return e.raw, e, true
+			}
+			if string(b) == word {
+				return word, entry{}, false
+			}
+			return string(b), entry{}, false
+		}
+	}
+	raw := strings.ToLower(word)
+	e, ok := lx.words[raw]
+	return raw, e, ok
+}
+
+// compile resolves every word's stem (its canonical one; the word itself
+// for a function word; else as stem derives it), builds the predicate trie
+// and names the words the analysis knows by name.
 func (lx *lexicon) compile() {
 	for w, name := range namedWords {
 		e := lx.words[w]
 		e.word = name
+		lx.words[w] = e
+	}
+	for w, e := range lx.words {
+		switch {
+		case e.stem != "":
+		case e.flags&nonContent != 0 && e.ant == 0:
+			e.stem = w
+		default:
+			e.stem = stem(w)
+		}
+		e.hash, e.raw = fnv1a(e.stem), w
 		lx.words[w] = e
 	}
 	lx.predRoots = map[string]*predNode{}

@@ -30,14 +30,13 @@ func span(lo, hi int) uint64 {
 	return (uint64(1)<<uint(hi) - 1) &^ (uint64(1)<<uint(lo) - 1)
 }
 
-// tokens calls fn with every selected token.
-func (s sel) tokens(fn func(t *token) bool) bool {
+// words yields every selected token: for t := range s.words {...}.
+func (s sel) words(yield func(t *token) bool) {
 	for m := s.idx; m != 0; m &= m - 1 {
-		if !fn(&s.st.toks[bits.TrailingZeros64(m)]) {
-			return false
+		if !yield(&s.st.toks[bits.TrailingZeros64(m)]) {
+			return
 		}
 	}
-	return true
 }
 
 // without leaves out token i and the words of antonym pair p (none when p
@@ -55,31 +54,47 @@ func (s sel) without(p, i int) sel {
 
 // has reports whether s contains a token with the stem of t.
 func (s sel) has(t *token) bool {
-	return !s.tokens(func(u *token) bool { return u.stem != t.stem })
+	for u := range s.words {
+		if u.stem == t.stem {
+			return true
+		}
+	}
+	return false
 }
 
 func (s sel) count() int { return bits.OnesCount64(s.idx) }
 
 // subsetOf reports whether every token of s is in o.
-func (s sel) subsetOf(o sel) bool { return s.tokens(o.has) }
+func (s sel) subsetOf(o sel) bool {
+	for t := range s.words {
+		if !o.has(t) {
+			return false
+		}
+	}
+	return true
+}
 
 func (s sel) equal(o sel) bool { return s.subsetOf(o) && o.subsetOf(s) }
 
 // shared counts the tokens of s that are in o.
 func (s sel) shared(o sel) int {
 	n := 0
-	s.tokens(func(t *token) bool {
+	for t := range s.words {
 		if o.has(t) {
 			n++
 		}
-		return true
-	})
+	}
 	return n
 }
 
 // sharedFlag reports whether a shared token has one of the flags.
 func (s sel) sharedFlag(o sel, flags uint32) bool {
-	return !s.tokens(func(t *token) bool { return t.flags&flags == 0 || !o.has(t) })
+	for t := range s.words {
+		if t.flags&flags != 0 && o.has(t) {
+			return true
+		}
+	}
+	return false
 }
 
 // last returns the index of the last selected token, or -1.
@@ -88,10 +103,9 @@ func (s sel) last() int { return 63 - bits.LeadingZeros64(s.idx) }
 // text is the words of the selection, space-separated.
 func (s sel) text() string {
 	var words []string
-	s.tokens(func(t *token) bool {
+	for t := range s.words {
 		words = append(words, t.raw)
-		return true
-	})
+	}
 	return strings.Join(words, " ")
 }
 

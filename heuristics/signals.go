@@ -209,10 +209,17 @@ func (a *clause) opposite(i int, b *clause, j int) int {
 			}
 		}
 	}
-	if morphPair(ta, tb) || morphPair(tb, ta) {
+	if a.mayNegate(i) && b.mayNegate(j) && (morphPair(ta, tb) || morphPair(tb, ta)) {
 		return morphPairID
 	}
 	return noPair
+}
+
+// mayNegate reports whether token i, a content word of the value or the
+// verb, is one whose negation by a prefix ("unsafe", "unsupported")
+// opposes the clause.
+func (c *clause) mayNegate(i int) bool {
+	return c.tok(i).content() && (i == c.verb || c.valIdx&(1<<i) != 0)
 }
 
 // Stand-ins for an antonym pair: none, and a pair made of a word and its

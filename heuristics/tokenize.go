@@ -42,7 +42,7 @@ func tokenize(s string, lx *lexicon) []token {
 	if len(s) > maxInput {
 		s = s[:maxInput]
 	}
-	toks := make([]token, 0, len(s)/5+1)
+	toks := make([]token, 0, min(strings.Count(s, " ")+1, maxTokens))
 	var brk uint32 // the breaks before the next word
 	for i := 0; i < len(s) && len(toks) < maxTokens; {
 		r, size := utf8.DecodeRuneInString(s[i:])
@@ -56,11 +56,12 @@ func tokenize(s string, lx *lexicon) []token {
 		if unicode.IsUpper(r) {
 			flags |= tCap
 		}
-		raw := strings.ToLower(s[i:end])
+		word := s[i:end]
 		if curly {
-			raw = strings.NewReplacer("\u2019", "'", "\u02bc", "'").Replace(raw)
+			word = strings.NewReplacer("\u2019", "'", "\u02bc", "'").Replace(word)
 		}
-		toks = append(toks, lx.token(raw, flags))
+		toks = append(toks, lx.token(word, flags))
+		raw := toks[len(toks)-1].raw
 		// What ends the word: a separator, perhaps a clause break. The
 		// period of "Dr. Nguyen" or "vs. Code" ends no clause.
 		r, size = utf8.DecodeRuneInString(s[end:])
@@ -85,6 +86,14 @@ func isWordRune(r rune, size int) bool {
 func wordEnd(s string, i int) (end int, curly bool) {
 	last := byte(0) // class of the last character: 'a' letter, 'd' digit, 'j' joiner
 	for i < len(s) {
+		if c := s[i]; isASCIIAlnum(c) { // most characters
+			last = 'a'
+			if isASCIIDigit(c) {
+				last = 'd'
+			}
+			i++
+			continue
+		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case isWordRune(r, size) || last != 0 && unicode.IsMark(r):
