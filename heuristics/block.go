@@ -70,6 +70,7 @@ const (
 	keyEmpty   uint64 = 0x9b1f_36c4_e2a7_5d03
 	keyNoVerb  uint64 = 0x6a09_e667_f3bc_c908
 	keyAnyVerb uint64 = 0xbb67_ae85_84ca_a73b
+	keyAnyone  uint64 = 0x3c6e_f372_fe94_f82b
 )
 
 // negationKeys. The signal needs one side negated and the other not, the
@@ -81,26 +82,38 @@ const (
 // verb"; the negated side probes with one word of each denied set, which
 // the affirmative one must then contain: with its verb and with "no verb"
 // when it has a content verb, with "any verb" when it has none.
+//
+// An affirmative passive without an agent is anyone's: it anchors with an
+// "anyone" subject and its subject among its words, and every negated
+// clause probes under "anyone" too.
 func (c *clause) negationKeys(anchors, probes []Key, subj uint64) ([]Key, []Key) {
-	base := mix(tagNegation, subj, b2u(c.irreal))
 	verb := keyNoVerb
 	if c.verb >= 0 && c.tok(c.verb).content() {
 		verb = uint64(c.tok(c.verb).hash)
 	}
 	if c.negated {
-		for _, ns := range c.denied() {
-			if i := pickWord(ns); i >= 0 {
-				w := uint64(c.tok(i).hash)
-				if verb == keyNoVerb {
-					probes = append(probes, Key(mix(base, keyAnyVerb, w)))
-				} else {
-					probes = append(probes, Key(mix(base, verb, w)), Key(mix(base, keyNoVerb, w)))
+		for _, s := range [2]uint64{subj, keyAnyone} {
+			base := mix(tagNegation, s, b2u(c.irreal))
+			for _, ns := range c.denied() {
+				if i := pickWord(ns); i >= 0 {
+					w := uint64(c.tok(i).hash)
+					if verb == keyNoVerb {
+						probes = append(probes, Key(mix(base, keyAnyVerb, w)))
+					} else {
+						probes = append(probes, Key(mix(base, verb, w)), Key(mix(base, keyNoVerb, w)))
+					}
 				}
 			}
 		}
 		return anchors, probes
 	}
-	for t := range c.predicate().words {
+	words := c.predicate()
+	if c.implicit {
+		subj = keyAnyone
+		words = c.sel(c.predIdx | c.subjIdx)
+	}
+	base := mix(tagNegation, subj, b2u(c.irreal))
+	for t := range words.words {
 		anchors = append(anchors, Key(mix(base, verb, uint64(t.hash))), Key(mix(base, keyAnyVerb, uint64(t.hash))))
 	}
 	return anchors, probes

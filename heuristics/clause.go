@@ -30,6 +30,7 @@ type clause struct {
 	fromIdx, tgtIdx   uint64 // a change's old and new values ("from X to Y")
 	alts              []uint64
 	copular, passive  bool
+	implicit          bool // a passive without an agent: anyone may be the subject of its active
 	negated, cease    bool // an odd number of negations; one of them a cessation (quit, used to)
 	past, irreal      bool // history ("lived in"); a plan or a wish
 	addAdv, addVerb   bool // "also", "too"; "started"
@@ -278,5 +279,5 @@ func (st *Statement) participle(i int) bool {
 		return false
 	}
 	r := t.raw
-	return t.flags&fPast != 0 || len(r) > 3 && (strings.HasSuffix(r, "ed") || strings.HasSuffix(r, "en"))
+	return t.flags&fPast != 0 || r != t.stem && len(r) > 3 && (strings.HasSuffix(r, "ed") || strings.HasSuffix(r, "en"))
 }

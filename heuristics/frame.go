@@ -152,6 +152,7 @@ func (c *clause) agent() {
 		c.valIdx |= subj
 		return
 	}
+	c.implicit = c.replaceAt < 0 // "Kafka is used for event streaming": by whom is unsaid
 }
 
 // readChange reads what a change verb changes: "switched from X to Y",

@@ -79,6 +79,8 @@ func TestDecide(t *testing.T) {
 		{"first person", "I'm vegetarian", "I'm not vegetarian anymore", 0.85, 1, SignalNegation, "vegetarian"},
 		{"user and I are one subject", "User drinks coffee", "I don't drink coffee", 0.85, 1, SignalNegation, "drink coffee"},
 		{"passive with an agent", "The firewall allows traffic from the VPN", "Traffic from the VPN is blocked by the firewall", 0.8, 1, SignalAntonym, "allows → blocked"},
+		{"a passive without an agent, then the active", "Redis is used for caching", "The service no longer uses Redis for caching", 0.75, 1, SignalNegation, "uses redis caching"},
+		{"a passive of another thing", "The kitchen window is open", "Port 22 is not open", 0, 0, "", ""},
 		{"a key: value note", "Timezone is PST", "timezone: CET", 0.85, 1, SignalValue, "pst → cet"},
 		{"a noun slot whose value is a number", "Cholesterol is 210", "Cholesterol is 185", 0.85, 1, SignalValue, "210 → 185"},
 		{"a modifier before the head noun", "Monthly rent is $1,450", "Monthly rent is $1,600", 0.85, 1, SignalValue, "1,450 → 1,600"},

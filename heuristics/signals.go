@@ -92,7 +92,14 @@ func negation(a, b *clause, e *explain) (fired, bool) {
 	if b.negated {
 		neg, pos, side = b, a, "newer negates"
 	}
-	if !neg.subject().equal(pos.subject()) {
+	ps := pos.predicate()
+	switch {
+	case neg.subject().equal(pos.subject()):
+	case pos.implicit && !neg.implicit && sameVerb(neg, pos) && pos.subject().subsetOf(neg.predicate()):
+		// "Kafka is used for event streaming" / "The pipeline no longer
+		// uses Kafka for ...": the active's object is the passive's subject.
+		ps = pos.sel(pos.predIdx | pos.subjIdx)
+	default:
 		e.miss("No contradiction: the negation is about a different subject.")
 		return fired{}, false
 	}
@@ -107,7 +114,6 @@ func negation(a, b *clause, e *explain) (fired, bool) {
 		e.miss("No contradiction: the statements are about different times.")
 		return fired{}, false
 	}
-	ps := pos.predicate()
 	for _, ns := range neg.denied() {
 		if ns.count() == 0 || !ns.subsetOf(ps) {
 			continue
@@ -120,6 +126,11 @@ func negation(a, b *clause, e *explain) (fired, bool) {
 	}
 	e.miss("No contradiction: the negation is about something the other statement does not say.")
 	return fired{}, false
+}
+
+// sameVerb reports clauses whose main verbs are the same content verb.
+func sameVerb(a, b *clause) bool {
+	return a.verb >= 0 && b.verb >= 0 && a.tok(a.verb).content() && a.tok(a.verb).stem == b.tok(b.verb).stem
 }
 
 // denied is what a negated clause denies: its predicate, or, for a
