@@ -720,7 +720,7 @@ var wordnetPairs = [...]Pair{
 	{Role, WordNet, []string{"worth", "worths"}, []string{"worthlessness", "worthlessnesses"}},
 }
 
-// morphologicalPairs are a base and its negation by a prefix, both WordNet lemmas (78 pairs).
+// morphologicalPairs are a base and its negation by a prefix, both WordNet lemmas (77 pairs).
 var morphologicalPairs = [...]Pair{
 	{State, Morphological, []string{"assertive"}, []string{"nonassertive"}},
 	{State, Morphological, []string{"attached"}, []string{"unattached"}},
@@ -769,7 +769,6 @@ var morphologicalPairs = [...]Pair{
 	{State, Morphological, []string{"observant"}, []string{"nonobservant"}},
 	{State, Morphological, []string{"obtainable"}, []string{"unobtainable"}},
 	{State, Morphological, []string{"ordered"}, []string{"disordered"}},
-	{Direction, Morphological, []string{"own", "owned", "owning", "owns"}, []string{"disown", "disowned", "disowning", "disowns"}},
 	{State, Morphological, []string{"paired"}, []string{"unpaired"}},
 	{State, Morphological, []string{"passionate"}, []string{"dispassionate"}},
 	{State, Morphological, []string{"picturesque"}, []string{"unpicturesque"}},

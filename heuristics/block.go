@@ -24,7 +24,7 @@ func (st *Statement) BlockKeys(anchors, probes []Key) ([]Key, []Key) {
 		return anchors, probes
 	}
 	// Room for the usual number of keys at once, rather than by growth.
-	anchors, probes = slices.Grow(anchors, 32), slices.Grow(probes, 8)
+	anchors, probes = slices.Grow(anchors, 32), slices.Grow(probes, 4)
 	a0, p0 := len(anchors), len(probes)
 	for _, c := range st.clauses {
 		subj := setHash(c.subject())
@@ -129,9 +129,9 @@ func (c *clause) negationKeys(anchors, probes []Key, subj uint64) ([]Key, []Key)
 // one with the smaller predicate finds the other through its probe.
 //
 // A word and its negation by a prefix oppose each other only when the rest
-// of the predicates is equal: every word X of the value or the verb anchors
-// (X, subject, the rest), and a negated word unX probes (X, subject, its
-// rest).
+// of the predicates is equal: every word X that says a state (mayNegate)
+// anchors (X, subject, the rest), and a negated word unX probes (X,
+// subject, its rest).
 func (c *clause) antonymKeys(anchors, probes []Key, subj uint64) ([]Key, []Key) {
 	neg := mix(b2u(c.negated), b2u(c.irreal))
 	for i := c.start; i < c.hi; i++ {

@@ -226,12 +226,21 @@ func (a *clause) opposite(i int, b *clause, j int) int {
 	return noPair
 }
 
-// mayNegate reports whether token i, a content word of the value or the
-// verb, is one whose negation by a prefix ("unsafe", "unsupported")
-// opposes the clause.
+// mayNegate reports whether token i says a state that its negation by a
+// prefix would oppose: the value of a copula or of a linking verb ("is
+// refundable", "feels safe"), or a passive's participle ("is supported").
 func (c *clause) mayNegate(i int) bool {
-	return c.tok(i).content() && (i == c.verb || c.valIdx&(1<<i) != 0)
+	if !c.tok(i).content() {
+		return false
+	}
+	if i == c.verb {
+		return c.passive
+	}
+	return c.valIdx&(1<<i) != 0 && (c.copular || c.verb >= 0 && linkingVerbs[c.tok(c.verb).stem])
 }
+
+// linkingVerbs say what their subject is, as a copula does.
+var linkingVerbs = toSet(`feel seem look sound become stay remain keep`)
 
 // Stand-ins for an antonym pair: none, and a pair made of a word and its
 // negation by a prefix.

@@ -308,7 +308,7 @@ var falseFriends = toSet(`invaluable inflammable infamous indifferent impassive 
 	discorporate discovered incoming discuss disinter impaired displace improved disrobe dissolved unsaid
 	untaught unwire incertain disconcerted disregard dispossessed disgrace impending unlash inter
 	disinterested dissociate dissent distend dislodge insulate inflame inflect infuse disappointed unteach
-	unstilted unstrung unsolder`)
+	unstilted unstrung unsolder disown`)
 
 // morphological returns the pairs (base, prefix+base) of which WordNet has
 // both forms as lemmas of the part of speech the prefix negates, that
