@@ -1,8 +1,18 @@
 // Package antonyms is the lexicon of opposite words that the contradiction
 // heuristics use: pairs of word sets, grouped by kind (toggles,
-// relationships, preferences, states, directions), where a word on one side
-// of a pair contradicts a word on the other side when both are said of the
-// same subject.
+// relationships, preferences, states, directions, roles), where a word on
+// one side of a pair contradicts a word on the other side when both are said
+// of the same subject.
+//
+// Sources: most pairs are WordNet 3.0's direct antonyms, kept when they join
+// frequent senses of frequent words, and its morphological negations (un-,
+// in-, im-, ir-, il-, dis-, non-) of which WordNet has both forms; wordnet.go
+// holds them, written by internal/wordnetgen from the WordNet database
+// (go generate; see WORDNET_LICENSE), so that the binary reads nothing at run
+// time. The pairs written by hand in antonyms.go fill WordNet's gaps:
+// pairs it lacks (recommended/deprecated), senses it ranks too rare to keep
+// (on/off), groups it splits (accepted and approved against denied and
+// rejected).
 //
 // Design:
 //   - A pair is bidirectional: either side may appear in the older or the

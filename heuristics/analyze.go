@@ -1,7 +1,6 @@
 package heuristics
 
 import (
-	"math/bits"
 	"strings"
 	"time"
 )
@@ -13,151 +12,57 @@ type Input struct {
 	Kind      string    // "attribute" (also when empty) or "constraint"
 }
 
-// Token roles within a statement. Analysis gives each token one role at
-// most, and keeps them as a bitmap of tokens per role (workspace.roles).
-const (
-	rSubj  = iota // before the verb: who or what the statement is about
-	rChain        // auxiliaries, negation, markers, particles of the predicate
-	rVerb         // the main verb
-	rVal          // the value: the object up to the first preposition
-	rQual         // the rest of the main clause: qualifiers
-	nRoles
-)
-
-// Statement is an analysed attribute: tokens with their roles, the frame
-// (subject, predicate, value) and the markers the signals need. It is
-// immutable once Analyze returns and safe for concurrent use.
-//
-// A Statement is compact: its tokens and text are slices sized to the
-// attribute, token indexes are int8 (there are at most maxTokens), and the
-// predicate is an index into the lexicon. The fixed buffers of an analysis live
-// in a workspace, which Decide keeps on the stack.
+// Statement is an analysed attribute: its words and the clauses they make.
+// It is immutable once Analyze returns and safe for concurrent use.
 type Statement struct {
-	created time.Time
-	toks    []token
-	buf     []byte // lowercased text, then the stems that are not part of it
-	frame
-}
-
-// frame is what the analysis of a statement finds besides its tokens and
-// text. It holds no pointer, so that copying it out of a workspace does not
-// move the workspace's buffers to the heap.
-type frame struct {
-	// Token sets the signals compare (see sets.go), as bitmaps of token
-	// indexes, and their stems as one bit per stem hash.
-	subjIdx, predIdx, objIdx, coreIdx, allIdx, scopeIdx uint64
-	subjMask, predMask, objMask, coreMask, allMask      uint64
-
-	predID     uint16 // the predicate (see pr), when hasPred
-	coreEnd    int8   // tokens [0, coreEnd) are the main clause
-	verb       int8   // main verb, -1 when none
-	val0, val1 int8   // value tokens
-	as0, as1   int8   // "as ..." phrase after the value
-	from0      int8   // tokens after "from" in a change ("switched from X to Y"), -1 when none
-	from1      int8
-	slot0      int8 // tokens naming a noun slot (subject or "as the main editor")
-	slot1      int8
-	replaceAt  int8 // index of a change verb (switched, moved), -1 when none
-	tgt0, tgt1 int8 // the new value of a change ("switched to Y", "traded X for Y")
-
+	created    time.Time
 	constraint bool
-	hasPred    bool
-	negated    bool // an odd number of negations, cessations and "used to"
-	cease      bool // the negation is a cessation (quit, stopped, gave up, used to)
-	past       bool // past tense: history, not a current fact
-	irreal     bool // plans, wants, might: not a fact yet
-	addAdv     bool // also, too, another, as well
-	addVerb    bool // started, began
-	now        bool // now, currently
-	strong     bool // instead
-	hasAnt     bool // an antonym word in the main clause
+	toks       []token
+	clauses    []*clause
+	allIdx     uint64 // every content word, clauses and fragments alike
 }
 
-// Token indexes fit int8.
-var _ [127 - maxTokens]struct{}
-
-// workspace is an analysis in progress: the statement, its buffers and its
-// frame as ints. Analysis methods work on the workspace. The buffers (toks,
-// buf) are arrays of whoever owns the workspace, so that they live on its
-// stack: a storage, or a smallStorage for an attribute of at most
-// smallInput bytes.
-type workspace struct {
-	Statement
-	ntok, nbuf int
-	pred       *predicate
-
-	coreEnd, verb, val0, val1, as0, as1, from0, from1 int
-	slot0, slot1, replaceAt, tgt0, tgt1               int
-
-	// The flags and the named words of every token, as bits: a pass that
-	// looks for what no token has is skipped.
-	flagsOr uint32
-	named   uint16
-	roles   [nRoles]uint64 // the tokens of each role (the tail's are [coreEnd, ntok))
-	toks    []token
-	buf     []byte
-}
-
-// storage holds the buffers of the analysis of any attribute.
-type storage struct {
-	toks [maxTokens]token
-	buf  [bufSize]byte
-}
-
-// smallStorage holds the buffers of the analysis of an attribute of at most
-// smallInput bytes, which never fills them: Go zeroes a workspace's storage
-// when it declares it, and most attributes are short. An attribute of n
-// bytes has at most (n+1)/2 tokens; its lowercased text takes at most 1.5n
-// bytes (a rune lowercases to at most 1.5 times its length), and the stems
-// written after it at most the text plus a byte per token (a canonical stem
-// is at most one byte longer than its word). So it needs at most 3.5n+1
-// bytes, and the analysis reads and writes as with a storage as long as
-// that stays below bufSize-maxStemGrowth: it never reaches a limit in
-// either. TestSmallStorageBound checks the facts this rests on.
-type smallStorage struct {
-	toks [smallTokens]token
-	buf  [smallBuf]byte
-}
-
-const (
-	smallInput  = 64
-	smallTokens = (smallInput + 1) / 2
-	smallBuf    = 320 // >= 3.5*smallInput + 1 + maxStemGrowth
-)
-
-var _ [smallBuf - (7*smallInput/2 + 1 + maxStemGrowth)]struct{}
-
-// Analyze prepares an attribute for many decisions. The result does not
-// refer to in.Content.
-func Analyze(in Input) *Statement {
-	var w workspace
-	if len(in.Content) <= smallInput {
-		var s smallStorage
-		w.toks, w.buf = s.toks[:], s.buf[:]
-		w.analyze(in, defaultLexicon)
-		return keep(in, &w.frame, w.toks[:w.ntok], w.buf[:w.nbuf])
-	}
-	var s storage
-	w.toks, w.buf = s.toks[:], s.buf[:]
-	w.analyze(in, defaultLexicon)
-	return keep(in, &w.frame, w.toks[:w.ntok], w.buf[:w.nbuf])
-}
-
-// keep copies an analysed statement to the heap. (It copies the frame, not
-// the workspace's statement, whose pointers would move the workspace's
-// buffers to the heap with it.)
-func keep(in Input, f *frame, toks []token, buf []byte) *Statement {
-	return &Statement{
-		created: in.CreatedAt,
-		toks:    append([]token(nil), toks...),
-		buf:     append([]byte(nil), buf...),
-		frame:   *f,
-	}
-}
+// Token indexes fit a bitmap.
+var _ [64 - maxTokens]struct{}
 
 // defaultLexicon is the read-only word table shared by every analysis. It is
 // built once at package initialisation from literals and never modified.
 var defaultLexicon = newLexicon()
+
+// Analyze prepares an attribute for many decisions.
+func Analyze(in Input) *Statement {
+	st := &Statement{created: in.CreatedAt, constraint: isConstraint(in.Kind)}
+	st.toks = tokenize(in.Content, defaultLexicon)
+	st.markTime()
+	st.nounReadings()
+	var subj uint64 // the subject a clause without one shares with the clause before
+	var buf [4]segment
+	segs := st.segments(buf[:0])
+	st.clauses = make([]*clause, 0, len(segs))
+	for i, seg := range segs {
+		c := st.readClause(seg, i == 0)
+		if c == nil {
+			continue
+		}
+		c.sets()
+		if c.subjSpan == 0 && c.start > 0 && len(st.clauses) > 0 && st.toks[c.start].flags&tFull == 0 {
+			// "Left Acme and joined Globex": the subject carries over.
+			c.subjIdx = subj
+			c.coreIdx |= subj
+			if c.slotIdx == 0 {
+				c.ownerIdx = subj
+			}
+		}
+		subj = c.subjIdx
+		st.clauses = append(st.clauses, c)
+	}
+	for i := range st.toks {
+		if st.toks[i].content() {
+			st.allIdx |= 1 << i
+		}
+	}
+	return st
+}
 
 func isConstraint(kind string) bool {
 	switch kind {
@@ -169,551 +74,193 @@ func isConstraint(kind string) bool {
 	return strings.EqualFold(strings.TrimSpace(kind), "constraint")
 }
 
-func (st *workspace) analyze(in Input, lx *lexicon) {
-	st.created = in.CreatedAt
-	st.constraint = isConstraint(in.Kind)
-	st.tokenize(in.Content, lx)
-	st.coreEnd = 0
-	st.verb, st.replaceAt, st.from0, st.from1 = -1, -1, -1, -1
-	st.val0, st.val1, st.as0, st.as1, st.slot0, st.slot1 = 0, 0, 0, 0, 0, 0
-	st.tgt0, st.tgt1 = 0, 0
-	st.pred, st.hasPred, st.predID = nil, false, 0
-	st.negated, st.cease, st.past, st.irreal = false, false, false, false
-	st.addAdv, st.addVerb, st.now, st.strong = false, false, false, false
-	st.subjIdx, st.predIdx, st.objIdx, st.coreIdx, st.allIdx, st.scopeIdx = 0, 0, 0, 0, 0, 0
-	st.subjMask, st.predMask, st.objMask, st.coreMask, st.allMask = 0, 0, 0, 0, 0
-	st.hasAnt = false
-	st.roles = [nRoles]uint64{}
-	if st.ntok > 0 {
-		st.findCore()
-		i := st.findSubject()
-		j, copula, aux := st.chain(i)
-		st.findFrame(j, copula, aux, lx)
-		st.markers()
-		st.sets()
-	}
-	st.pack()
-}
-
-// sets computes the token sets of the statement (see sets.go). Which
-// sets a token belongs to is as unpredictable as the text, so the first
-// loop selects with bits rather than branches; the masks are then made one
-// set at a time, which keeps the loops short enough for registers.
-func (st *workspace) sets() {
-	var content, ants, scopes uint64
-	toks := st.toks[:st.ntok]
-	for k := range toks {
-		t := &toks[k]
-		content |= bit(t.content()) << uint(k&63)
-		ants |= bit(t.ant != 0) << uint(k&63)
-		scopes |= bit(t.flags&fScope != 0) << uint(k&63)
-	}
-	head := span(0, st.coreEnd)
-	r := &st.roles
-	core := content & head
-	subj := content & r[rSubj]
-	pred := content & (r[rChain] | r[rVerb] | r[rVal] | r[rQual])
-	obj := content & (r[rVal] | r[rQual])
-	allM := st.stemMask(content)
-	subjM, predM, objM := st.stemMask(subj), st.stemMask(pred), st.stemMask(obj)
-	coreM := allM
-	switch core {
-	case content:
-	case subj | pred: // the mask of a union is the union of the masks
-		coreM = subjM | predM
-	default:
-		coreM = st.stemMask(core)
-	}
-	st.hasAnt = ants&head != 0
-	st.scopeIdx = scopes & head & (r[rQual] | r[rChain] | r[rSubj])
-	st.allIdx, st.coreIdx, st.subjIdx, st.predIdx, st.objIdx = content, core, subj, pred, obj
-	st.allMask, st.coreMask, st.subjMask, st.predMask, st.objMask = allM, coreM, subjM, predM, objM
-}
-
-// stemMask is the mask of the tokens of idx (Statement.stemMask, on the
-// workspace's tokens).
-func (st *workspace) stemMask(idx uint64) uint64 {
-	var m uint64
-	for ; idx != 0; idx &= idx - 1 {
-		m |= 1 << (st.toks[bits.TrailingZeros64(idx)].hash & 63)
-	}
-	return m
-}
-
-// bit is 1 when b holds, else 0.
-func bit(b bool) uint64 {
-	var x uint64
-	if b {
-		x = 1
-	}
-	return x
-}
-
-// pack stores the frame as int8 in the statement. The caller, which owns
-// the workspace, points the statement to its tokens and text (see Decide):
-// a method storing pointers to the workspace into the workspace would move
-// it to the heap.
-func (st *workspace) pack() {
-	s := &st.Statement
-	if st.pred != nil {
-		s.predID = st.pred.id
-	}
-	s.coreEnd, s.verb, s.val0, s.val1 = int8(st.coreEnd), int8(st.verb), int8(st.val0), int8(st.val1)
-	s.as0, s.as1, s.from0, s.from1 = int8(st.as0), int8(st.as1), int8(st.from0), int8(st.from1)
-	s.slot0, s.slot1, s.replaceAt = int8(st.slot0), int8(st.slot1), int8(st.replaceAt)
-	s.tgt0, s.tgt1 = int8(st.tgt0), int8(st.tgt1)
-}
-
 func (t *token) content() bool { return t.flags&nonContent == 0 }
 
-// pr is the statement's predicate, when hasPred. (An index rather than a
-// pointer: strings reached through a pointer of the statement would make
-// Decide's statements escape to the heap.)
-func (st *Statement) pr() *predicate { return &defaultLexicon.predVal[st.predID] }
-
-func (st *Statement) raw(t *token) []byte  { return st.buf[t.raw0:t.raw1] }
-func (st *Statement) stem(t *token) []byte { return st.buf[t.st0:t.st1] }
-func (st *workspace) raw(t *token) []byte  { return st.buf[t.raw0:t.raw1] }
-func (st *workspace) stem(t *token) []byte { return st.buf[t.st0:t.st1] }
-
-func (st *workspace) rawIs(i int, w string) bool {
-	return i >= 0 && i < st.ntok && string(st.raw(&st.toks[i])) == w
+// segment is a run of tokens that may be a clause: [lo, hi), then a tail of
+// fragments that elaborate it but are not compared ("Lives in Berlin, near
+// Tempelhof"). note is set for a "key: value" note, whose key ends at kv.
+type segment struct {
+	lo, hi, end int
+	note        bool
+	kv          int
 }
 
-// is reports whether token i is the named word w (wordTo...).
-func (st *workspace) is(i int, w uint8) bool {
-	return i >= 0 && i < st.ntok && st.toks[i].word == w
-}
-
-// findCore ends the main clause at the first clause break: punctuation, or a
-// subordinating word ("because", "but", "since moving"). "since 2019" is a
-// preposition, not a clause.
-func (st *workspace) findCore() {
-	st.coreEnd = st.ntok
-	for i := 1; i < st.ntok && st.flagsOr&(tBreak|fSub) != 0; i++ {
+// segments splits the statement into clauses: at sentence punctuation; at
+// a comma, a coordinator (and, but, so, then) or a subordinator (because,
+// although) when a verb follows; a run without a verb after a comma is a
+// fragment of the clause before, and a subordinate clause is left out. A
+// leading "key:" makes the statement a note ("timezone: CET").
+func (st *Statement) segments(out []segment) []segment {
+	n := len(st.toks)
+	if n == 0 {
+		return out
+	}
+	cur := segment{kv: st.noteKey()}
+	cur.note = cur.kv > 0
+	for i := 1; i < n; i++ {
 		t := &st.toks[i]
-		if t.flags&tBreak != 0 {
-			st.coreEnd = i
-			break
+		if !st.boundary(i, cur) {
+			continue
 		}
-		if t.flags&fSub != 0 {
-			if t.flags&fPrep != 0 && i+1 < st.ntok && st.toks[i+1].flags&tNumber != 0 {
-				continue
+		switch {
+		case t.flags&fSub != 0 && !st.isPrepSince(i):
+			if cur.hi == 0 {
+				cur.hi = i
 			}
-			st.coreEnd = i
-			break
+			i = st.sentenceEnd(i) - 1 // the reason is left out
+		case cur.hi == 0 && !st.hasContent(cur.lo, i) && t.flags&tFull == 0:
+			// "Actually, ...": markers join the clause they introduce.
+		case st.startsClause(i):
+			out = append(out, cur.closed(i))
+			cur = segment{lo: i}
+		case t.flags&tBreak == 0:
+			// "chess and sushi": one clause.
+		case cur.hi == 0:
+			cur.hi = i // a fragment elaborates the clause
 		}
 	}
-
+	return append(out, cur.closed(n))
 }
 
-// verbalFlags start the verb chain.
-const verbalFlags = fVerb | fCopula | fAux | fNeg | fCease | fReplace | fAddVerb | fIrreal | fUsed | fNow | fStrong | fAdv
-
-// findSubject marks the tokens before the verb chain as the subject and
-// returns where the chain starts.
-func (st *workspace) findSubject() int {
-	i := 0
-	for i < st.coreEnd && !st.verbal(i) {
-		i++
+// closed is the segment ended at token i.
+func (s segment) closed(i int) segment {
+	if s.hi == 0 {
+		s.hi = i
 	}
-	if i == st.coreEnd {
-		// No verb at all ("Vegetarian since 2015"): no subject, all object.
-		return 0
-	}
-	st.roles[rSubj] = span(0, i)
-	return i
+	s.end = i
+	return s
 }
 
-// verbal reports whether token i is part of a verb chain. A verb form that
-// is really a noun ("Email is...", "Team lead is...", "Commute takes...") is
-// not: it is followed, across nouns, by a copula or auxiliary, or it names an
-// attribute and a verb follows.
-func (st *workspace) verbal(i int) bool {
+// boundary reports whether a new clause may start at token i.
+func (st *Statement) boundary(i int, cur segment) bool {
 	t := &st.toks[i]
-	f := t.flags
-	if f&verbalFlags == 0 {
+	if cur.note && i == cur.kv {
 		return false
 	}
-	if f&(verbalFlags&^(fVerb)) != 0 {
-		if f&fAdv != 0 && f&fStop != 0 && f&(fNow|fNeg|fIrreal) == 0 && i+1 < st.coreEnd && !st.verbalPlain(i+1) {
-			// "about", "around" at the start: not a verb chain.
-			return st.toks[i+1].flags&verbalFlags != 0
-		}
+	return t.flags&(tBreak|fSub) != 0 || t.flags&fConj != 0 && (t.raw == "and" || t.raw == "or") ||
+		t.raw == "but" || t.raw == "so" || t.raw == "then"
+}
+
+// startsClause reports whether the tokens from i (after a coordinator and
+// markers) hold a verb within the next few words: a clause, not a list.
+func (st *Statement) startsClause(i int) bool {
+	if st.toks[i].flags&tFull != 0 {
 		return true
 	}
-	// A plain verb form: noun reading?
-	for k := i + 1; k < st.coreEnd && k <= i+3; k++ {
-		n := st.toks[k].flags
-		if n&(fCopula|fAux) != 0 {
+	for k := i; k < len(st.toks) && k < i+6; k++ {
+		t := &st.toks[k]
+		if k > i && t.flags&(tBreak|fConj) != 0 && t.raw != "then" {
 			return false
 		}
-		if n&fVerb != 0 && n&(fLight|fCopula|fAux) == 0 && f&fAttr != 0 && k == i+1 {
-			return false // "commute takes"
-		}
-		if !st.toks[k].content() || n&fVerb != 0 {
-			break
-		}
-	}
-	return true
-}
-
-func (st *workspace) verbalPlain(i int) bool { return st.toks[i].flags&verbalFlags != 0 }
-
-// chain walks the verb chain from i: auxiliaries, negation, markers and
-// change or cessation verbs, up to the main verb. It returns the first token
-// after the chain (the object, or the main verb's next token), and whether a
-// copula or an auxiliary was seen.
-func (st *workspace) chain(i int) (next int, copula, aux bool) {
-	// After the copula of a noun slot's frame ("Favourite movie is ...",
-	// "Timezone is ..."), the value comes whatever the class of its words:
-	// "Favourite sport is cycling", "Favourite movie is Her" or "Ran".
-	slot := st.flagsOr&(fAttr|fSingleMod) != 0 && st.nounSubject(i)
-	j := i
-	for ; j < st.coreEnd; j++ {
-		t := &st.toks[j]
-		if slot && copula && !aux && t.flags&tCap != 0 {
-			// A capitalised word there is a name, a title: not a
-			// function word ("Her", "May", "No Country for Old Men").
-			t.flags &^= nonContent
-			t.word = wordNone
-			return j, copula, aux
-		}
-		f := t.flags
-		switch {
-		case f&fNeg != 0:
-			st.roles[rChain] |= 1 << uint(j)
-			if f&fCopula != 0 {
-				copula = true
-			}
-			continue
-		case f&fUsed != 0 && st.is(j+1, wordTo):
-			st.roles[rChain] |= 3 << uint(j)
-			st.cease = true
-			j++
-			continue
-		case f&fCease != 0:
-			if t.word == wordGive {
-				if st.is(j+1, wordUp) {
-					st.roles[rChain] |= 3 << uint(j)
-					st.cease = true
-					j++
-					continue
-				}
-				break // an ordinary "give"
-			}
-			st.roles[rChain] |= 1 << uint(j)
-			st.cease = true
-			continue
-		case f&fReplace != 0:
-			st.replaceAt = j
-			st.verb = j
-			st.roles[rVerb] |= 1 << uint(j)
-			return j + 1, copula, aux
-		case f&fAddVerb != 0:
-			st.roles[rChain] |= 1 << uint(j)
-			st.addVerb = true
-			continue
-		case f&fIrreal != 0 && f&fAdv == 0 && !(t.word == wordGoing && !(st.is(j+1, wordTo) && j+2 < st.coreEnd && st.toks[j+2].flags&fVerb != 0)):
-			st.roles[rChain] |= 1 << uint(j)
-			st.irreal = true
-			continue
-		case f&fCopula != 0:
-			st.roles[rChain] |= 1 << uint(j)
-			copula = true
-			if f&fPast != 0 {
-				st.past = true
-			}
-			continue
-		case f&fAux != 0:
-			st.roles[rChain] |= 1 << uint(j)
-			aux = true
-			continue
-		case f&(fAdv|fNow|fStrong|fAddAdv) != 0:
-			st.roles[rChain] |= 1 << uint(j)
-			continue
-		case t.word == wordTo:
-			st.roles[rChain] |= 1 << uint(j)
-			continue
-		case f&fLight != 0 && j+1 < st.coreEnd && st.participle(j+1):
-			st.roles[rChain] |= 1 << uint(j) // "has been", "had given up", "got engaged"
-			aux = true
-			continue
-		}
-		if f&fVerb != 0 {
-			if slot && copula && !aux && !(j+1 < st.coreEnd && st.toks[j+1].flags&fPrep != 0) {
-				// "Favourite sport is golf": not a verb but the value
-				// ("Office is based in Berlin" keeps its predicate).
-				return j, copula, aux
-			}
-			st.verb = j
-			st.roles[rVerb] |= 1 << uint(j)
-			return j + 1, copula, aux
-		}
-		break
-	}
-	return j, copula, aux
-}
-
-// nounSubject reports whether the subject, tokens [0, i), names a one-value
-// noun slot ("favourite movie", "rent", "manager"), as findSlot reads it.
-func (st *workspace) nounSubject(i int) bool {
-	for k := 0; k < i; k++ {
-		if st.toks[k].flags&(fAttr|fSingleMod) != 0 {
+		if st.verbal(k, len(st.toks)) && t.flags&(fAdv|fNow|fStrong|fAddAdv) == 0 {
 			return true
 		}
 	}
 	return false
 }
 
-// participle reports a past participle or "been" after have/get.
-func (st *workspace) participle(i int) bool {
-	t := &st.toks[i]
-	if t.flags&fCopula != 0 {
-		return true
-	}
-	if t.flags&(fVerb|fCease) == 0 {
-		return false
-	}
-	r := st.raw(t)
-	n := len(r)
-	return t.flags&fPast != 0 || n > 3 && (string(r[n-2:]) == "ed" || string(r[n-2:]) == "en")
+// isPrepSince: "since 2019", "since March" are time qualifiers, not reasons.
+func (st *Statement) isPrepSince(i int) bool {
+	return st.toks[i].raw == "since" && i+1 < len(st.toks) && st.toks[i+1].flags&(tNumber|fTime) != 0
 }
 
-// findFrame finds the predicate, the value and the slot, starting after the
-// verb chain at j.
-func (st *workspace) findFrame(j int, copula, aux bool, lx *lexicon) {
-	k := j
-	pastCopula := st.past
-	st.past = pastCopula
-	if st.verb >= 0 {
-		vt := &st.toks[st.verb]
-		// Past tense only without auxiliary or copula ("is married" is a
-		// state; "lived in" is history), and never for change verbs (a move
-		// is news) or "born" (a birthplace does not expire).
-		st.past = false
-		if st.replaceAt < 0 && string(st.stem(vt)) != "born" {
-			if copula || aux {
-				st.past = pastCopula
-			} else {
-				st.past = vt.flags&fPast != 0
-			}
+func (st *Statement) sentenceEnd(i int) int {
+	for k := i + 1; k < len(st.toks); k++ {
+		if st.toks[k].flags&tFull != 0 {
+			return k
 		}
-		if p, n, ok := st.lookupPred(lx, st.verb); ok {
-			st.pred, st.hasPred = p, true
-			for m := 1; m < n; m++ {
-				st.roles[rChain] |= 1 << uint(st.verb+m)
-			}
-			k = st.verb + n
-		}
-	} else if copula && j < st.coreEnd && st.is(j, wordFrom) {
-		st.pred, st.hasPred = lx.beFrom, true
-		st.roles[rChain] |= 1 << uint(j)
-		k = j + 1
 	}
-	// The value: skip articles, negation and (after a copula) a leading
-	// preposition, then read up to the first preposition or conjunction.
-	for k < st.coreEnd {
-		f := st.toks[k].flags
-		if f&(fDet|fNeg) != 0 || (f&fStop != 0 && f&(fPrep|fConj) == 0) || (copula && st.verb < 0 && f&fPrep != 0 && k == j) {
-			st.roles[rChain] |= 1 << uint(k)
-			k++
+	return len(st.toks)
+}
+
+func (st *Statement) hasContent(lo, hi int) bool {
+	for k := lo; k < hi; k++ {
+		if st.toks[k].content() {
+			return true
+		}
+	}
+	return false
+}
+
+// noteKey returns where the value of a "key: value" note starts: after a
+// colon that follows one to four words, when no verb starts the value
+// ("Update: lives in Berlin" is a statement).
+func (st *Statement) noteKey() int {
+	for k := 1; k < len(st.toks) && k <= 4; k++ {
+		if t := &st.toks[k]; t.flags&tColon != 0 {
+			if t.flags&(verbalFlags&^(fVerb|fAdv)) != 0 || t.flags&fVerb != 0 && !st.participle(k) && st.verbal(k, len(st.toks)) {
+				return 0 // "Update: lives in Berlin"; but "Status: employed"
+			}
+			return k
+		}
+		if st.toks[k].flags&tBreak != 0 {
+			return 0
+		}
+	}
+	return 0
+}
+
+// markTime marks the time qualifiers that anchor a statement in time
+// ("until next year", "in March", "these days", "for now", "two weeks
+// ago"): they are not content, and two statements whose anchors differ are
+// about different times. Recurring scopes (on Fridays, in the summer) are
+// content and stay.
+func (st *Statement) markTime() {
+	toks := st.toks
+	mark := func(lo, hi int) {
+		for k := lo; k < hi; k++ {
+			toks[k].flags |= fWhen
+		}
+	}
+	for i := 0; i < len(toks); i++ {
+		t, next := &toks[i], func(k int) *token {
+			if i+k < len(toks) {
+				return &toks[i+k]
+			}
+			return &token{}
+		}
+		switch {
+		case (t.raw == "next" || t.raw == "last" || t.raw == "this" || t.raw == "coming" || t.raw == "past") &&
+			next(1).flags&(fTime|fScope) != 0:
+			mark(i, i+2)
+		case t.raw == "these" && next(1).raw == "days", t.raw == "for" && next(1).raw == "now",
+			t.raw == "right" && next(1).raw == "now", t.raw == "at" && next(1).raw == "the" && next(2).raw == "moment":
+			mark(i, i+2+b2i(t.raw == "at"))
+		case (t.raw == "since" || t.raw == "until" || t.raw == "till" || t.raw == "in" || t.raw == "as") &&
+			(isYear(next(1)) || next(1).flags&fTime != 0 && next(1).flags&tNumber == 0):
+			mark(i, i+2)
+		case t.raw == "as" && next(1).raw == "of":
+			mark(i, i+2)
+		case t.flags&tNumber != 0 && next(1).flags&fTime != 0 && next(2).raw == "ago":
+			mark(i, i+3)
+		case t.raw == "anymore" || t.raw == "nowadays" || t.raw == "lately":
+			mark(i, i+1)
+		}
+	}
+}
+
+// nounReadings: a word the lexicon knows as a plan or a wish is a noun
+// after an article or another word, unless "to" follows ("the Free plan",
+// "a backup plan", but "Sam plans to move").
+func (st *Statement) nounReadings() {
+	for i := 1; i < len(st.toks); i++ {
+		t, prev := &st.toks[i], &st.toks[i-1]
+		if t.flags&fIrreal == 0 || t.flags&(fAdv|fAux|tBreak) != 0 || t.word == wordGoing {
 			continue
 		}
-		break
-	}
-	st.val0 = k
-	for k < st.coreEnd && st.toks[k].flags&(fPrep|fConj|fSub) == 0 {
-		k++
-	}
-	st.val1 = k
-	st.roles[rVal] |= span(st.val0, k)
-	st.roles[rQual] |= span(k, st.coreEnd)
-	// "as (the) main editor", "as a backend engineer".
-	for m := k; m < st.coreEnd; m++ {
-		if !st.is(m, wordAs) || st.rawIs(m+1, "well") {
-			continue
-		}
-		a := m + 1
-		for a < st.coreEnd && st.toks[a].flags&fDet != 0 {
-			a++
-		}
-		b := a
-		for b < st.coreEnd && st.toks[b].flags&(fPrep|fConj) == 0 {
-			b++
-		}
-		st.as0, st.as1 = a, b
-		break
-	}
-	// The new value of a change: after the last "to", "for", "with" or
-	// "into" ("switched from X to Y", "traded X for Y"), else the value.
-	st.tgt0, st.tgt1 = st.val0, st.val1
-	if st.replaceAt >= 0 {
-		into := [2]uint8{wordTo, wordInto}
-		switch string(st.stem(&st.toks[st.replaceAt])) {
-		case "replace", "swap", "trade":
-			into = [2]uint8{wordWith, wordFor}
-		}
-		for m := st.coreEnd - 1; m > st.replaceAt; m-- {
-			if st.is(m, into[0]) || st.is(m, into[1]) {
-				a := m + 1
-				b := a
-				for b < st.coreEnd && st.toks[b].flags&(fPrep|fConj) == 0 {
-					b++
-				}
-				st.tgt0, st.tgt1 = a, b
-				break
-			}
+		if (prev.flags&fDet != 0 || prev.content() && prev.flags&fVerb == 0) && !(i+1 < len(st.toks) && st.toks[i+1].word == wordTo) {
+			t.flags &^= nonContent
 		}
 	}
-	// A change verb without a predicate of its own ("switched to Neovim as
-	// the main editor") gives its new value as the value.
-	if st.replaceAt >= 0 && st.val0 == st.val1 {
-		st.val0, st.val1 = st.tgt0, st.tgt1
-	}
-	// "from X (to Y)" after a change verb.
-	if st.replaceAt >= 0 {
-		for m := st.replaceAt + 1; m < st.coreEnd; m++ {
-			if st.is(m, wordFrom) {
-				a := m + 1
-				b := a
-				for b < st.coreEnd && st.toks[b].flags&(fPrep|fConj) == 0 {
-					b++
-				}
-				st.from0, st.from1 = a, b
-				break
-			}
-		}
-	}
-	st.findSlot(lx)
 }
 
-// lookupPred finds the longest predicate key at verb v: its canonical stem
-// followed by up to three raw tokens, the whole at most 64 bytes long. The
-// keys are a trie, so the search stops at the first word that no key
-// continues with. It returns the number of tokens used.
-func (st *workspace) lookupPred(lx *lexicon, v int) (*predicate, int, bool) {
-	t := &st.toks[v]
-	var ni uint16
-	switch t.root {
-	case rootNone:
-		return nil, 0, false
-	case rootUnknown:
-		k, ok := keyOf(st.stem(t))
-		if !ok {
-			return nil, 0, false
-		}
-		if ni, ok = lx.predRoots.find(k, k.tab()); !ok {
-			return nil, 0, false
-		}
-	default:
-		ni = lx.rootNodes[t.root-rootIndex]
-	}
-	node := &lx.predNodes[ni]
-	n := int(t.st1 - t.st0)
-	var best *predicate
-	bestN := 0
-	for m := 0; ; m++ {
-		if node.pred != nil {
-			best, bestN = node.pred, m+1
-		}
-		if m == 3 || v+m+1 >= st.coreEnd {
-			break
-		}
-		w := st.raw(&st.toks[v+m+1])
-		if n+1+len(w) > 64 {
-			break
-		}
-		n += 1 + len(w)
-		next := uint16(0)
-		for _, e := range node.edges {
-			if e.word == string(w) {
-				next = e.node
-				break
-			}
-		}
-		if next == 0 {
-			break
-		}
-		node = &lx.predNodes[next]
-	}
-	return best, bestN, bestN > 0
+func isYear(t *token) bool {
+	return t.flags&tNumber != 0 && len(t.raw) == 4 && (strings.HasPrefix(t.raw, "19") || strings.HasPrefix(t.raw, "20"))
 }
 
-// findSlot decides what the value is a value of: a named predicate, an
-// "as the main X" phrase, an attribute noun in the subject ("rent is"), or an
-// age ("is 34 years old").
-func (st *workspace) findSlot(lx *lexicon) {
-	// "as the main editor" names the slot whatever the verb.
-	if st.as0 < st.as1 && st.toks[st.as0].flags&fSingleMod != 0 {
-		st.pred, st.hasPred = lx.nounPred, true
-		st.slot0, st.slot1 = st.as0, st.as1
-		return
+func b2i(b bool) int {
+	if b {
+		return 1
 	}
-	// Age: "N years old" anywhere in the main clause.
-	for i := 0; i < st.coreEnd && st.flagsOr&fAge != 0; i++ {
-		if st.toks[i].flags&fAge != 0 && i > 0 {
-			n := i - 1
-			if n > 0 && (string(st.stem(&st.toks[n])) == "year") {
-				n--
-			}
-			if st.toks[n].flags&tNumber != 0 {
-				st.pred, st.hasPred = lx.agePred, true
-				st.val0, st.val1 = n, n+1
-				st.slot0, st.slot1 = 0, st.subjectEnd()
-				return
-			}
-		}
-	}
-	if st.hasPred && st.pred.val != multi {
-		st.slot0, st.slot1 = 0, st.subjectEnd()
-		return
-	}
-	// An attribute noun or a one-value modifier in the subject.
-	end := st.subjectEnd()
-	for i := 0; i < end && st.flagsOr&(fAttr|fSingleMod) != 0; i++ {
-		if st.toks[i].flags&(fAttr|fSingleMod) != 0 {
-			st.pred, st.hasPred = lx.nounPred, true
-			st.slot0, st.slot1 = 0, end
-			return
-		}
-	}
-	st.slot0, st.slot1 = 0, end
-}
-
-func (st *workspace) subjectEnd() int {
-	return min(bits.TrailingZeros64(^st.roles[rSubj]), st.coreEnd)
-}
-
-// markers sets negation parity and the change, addition and irrealis
-// markers of the main clause.
-func (st *workspace) markers() {
-	neg := st.cease
-	const marks = fNeg | fNow | fStrong | fAddAdv | fIrreal
-	for i := 0; i < st.coreEnd && (st.flagsOr&marks != 0 || st.named&(1<<wordAs) != 0); i++ {
-		t := &st.toks[i]
-		f := t.flags
-		if f&fNeg != 0 {
-			if t.word == wordNo && st.rawIs(i+1, "matter") {
-				continue
-			}
-			neg = !neg
-		}
-		if f&fNow != 0 {
-			st.now = true
-		}
-		if f&fStrong != 0 {
-			st.strong = true
-		}
-		if f&fAddAdv != 0 {
-			st.addAdv = true
-		}
-		if f&fIrreal != 0 && f&fAdv != 0 {
-			st.irreal = true
-		}
-		if t.word == wordAs && st.rawIs(i+1, "well") {
-			st.addAdv = true
-		}
-	}
-	st.negated = neg
+	return 0
 }

@@ -1,9 +1,8 @@
 package heuristics
 
 import (
-	"encoding/binary"
-	"math/bits"
 	"slices"
+	"strings"
 )
 
 // Key is an opaque blocking key: equal keys are how candidate pairs are
@@ -18,18 +17,22 @@ type Key uint64
 // probes(b) ∩ anchors(a) is not empty. Keys that meet are only a candidate:
 // the pair must still be decided. A constraint has no keys (it is never
 // superseded and supersedes nothing). The keys appended by one call are
-// sorted and distinct.
+// sorted and distinct. A statement's keys are its clauses' keys: a decision
+// fires on a pair of clauses.
 func (st *Statement) BlockKeys(anchors, probes []Key) ([]Key, []Key) {
 	if st.constraint {
 		return anchors, probes
 	}
+	// Room for the usual number of keys at once, rather than by growth.
+	anchors, probes = slices.Grow(anchors, 32), slices.Grow(probes, 4)
 	a0, p0 := len(anchors), len(probes)
-	var sc keyScratch
-	subj := sc.setHash(st.subject())
-	anchors, probes = st.negationKeys(anchors, probes, subj)
-	anchors, probes = st.antonymKeys(anchors, probes, &sc)
-	anchors, probes = st.valueKeys(anchors, probes, subj, &sc)
-	anchors, probes = st.temporalKeys(anchors, probes, subj)
+	for _, c := range st.clauses {
+		subj := setHash(c.subject())
+		anchors, probes = c.negationKeys(anchors, probes, subj)
+		anchors, probes = c.antonymKeys(anchors, probes, subj)
+		anchors, probes = c.valueKeys(anchors, probes)
+		anchors, probes = c.temporalKeys(anchors, probes, subj)
+	}
 	return sortDistinct(anchors, a0), sortDistinct(probes, p0)
 }
 
@@ -42,10 +45,8 @@ func (st *Statement) BlockKeys(anchors, probes []Key) ([]Key, []Key) {
 // whether to ask about them.
 func (st *Statement) ContentKeys(dst []Key) []Key {
 	n := len(dst)
-	for i := range st.toks {
-		if t := &st.toks[i]; t.content() {
-			dst = append(dst, Key(hash64(st.stem(t))))
-		}
+	for t := range st.all().words {
+		dst = append(dst, Key(hash64(t.stem)))
 	}
 	return sortDistinct(dst, n)
 }
@@ -58,6 +59,8 @@ const (
 	tagTempSubject // a change on the subject of an older fact
 	tagTempVerb    // "now"/"instead" with the verb of an older fact
 	tagTempWord    // "switched from X", "replaced X": X is in the older fact
+	tagMorph       // a word and its negation by a prefix
+	tagQuantity    // the same statement but for a number
 )
 
 // Stand-ins for a word where a key needs one: an empty selection, a
@@ -67,145 +70,212 @@ const (
 	keyEmpty   uint64 = 0x9b1f_36c4_e2a7_5d03
 	keyNoVerb  uint64 = 0x6a09_e667_f3bc_c908
 	keyAnyVerb uint64 = 0xbb67_ae85_84ca_a73b
+	keyAnyone  uint64 = 0x3c6e_f372_fe94_f82b
 )
 
 // negationKeys. The signal needs one side negated and the other not, the
 // same irrealis, equal subjects, the same main verb when both have a content
-// verb, and the negated predicate's words contained in the affirmative
-// predicate's words. So the affirmative side anchors (subject, irrealis,
-// verb, w) for every word w of its predicate, once with its verb (or "no
-// verb") and once with "any verb"; the negated side probes with one word of
-// its own predicate, which the affirmative one must then contain: with its
-// verb and with "no verb" when it has a content verb, with "any verb" when
-// it has none. A negated side with an empty predicate never fires.
-func (st *Statement) negationKeys(anchors, probes []Key, subj uint64) ([]Key, []Key) {
-	base := mix(tagNegation, subj, b2u(st.irreal))
+// verb, and a denied set of words (the predicate, or the predicate with one
+// conjunct of its value) contained in the affirmative predicate. So the
+// affirmative side anchors (subject, irrealis, verb, w) for every word w of
+// its predicate, once with its verb (or "no verb") and once with "any
+// verb"; the negated side probes with one word of each denied set, which
+// the affirmative one must then contain: with its verb and with "no verb"
+// when it has a content verb, with "any verb" when it has none.
+//
+// An affirmative passive without an agent is anyone's: it anchors with an
+// "anyone" subject and its subject among its words, and every negated
+// clause probes under "anyone" too.
+func (c *clause) negationKeys(anchors, probes []Key, subj uint64) ([]Key, []Key) {
 	verb := keyNoVerb
-	if st.verb >= 0 && st.toks[st.verb].content() {
-		verb = uint64(st.toks[st.verb].hash)
+	if c.verb >= 0 && c.tok(c.verb).content() {
+		verb = uint64(c.tok(c.verb).hash)
 	}
-	pred := st.predicate()
-	if st.negated {
-		if i := pickWord(pred); i >= 0 {
-			w := uint64(st.toks[i].hash)
-			if verb == keyNoVerb {
-				probes = append(probes, Key(mix(base, keyAnyVerb, w)))
-			} else {
-				probes = append(probes, Key(mix(base, verb, w)), Key(mix(base, keyNoVerb, w)))
+	if c.negated {
+		for _, s := range [2]uint64{subj, keyAnyone} {
+			base := mix(tagNegation, s, b2u(c.irreal))
+			for _, ns := range c.denied() {
+				if i := pickWord(ns); i >= 0 {
+					w := uint64(c.tok(i).hash)
+					if verb == keyNoVerb {
+						probes = append(probes, Key(mix(base, keyAnyVerb, w)))
+					} else {
+						probes = append(probes, Key(mix(base, verb, w)), Key(mix(base, keyNoVerb, w)))
+					}
+				}
 			}
 		}
 		return anchors, probes
 	}
-	for m := pred.idx; m != 0; m &= m - 1 {
-		w := uint64(st.toks[bits.TrailingZeros64(m)].hash)
-		anchors = append(anchors, Key(mix(base, verb, w)), Key(mix(base, keyAnyVerb, w)))
+	words := c.predicate()
+	if c.implicit {
+		subj = keyAnyone
+		words = c.sel(c.predIdx | c.subjIdx)
+	}
+	base := mix(tagNegation, subj, b2u(c.irreal))
+	for t := range words.words {
+		anchors = append(anchors, Key(mix(base, verb, uint64(t.hash))), Key(mix(base, keyAnyVerb, uint64(t.hash))))
 	}
 	return anchors, probes
 }
 
-// antonymKeys. The signal needs a word of the main clause on one side of an
-// antonym pair p in one statement and on the other side in the other, the
+// antonymKeys. The signal needs a word of the predicate on one side of an
+// antonym pair p in one clause and on the other side in the other, the
 // same negation and irrealis, subjects equal once p's words are set aside,
 // and predicates (without p's words) of which one contains the other. For
-// every pair p and side s a word of st belongs to, st anchors (p, s, subject,
+// every pair p and side s a word of c belongs to, c anchors (p, s, subject,
 // w) for every predicate word w and for "empty", and probes (p, other side,
-// subject, one predicate word or "empty"): of two statements that fire, the
+// subject, one predicate word or "empty"): of two clauses that fire, the
 // one with the smaller predicate finds the other through its probe.
-func (st *Statement) antonymKeys(anchors, probes []Key, sc *keyScratch) ([]Key, []Key) {
-	if !st.hasAnt {
-		return anchors, probes
-	}
-	for i := 0; i < int(st.coreEnd); i++ {
-		t := &st.toks[i]
+//
+// A word and its negation by a prefix oppose each other only when the rest
+// of the predicates is equal: every word X that says a state (mayNegate)
+// anchors (X, subject, the rest), and a negated word unX probes (X,
+// subject, its rest).
+func (c *clause) antonymKeys(anchors, probes []Key, subj uint64) ([]Key, []Key) {
+	neg := mix(b2u(c.negated), b2u(c.irreal))
+	for i := c.start; i < c.hi; i++ {
+		t := c.tok(i)
+		if c.roles[rSubj]&(1<<i) != 0 || c.modifiesObject(i) {
+			continue
+		}
+		if c.mayNegate(i) {
+			rest := setHash(c.predicate().without(morphPairID, i))
+			anchors = append(anchors, Key(mix(tagMorph, uint64(fnv1a(t.raw)), neg, subj, rest)))
+			if base, ok := negatedBase(t); ok {
+				probes = append(probes, Key(mix(tagMorph, uint64(fnv1a(base)), neg, subj, rest)))
+			}
+		}
 		if t.ant == 0 {
 			continue
 		}
 		for _, r := range defaultLexicon.ants[t.ant-1] {
-			subj, pred := st.subject().without(r.Pair), st.predicate().without(r.Pair)
-			base := mix(tagAntonym, uint64(r.Pair), b2u(st.negated), b2u(st.irreal), sc.setHash(subj))
+			subj, pred := c.subject().without(r.Pair, i), c.predicate().without(r.Pair, i)
+			base := mix(tagAntonym, uint64(r.Pair), neg, setHash(subj))
 			own, other := mix(base, uint64(r.Side)), mix(base, uint64(1-r.Side))
 			w := keyEmpty
 			if j := pickWord(pred); j >= 0 {
-				w = uint64(st.toks[j].hash)
+				w = uint64(c.tok(j).hash)
 			}
 			probes = append(probes, Key(mix(other, w)))
 			anchors = append(anchors, Key(mix(own, keyEmpty)))
-			for m := pred.idx; m != 0; m &= m - 1 {
-				anchors = append(anchors, Key(mix(own, uint64(st.toks[bits.TrailingZeros64(m)].hash))))
+			for t := range pred.words {
+				anchors = append(anchors, Key(mix(own, uint64(t.hash))))
 			}
 		}
 	}
 	return anchors, probes
 }
 
-// valueKeys. The signal needs both statements to give a non-empty value to
-// the same slot (a named predicate's slot with equal subjects, or a noun
-// slot with equal slot words), neither negated nor past, the same
-// irrealis and, except for the employer slot (where a different role at the
-// same employer counts), the same time scope. The slot key is anchored by a
-// statement that may be the newer one (not an addition) and probed by one
-// that may be the older one (a one-value predicate).
-func (st *Statement) valueKeys(anchors, probes []Key, subj uint64, sc *keyScratch) ([]Key, []Key) {
-	if !st.hasPred || st.negated || st.past || st.value().count() == 0 {
+// negatedBase returns the word that t negates by a prefix ("unencrypted":
+// "encrypted").
+func negatedBase(t *token) (string, bool) {
+	for _, p := range negPrefixes {
+		if rest, ok := strings.CutPrefix(t.raw, p); ok && len(rest) >= 4 {
+			return rest, true
+		}
+	}
+	return "", false
+}
+
+// valueKeys. The signal needs both clauses to give a non-empty value to
+// the same slot (a named predicate's slot with equal owners, or a noun slot
+// with equal slot words), neither negated nor past, the same irrealis and,
+// except for the employer slot (where a different role at the same
+// employer counts), the same time scope. The slot key is anchored by a
+// clause that may be the newer one (not an addition) and probed by one that
+// may be the older one (a one-value predicate). A quantity that changed
+// needs the same words in the same order but for one number: the clause
+// anchors and probes the sequence of its words with numbers left out.
+func (c *clause) valueKeys(anchors, probes []Key) ([]Key, []Key) {
+	if c.negated || c.past {
 		return anchors, probes
 	}
-	slot := mix(uint64(st.pr().slot), subj)
-	if st.pr().slot == slotNoun {
-		slot = mix(uint64(slotNoun), sc.setHash(st.slotSel()))
+	if k, ok := c.quantityKey(); ok {
+		probes = append(probes, k)
+		if !c.addAdv {
+			anchors = append(anchors, k)
+		}
+	}
+	if c.pred == nil || c.value().count() == 0 {
+		return anchors, probes
+	}
+	slot := mix(uint64(c.pred.slot), setHash(c.owner()))
+	if c.pred.slot == slotNoun {
+		slot = mix(uint64(slotNoun), setHash(c.slotSel()))
 	}
 	var scope uint64
-	if st.pr().slot != slotEmployer {
-		scope = sc.setHash(st.scope())
+	if c.pred.slot != slotEmployer {
+		scope = setHash(c.scope())
 	}
-	k := Key(mix(tagValue, slot, b2u(st.irreal), scope))
-	if st.pr().val != multi {
+	k := Key(mix(tagValue, slot, b2u(c.irreal), scope))
+	if c.pred.val != multi {
 		probes = append(probes, k)
 	}
-	if !st.addAdv {
+	if !c.addAdv {
 		anchors = append(anchors, k)
 	}
 	return anchors, probes
 }
 
-// temporalKeys. The signal needs the newer statement to announce a change
-// (a change verb, "now" or "instead"), not as an addition, and the older to
-// be a current fact (not negated, past or hypothetical). Then it fires in
-// three ways: "switched from X" or "replaced X" where the words of X are in
-// the older statement's main clause; "now"/"instead" with the older
-// statement's subject and (content) main verb; or a change verb on the
-// older statement's subject. A possible older statement anchors all three;
-// a possible newer one probes what its change allows.
-func (st *Statement) temporalKeys(anchors, probes []Key, subj uint64) ([]Key, []Key) {
-	if st.irreal || st.negated {
+// quantityKey hashes the clause's words in order, numbers left out, when it
+// has a number that counts (see counts): the quantity signal's key.
+func (c *clause) quantityKey() (Key, bool) {
+	h, numbers := mix(tagQuantity, b2u(c.irreal)), false
+	seq := c.sequence()
+	for k, i := range seq {
+		t := c.tok(i)
+		if t.flags&tNumber != 0 {
+			numbers = numbers || c.counts(seq, k)
+			h = mix(h, keyEmpty)
+			continue
+		}
+		h = mix(h, uint64(t.hash))
+	}
+	return Key(h), numbers
+}
+
+// temporalKeys. The signal needs the newer clause to announce a change (a
+// change verb, "now" or "instead"), not as an addition, and the older to be
+// a current fact (not negated, past or hypothetical). Then it fires in
+// three ways: "switched from X", "Y instead of X" or "replaced X" where the
+// words of X are in the older clause; "now"/"instead" with the older
+// clause's subject and (content) main verb; or a change verb on the older
+// clause's subject. A possible older clause anchors all three; a possible
+// newer one probes what its change allows.
+func (c *clause) temporalKeys(anchors, probes []Key, subj uint64) ([]Key, []Key) {
+	if c.irreal || c.negated {
 		return anchors, probes
 	}
-	if !st.past {
+	if !c.past {
 		anchors = append(anchors, Key(mix(tagTempSubject, subj)))
-		if st.verb >= 0 && st.toks[st.verb].content() {
-			anchors = append(anchors, Key(mix(tagTempVerb, subj, uint64(st.toks[st.verb].hash))))
+		if c.verb >= 0 && c.tok(c.verb).content() {
+			anchors = append(anchors, Key(mix(tagTempVerb, subj, uint64(c.tok(c.verb).hash))))
 		}
-		for m := st.coreIdx; m != 0; m &= m - 1 {
-			anchors = append(anchors, Key(mix(tagTempWord, uint64(st.toks[bits.TrailingZeros64(m)].hash))))
+		for t := range c.core().words {
+			anchors = append(anchors, Key(mix(tagTempWord, uint64(t.hash))))
 		}
 	}
-	if st.replaceAt < 0 && !st.strong && !st.now || st.addAdv || st.addVerb && !st.strong && st.replaceAt < 0 {
+	if c.replaceAt < 0 && !c.strong && !c.now || c.addAdv || c.addVerb && !c.strong && c.replaceAt < 0 {
 		return anchors, probes
 	}
-	if st.replaceAt < 0 {
-		if st.verb >= 0 {
-			probes = append(probes, Key(mix(tagTempVerb, subj, uint64(st.toks[st.verb].hash))))
+	if i := pickWord(c.from()); i >= 0 {
+		probes = append(probes, Key(mix(tagTempWord, uint64(c.tok(i).hash))))
+	}
+	if c.replaceAt < 0 {
+		if c.verb >= 0 {
+			probes = append(probes, Key(mix(tagTempVerb, subj, uint64(c.tok(c.verb).hash))))
 		}
 		return anchors, probes
 	}
 	probes = append(probes, Key(mix(tagTempSubject, subj)))
-	if i := pickWord(st.from()); i >= 0 {
-		probes = append(probes, Key(mix(tagTempWord, uint64(st.toks[i].hash))))
+	// "replaced X", or the object of any change verb when it names what
+	// the older clause is about ("switched my main email to ...").
+	if i := pickWord(c.value()); i >= 0 {
+		probes = append(probes, Key(mix(tagTempWord, uint64(c.tok(i).hash))))
 	}
-	switch string(st.stem(&st.toks[st.replaceAt])) {
-	case "replace", "swap", "trade", "convert":
-		if i := pickWord(st.value()); i >= 0 {
-			probes = append(probes, Key(mix(tagTempWord, uint64(st.toks[i].hash))))
-		}
+	if i := pickWord(c.sel(c.valIdx &^ c.tgtIdx)); i >= 0 {
+		probes = append(probes, Key(mix(tagTempWord, uint64(c.tok(i).hash))))
 	}
 	return anchors, probes
 }
@@ -215,27 +285,20 @@ func (st *Statement) temporalKeys(anchors, probes []Key, subj uint64) ([]Key, []
 // the head of the value ("black tea"), which is rarer than the verb.
 func pickWord(s sel) int { return s.last() }
 
-// keyScratch dedups the stems of a selection for setHash.
-type keyScratch struct{ seen [maxTokens]uint32 }
-
 // setHash hashes the set of stems that s selects: equal sets (as sel.equal
 // compares them) hash equal, whatever the order and repetitions of their
 // words. Stems are identified by their 32-bit hash; a collision only merges
 // two stems, which can make unequal sets hash equal but never the reverse.
-func (sc *keyScratch) setHash(s sel) uint64 {
+func setHash(s sel) uint64 {
+	var seen [maxTokens]uint32
 	n := 0
 	var sum uint64
-next:
-	for m := s.idx; m != 0; m &= m - 1 {
-		h := s.st.toks[bits.TrailingZeros64(m)].hash
-		for _, x := range sc.seen[:n] {
-			if x == h {
-				continue next
-			}
+	for t := range s.words {
+		if !slices.Contains(seen[:n], t.hash) {
+			seen[n] = t.hash
+			n++
+			sum += mix64(uint64(t.hash) + 0x51ed_2701_3a6b_e5c3)
 		}
-		sc.seen[n] = h
-		n++
-		sum += mix64(uint64(h) + 0x51ed_2701_3a6b_e5c3)
 	}
 	return sum
 }
@@ -266,18 +329,14 @@ func mix64(x uint64) uint64 {
 	return x
 }
 
-// hash64 is a 64-bit hash of a stem for ContentKeys.
-func hash64(b []byte) uint64 {
-	h := uint64(len(b)) * 0x9e37_79b9_7f4a_7c15
-	for len(b) >= 8 {
-		h = mix64(h ^ binary.LittleEndian.Uint64(b))
-		b = b[8:]
+// hash64 is a 64-bit hash of a stem for ContentKeys (FNV-1a, finished by
+// mix64).
+func hash64(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * 1099511628211
 	}
-	var tail uint64
-	for i := 0; i < len(b); i++ {
-		tail |= uint64(b[i]) << (8 * i)
-	}
-	return mix64(h ^ tail ^ 0xff)
+	return mix64(h)
 }
 
 // sortDistinct sorts keys[from:] and drops repeats.

@@ -272,104 +272,124 @@ var (
 // are spread over a few days, some unknown, so that both orders of a pair
 // are exercised; a few statements are constraints.
 func generateStatements(r *rand.Rand, corpus []Input, n int) []Input {
-	pick := func(xs []string) string { return xs[r.IntN(len(xs))] }
-	opposites := map[string][]string{}
+	g := generator{r: r, corpus: corpus, opposites: map[string][]string{}, seen: map[string]bool{}}
 	for _, p := range defaultLexicon.pairs {
 		for _, a := range p.A {
 			for _, b := range p.B {
-				opposites[a] = append(opposites[a], b)
-				opposites[b] = append(opposites[b], a)
+				g.opposites[a] = append(g.opposites[a], b)
+				g.opposites[b] = append(g.opposites[b], a)
 			}
 		}
 	}
-	markers := []string{"not", "doesn't", "never", "no longer", "isn't", "stopped", "used to", "now", "also",
-		"instead", "started", "switched to", "switched from", "moved to", "plans to", "currently", "again", "quit"}
-	base := func() []string {
-		if r.IntN(2) == 0 {
-			return strings.Fields(strings.Join([]string{pick(genSubjects), pick(genChains), pick(genVerbs), pick(genValues), pick(genQuals)}, " "))
-		}
-		a := strings.Fields(corpus[r.IntN(len(corpus))].Content)
-		b := strings.Fields(corpus[r.IntN(len(corpus))].Content)
-		if r.IntN(3) == 0 {
-			return a
-		}
-		words := append([]string(nil), a[:r.IntN(len(a)+1)]...)
-		if r.IntN(2) == 0 {
-			words = append(words, pick(genChains))
-		}
-		return append(words, b[r.IntN(len(b)+1):]...)
-	}
-	mutate := func(words []string) []string {
-		words = slices.Clone(words)
-		for k := 1 + r.IntN(3)/2; k > 0; k-- {
-			i := 0
-			if len(words) > 0 {
-				i = r.IntN(len(words))
-			}
-			switch r.IntN(7) {
-			case 0, 1:
-				if r.IntN(2) == 0 {
-					i = min(len(words), r.IntN(2))
-				}
-				words = slices.Insert(words, i, pick(markers))
-			case 2, 3:
-				var ants []int
-				for j, w := range words {
-					if len(opposites[strings.ToLower(w)]) > 0 {
-						ants = append(ants, j)
-					}
-				}
-				if len(ants) > 0 {
-					j := ants[r.IntN(len(ants))]
-					words[j] = pick(opposites[strings.ToLower(words[j])])
-				}
-			case 4:
-				if len(words) > 0 {
-					words[i] = pick(genValues)
-				}
-			case 5:
-				if len(words) > 1 {
-					words = slices.Delete(words, i, i+1)
-				}
-			default:
-				if r.IntN(2) == 0 {
-					words = append([]string{pick(genSubjects)}, words...)
-				} else {
-					words = append(words, pick(genQuals))
-				}
-			}
-		}
-		return words
-	}
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	out := make([]Input, 0, n)
-	seen := map[string]bool{}
-	emit := func(words []string) {
-		s := strings.Join(words, " ")
-		if len(s) > 0 && r.IntN(2) == 0 {
-			s = strings.ToUpper(s[:1]) + s[1:]
-		}
-		if seen[s] || len(out) >= n {
-			return
-		}
-		seen[s] = true
-		in := Input{Content: s}
-		if r.IntN(5) != 0 {
-			in.CreatedAt = t0.Add(time.Duration(r.IntN(96)) * time.Hour)
-		}
-		if r.IntN(50) == 0 {
-			in.Kind = "constraint"
-		}
-		out = append(out, in)
-	}
-	for len(out) < n {
-		b := base()
-		emit(b)
+	for len(g.out) < n {
+		b := g.base()
+		g.emit(b, n)
 		for v := r.IntN(5); v > 0; v-- {
-			emit(mutate(b))
+			g.emit(g.mutate(b), n)
 		}
 	}
-	return out
+	return g.out
+}
+
+// generator holds what generateStatements draws from and has made.
+type generator struct {
+	r         *rand.Rand
+	corpus    []Input
+	opposites map[string][]string
+	out       []Input
+	seen      map[string]bool
+}
+
+func (g *generator) pick(xs []string) string { return xs[g.r.IntN(len(xs))] }
+
+// generatorMarkers are the words a mutation inserts.
+var generatorMarkers = []string{"not", "doesn't", "never", "no longer", "isn't", "stopped", "used to", "now", "also",
+	"instead", "started", "switched to", "switched from", "moved to", "plans to", "currently", "again", "quit"}
+
+// base is a statement built from the parts above or spliced from two
+// corpus statements.
+func (g *generator) base() []string {
+	r := g.r
+	if r.IntN(2) == 0 {
+		return strings.Fields(strings.Join([]string{g.pick(genSubjects), g.pick(genChains), g.pick(genVerbs), g.pick(genValues), g.pick(genQuals)}, " "))
+	}
+	a := strings.Fields(g.corpus[r.IntN(len(g.corpus))].Content)
+	b := strings.Fields(g.corpus[r.IntN(len(g.corpus))].Content)
+	if r.IntN(3) == 0 {
+		return a
+	}
+	words := append([]string(nil), a[:r.IntN(len(a)+1)]...)
+	if r.IntN(2) == 0 {
+		words = append(words, g.pick(genChains))
+	}
+	return append(words, b[r.IntN(len(b)+1):]...)
+}
+
+// mutate makes a variant of words with one or two edits.
+func (g *generator) mutate(words []string) []string {
+	r := g.r
+	words = slices.Clone(words)
+	for k := 1 + r.IntN(3)/2; k > 0; k-- {
+		i := 0
+		if len(words) > 0 {
+			i = r.IntN(len(words))
+		}
+		switch r.IntN(7) {
+		case 0, 1:
+			if r.IntN(2) == 0 {
+				i = min(len(words), r.IntN(2))
+			}
+			words = slices.Insert(words, i, g.pick(generatorMarkers))
+		case 2, 3:
+			var ants []int
+			for j, w := range words {
+				if len(g.opposites[strings.ToLower(w)]) > 0 {
+					ants = append(ants, j)
+				}
+			}
+			if len(ants) > 0 {
+				j := ants[r.IntN(len(ants))]
+				words[j] = g.pick(g.opposites[strings.ToLower(words[j])])
+			}
+		case 4:
+			if len(words) > 0 {
+				words[i] = g.pick(genValues)
+			}
+		case 5:
+			if len(words) > 1 {
+				words = slices.Delete(words, i, i+1)
+			}
+		default:
+			if r.IntN(2) == 0 {
+				words = append([]string{g.pick(genSubjects)}, words...)
+			} else {
+				words = append(words, g.pick(genQuals))
+			}
+		}
+	}
+	return words
+}
+
+// emit adds the statement of words unless it is made already or there are
+// n: times spread over a few days, some unknown, and a few constraints.
+func (g *generator) emit(words []string, n int) {
+	r := g.r
+	s := strings.Join(words, " ")
+	if len(s) > 0 && r.IntN(2) == 0 {
+		s = strings.ToUpper(s[:1]) + s[1:]
+	}
+	if g.seen[s] || len(g.out) >= n {
+		return
+	}
+	g.seen[s] = true
+	in := Input{Content: s}
+	if r.IntN(5) != 0 {
+		in.CreatedAt = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(r.IntN(96)) * time.Hour)
+	}
+	if r.IntN(50) == 0 {
+		in.Kind = "constraint"
+	}
+	g.out = append(g.out, in)
 }
 
 // FuzzBlockKeys: for statements built from fuzzed text, a decision that

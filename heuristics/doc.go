@@ -5,114 +5,62 @@
 //
 // # How a statement is read
 //
-// An attribute ("Lives in Toronto", "Doesn't drink coffee anymore", "Main
-// editor is Neovim") is tokenised (Unicode letters and digits; apostrophes
-// inside words; numbers such as 1,800 and 7:30 kept whole; invalid UTF-8 as a
-// separator), stemmed crudely but consistently, and looked up in a lexicon
-// of function words, negations, markers (now, instead, also, started,
-// plans...), known verbs and their forms, attribute nouns (rent, timezone,
-// manager) and antonyms (package antonyms). From that, Analyze reads a
-// frame: subject, verb chain (auxiliaries, negation, change and cessation
-// verbs), main verb, predicate (a table of single-valued predicates such as
-// "lives in", "works at", "reports to" and multi-valued ones such as
-// "speaks", "plays", "owns"), value, qualifiers, and the slot the value
-// belongs to. After the copula of a noun slot ("Favourite movie is ...",
-// "Timezone is ..."), the value is read whatever the class of its words: a
-// verb there is the value unless a preposition follows ("Favourite sport is
-// cycling", but "Office is based in Berlin"), and a capitalised word is a
-// name, not a function word ("Favourite movie is Her", "... is May").
+// Analyze lowercases and splits an attribute into words, looks each up in
+// the lexicon (function words, markers, verbs and their forms, one-value
+// nouns, and package antonyms' pairs from WordNet) or stems it, marks the
+// time anchors ("until next year"), and splits the words into clauses: at
+// sentence punctuation, and at a comma or a coordinator when a verb follows
+// ("Left Acme in March and joined Globex"). Each clause is read as a frame:
+// subject, verb chain (auxiliaries, negation, cessation, change verbs,
+// markers), main verb, predicate, value and slot. The subject model makes
+// I, the user, she and they one subject; a passive with an agent reads as
+// the active; "key: value" is the key's copula; a one-value slot comes from
+// a predicate table ("lives in", "works at") or the head noun of a copula's
+// subject ("the staging timeout is").
 //
 // # The four signals
 //
-//   - negation_polarity: one side denies what the other asserts, about the
-//     same subject and verb, and the denied content is contained in the
-//     asserted one ("doesn't drink black tea" does not deny "drinks green
-//     tea"). Cessation ("quit", "stopped", "gave up", "used to") counts as
-//     negation.
-//   - antonym: the statements are the same once a pair of opposite words is
-//     set aside ("notifications are enabled/disabled"); opposite words about
-//     different subjects are not a contradiction.
-//   - value_conflict: the same single-valued slot with values that neither
-//     contain nor refine each other; multi-valued predicates never conflict.
-//   - temporal_supersession: the newer says something changed (switched,
-//     moved, migrated, now, instead) and the change lands on what the older
-//     says; additions ("also", "started", "recently began") do not.
+// They compare a clause of the older statement with a clause of the newer:
 //
-// Every signal that fires is reported; the decision's confidence is the
-// maximum. Confidences are calibrated against the engine's thresholds: sure
-// contradictions score ≥ 0.75, plausible changes whose slot is a guess score
-// in [0.5, 0.7) so that they become proposals for review, and compatible
+//   - negation_polarity: one denies what the other asserts, same subject and
+//     verb, the denied words contained in the asserted ones; cessation
+//     ("quit", "sold", "used to") is a negation.
+//   - antonym: the same once a pair of opposite words is set aside; a word
+//     of a subject, or one that says which object of a many-valued verb
+//     ("owns small boats"), names a thing rather than opposing a state.
+//   - value_conflict: the same one-value slot with values that neither equal
+//     nor refine each other; or a number changed in an otherwise identical
+//     statement.
+//   - temporal_supersession: the newer says something changed (switched,
+//     replaced by, instead of, now) and the change lands on the older.
+//
+// The decision's confidence is the maximum over the signals that fired, on
+// the strongest pair of clauses. Sure contradictions score ≥ 0.75; changes
+// whose slot is a guess score in [0.5, 0.7), the review band; compatible
 // pairs fire nothing. Constraints are never superseded.
 //
-// # Blocking: which pairs can contradict
+// # Blocking
 //
-// The sweep compares every attribute of an aspect with every newer sibling,
-// and aspects hold thousands. Most pairs cannot contradict, and each signal
-// says why: Statement.BlockKeys turns each signal's necessary conditions
-// into keys, anchors (under which a statement is indexed) and probes (which
-// it looks up), so that an engine finds the candidate pairs through an index
-// instead of deciding all of them. The contract the engine relies on:
+// Statement.BlockKeys turns each signal's necessary conditions into keys,
+// anchors and probes, so that an engine finds the candidate pairs of an
+// aspect through an index instead of deciding all of them. The contract:
 //
 //	for all statements a, b: if DecideAnalyzed(a, b) or DecideAnalyzed(b, a)
 //	fires a signal, then probes(a) ∩ anchors(b) ≠ ∅ or probes(b) ∩ anchors(a) ≠ ∅.
 //
-// Keys are hashes of exactly what the signals compare (sets of stems, slot
-// numbers, flags): what a signal requires to be equal hashes equal, so the
-// contract holds whatever the collisions (which only add candidates). Per
-// signal:
-//
-//   - negation_polarity: the affirmative side anchors (subject, irrealis,
-//     verb, w) for each word w of its predicate; the negated side probes
-//     with one word of its predicate, which the affirmative one must contain.
-//   - antonym: for each antonym pair p and side s of a word of the main
-//     clause, anchor (p, s, subject without p's words, negation, irrealis, w)
-//     for each predicate word w and "empty", and probe the other side with
-//     one predicate word: of two statements that fire, the one whose
-//     predicate is contained in the other's finds it.
-//   - value_conflict: a one-value slot (slot, subject or slot words,
-//     irrealis, time scope) is probed by a statement that can be the older
-//     one (one-value predicate) and anchored by one that can be the newer
-//     (not an addition); neither may be negated or past.
-//   - temporal_supersession: a current fact anchors its subject, its subject
-//     and verb, and its words; a change probes its subject (change verb),
-//     its subject and verb ("now", "instead"), or the words it changes from.
-//
-// So a big aspect of affirmative, many-valued statements without antonyms
-// or changes ("Visited Lisbon in 2019", "Speaks Korean", "Likes figs")
-// yields no candidate at all. Statement.ContentKeys does the same for the
-// semantic fallback: one key per distinct content word, so that the pairs
-// sharing at least three (SharedContentTokens) share three keys.
-//
-// The contract is tested on every pair of both corpora, on all pairs of
-// statements recombined from the lexicon and the corpora, and by a fuzz
-// target (block_test.go).
+// Keys hash exactly what a signal requires to be equal, so collisions only
+// add candidates. block_test.go checks the contract on every pair of the
+// corpora, on generated statements and by fuzzing; docs/heuristics.md has
+// the keys of each signal and the figures.
 //
 // # Invariants
 //
-//   - Analysis runs in a workspace whose fixed buffers (text, stems,
-//     tokens) its owner declares, so that they live on its stack, and
-//     allocates nothing. An attribute of at most 64 bytes gets smaller
-//     buffers, which it provably cannot fill, so that the analysis is the
-//     same with either (smallStorage). Analyze then copies the result out
-//     as a compact Statement (a 192-byte header, tokens and text sized to
-//     the attribute: about 320 bytes for a short attribute), because the
-//     engine holds thousands at once. Decide keeps both workspaces on the
-//     stack and allocates only its result: the reason (whose substrings are
-//     the signals' details) and the signal list, when a signal fires.
-//   - The lexicon's run-time table is a perfect hash built with it: a
-//     word of at most 16 bytes is found with one compare of two 64-bit
-//     words, and its slot holds everything its token needs (flags,
-//     antonyms, stem and stem hash, predicate root), so that a known word
-//     is never stemmed or hashed. Only unknown words go through stem.
-//   - The signals compare sets of words by stem. Analyze computes each set
-//     once, as a bitmap of token indexes with a 64-bit mask of stem hashes;
-//     a subset or equality test ends on the masks unless the stems can
-//     match. Hashes only ever reject: every match is checked on the bytes,
-//     so decisions do not depend on the hash function.
 //   - Work is bounded: content past 400 bytes or 48 tokens is ignored.
 //   - Statements are immutable after Analyze; the lexicon is built once at
-//     package initialisation and only read afterwards, so everything here is
+//     package initialisation and only read afterwards: everything here is
 //     safe for concurrent use.
+//   - The code is plain: the sweep analyses each attribute once and decides
+//     only blocked candidate pairs, so no path here needs tricks for speed.
 //   - No vocabulary here names a test sentence: the tables are general
 //     English lexicons.
 package heuristics

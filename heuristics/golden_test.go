@@ -14,7 +14,10 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/decisions.sum from the current decisions")
+var (
+	update     = flag.Bool("update", false, "rewrite testdata/decisions.sum from the current decisions")
+	corpusOnly = flag.Bool("corpus-only", false, "with -update: the corpora changed, the decisions did not (Version stays)")
+)
 
 // TestDecisionsUnchanged pins every decision between statements of both
 // corpora (each statement as the older one against every statement as the
@@ -22,7 +25,9 @@ var update = flag.Bool("update", false, "rewrite testdata/decisions.sum from the
 // and reasons, and SharedContentTokens) to testdata/decisions.sum, one
 // digest per older statement. Work on speed must leave it unchanged; a
 // deliberate change of the heuristics is checked with supersessiond eval
-// and then recorded with go test ./heuristics -run DecisionsUnchanged -update.
+// and then recorded with go test ./heuristics -run DecisionsUnchanged -update,
+// which refuses unless Version was bumped too (the sweep runs a full pass
+// when it changes); after growing the corpora alone, add -corpus-only.
 func TestDecisionsUnchanged(t *testing.T) {
 	t.Parallel()
 	ins := corpusInputs(t)
@@ -31,6 +36,7 @@ func TestDecisionsUnchanged(t *testing.T) {
 		st[i] = Analyze(in)
 	}
 	var got bytes.Buffer
+	fmt.Fprintf(&got, "version %s\n", Version)
 	h := sha256.New()
 	for i := range st {
 		h.Reset()
@@ -44,15 +50,19 @@ func TestDecisionsUnchanged(t *testing.T) {
 		fmt.Fprintf(&got, "%x %q\n", h.Sum(nil)[:12], ins[i].Content)
 	}
 	const name = "testdata/decisions.sum"
+	want, err := os.ReadFile(name)
+	if err != nil && !*update {
+		t.Fatal(err)
+	}
 	if *update {
+		old, _, _ := bytes.Cut(want, []byte("\n"))
+		if string(old) == "version "+Version && !bytes.Equal(got.Bytes(), want) && !*corpusOnly {
+			t.Fatalf("decisions changed but heuristics.Version is still %s: bump it (or, if only the corpora changed, add -corpus-only)", Version)
+		}
 		if err := os.WriteFile(name, got.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
-	}
-	want, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
 	}
 	if bytes.Equal(got.Bytes(), want) {
 		return

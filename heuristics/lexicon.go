@@ -1,8 +1,8 @@
 package heuristics
 
 import (
-	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/supersessiond/supersessiond/antonyms"
 )
@@ -33,38 +33,84 @@ const (
 	fUsed                         // "used" (as in "used to")
 	fAge                          // "old" in "N years old"
 	fDet                          // article or possessive
+	fSelf                         // I, my, user, she, they: the one the memory is about
+	fTime                         // a time noun: March, year, week, today
+	fWhen                         // part of a time qualifier ("until next year"), set by the analysis
 )
 
 // nonContent are the classes that never count as content words.
 const nonContent = fStop | fNeg | fAux | fCopula | fLight | fPrep | fConj | fSub | fCease | fReplace |
-	fStrong | fNow | fAddVerb | fAddAdv | fIrreal | fAdv | fUsed | fDet
+	fStrong | fNow | fAddVerb | fAddAdv | fIrreal | fAdv | fUsed | fDet | fSelf | fWhen
 
 // entry is what the lexicon knows about one surface form (or stem).
 type entry struct {
 	flags uint32
 	stem  string // canonical stem, when the algorithmic one would be wrong or a spelling variant
 	ant   uint16 // index+1 into lexicon.ants
+	word  uint8  // the word's name (wordTo...), for the words the analysis knows by name
+	hash  uint32 // of the stem, which compile resolves
+	raw   string // the word itself, so that a capitalised form needs no new string
 }
 
 // lexicon is the read-only word table. It is built once, by newLexicon, and
 // never written afterwards, so it is safe for concurrent use.
 type lexicon struct {
-	words map[string]entry // build-time form of wordTab
-	// Run-time lookups: perfect hash tables keyed by the words' bytes.
-	wordTab *wordTable
-	stems   []byte // the canonical stems of wordTab
-	predVal []predicate
+	words map[string]entry
 	// Predicate keys ("live in", "go to bed at") as a trie: predRoots maps
-	// a verb stem to its node in predNodes.
-	predRoots rootTable
-	rootNodes []uint16 // the roots of predRoots, by token.root
-	predNodes []predNode
+	// a verb stem to its node.
+	predRoots map[string]*predNode
 	ants      [][]antonyms.Ref // antonym memberships, indexed by entry.ant-1
 	pairs     []antonyms.Pair
 	preds     map[string]predicate
 	// Predicates that statements point to besides the table's: "be from",
 	// a noun slot ("main editor is", "rent is") and an age.
 	beFrom, nounPred, agePred *predicate
+	// nounSlots are the nouns that name a predicate's slot: "Employer:
+	// Stripe" says what "Works at Stripe" says.
+	nounSlots map[string]*predicate
+}
+
+// Words the analysis recognises by name (token.word).
+const (
+	wordNone uint8 = iota
+	wordTo
+	wordFrom
+	wordAs
+	wordNo
+	wordUp
+	wordInto
+	wordWith
+	wordFor
+	wordGoing
+	wordGive // gave, give, gives, giving, given
+)
+
+var namedWords = map[string]uint8{
+	"to": wordTo, "from": wordFrom, "as": wordAs, "no": wordNo, "up": wordUp, "into": wordInto,
+	"with": wordWith, "for": wordFor, "going": wordGoing,
+	"gave": wordGive, "give": wordGive, "gives": wordGive, "giving": wordGive, "given": wordGive,
+}
+
+// token makes the token of a word of the text, with the flags the text
+// gives it.
+func (lx *lexicon) token(word string, flags uint32) token {
+	if isASCIIDigit(word[0]) {
+		flags |= tNumber
+	}
+	raw, e, ok := lx.lookup(word)
+	if ok {
+		return token{raw: e.raw, stem: e.stem, hash: e.hash, flags: flags | e.flags, ant: e.ant, word: e.word}
+	}
+	t := token{raw: raw, stem: stem(raw), flags: flags}
+	// A plural of a known noun ("timezones", "weekends") is that noun.
+	if e, ok := lx.words[t.stem]; strings.HasSuffix(raw, "s") && t.stem != raw && ok {
+		t.stem, t.hash = e.stem, e.hash
+		t.flags |= e.flags
+		t.ant = e.ant
+		return t
+	}
+	t.hash = fnv1a(t.stem)
+	return t
 }
 
 // valuedness says how many values a predicate holds at once.
@@ -84,8 +130,9 @@ type predicate struct {
 	// with the table so that deciding never concatenates it.
 	multiReason string
 	slot        uint16 // predicates sharing a slot compare values (lives in / is based in)
-	id          uint16 // index in lexicon.predVal
 	val         valuedness
+	stative     bool // "married to", "based in": a bare participle is a state, not history
+	passiveOnly bool // "is called X" names; "calls X" does not
 }
 
 // Slots. Predicates whose slots are equal talk about the same thing.
@@ -114,103 +161,43 @@ const (
 	slotNickname
 	slotPrefer
 	slotAge
+	slotBirthday
+	slotStay
+	slotDeploy
+	slotHost
+	slotPlatform
+	slotDepart
+	slotDepartFrom
+	slotArrive
+	slotCost
+	slotPort
+	slotSetting
+	slotEnd
+	slotStart
+	slotRegistrar
+	slotPayday
+	slotStore
+	slotWorkplace
 	slotNoun // a slot named by nouns ("main editor", "rent"): compared by tokens
 	slotFirstMulti
 )
 
 func newLexicon() *lexicon {
 	lx := &lexicon{words: make(map[string]entry, 4096), preds: make(map[string]predicate, 128)}
-	add := func(flags uint32, words string) {
-		for _, w := range strings.Fields(words) {
-			w = strings.ReplaceAll(w, "_", " ")
+	for _, c := range wordClasses {
+		for _, w := range strings.Fields(c.words) {
 			e := lx.words[w]
-			e.flags |= flags
+			e.flags |= c.flags
 			lx.words[w] = e
 		}
 	}
-	canon := func(stem string, words string) {
-		for _, w := range strings.Fields(words) {
+	for _, c := range canonicalStems {
+		for _, w := range strings.Fields(c.words) {
 			e := lx.words[w]
-			e.stem = stem
+			e.stem = c.stem
 			lx.words[w] = e
 		}
 	}
-
-	add(fStop, `a an the this that these those it its i me you he him she her they them we our us
-		what which who whom whose there here then than so very really quite just of some any
-		every each all both either neither one much many few lot lots bit kind sort
-		something anything nothing everything someone anyone everyone thing things
-		am pm per etc yet ever even only same own such about up down`)
-	add(fDet, `a an the my his her their our your its this that these those`)
-	add(fStop|fPrep, `in at on for with as from to by of during since until till near into onto over under
-		including excluding except plus via through within without after before around across
-		between toward towards against among throughout beside besides behind beyond upon per about`)
-	add(fStop|fConj, `and or nor & plus`)
-	add(fStop|fSub, `because although though but while whereas unless whenever since`)
-	add(fNeg, `not no never nor neither n't nobody none cannot`)
-	add(fNeg|fAux|fStop, `don't doesn't didn't isn't aren't wasn't weren't won't wouldn't can't couldn't
-		shouldn't haven't hasn't hadn't mustn't shan't ain't dont doesnt didnt isnt arent wasnt werent
-		wont cant couldnt shouldnt havent hasnt hadnt`)
-	add(fCopula|fLight|fStop, `is are am be been being 's 're 'm`)
-	add(fCopula|fLight|fStop|fPast, `was were`)
-	add(fCopula|fLight, `isn't aren't wasn't weren't isnt arent wasnt werent ain't`)
-	add(fAux|fStop, `do does did will would can could shall should may might must`)
-	add(fLight|fVerb, `has have having had get gets got getting`)
-	add(fPast, `had got`)
-	canon("have", `has have having had`)
-	canon("get", `get gets got getting`)
-	canon("do", `do does did`)
-	add(fUsed, `used`)
-	add(fAge, `old`)
-
-	add(fCease, `quit quits quitting stopped stops stop stopping ceased gave give gives giving given
-		left leaves leaving cancelled canceled cancels dropped ditched abandoned ended ends`)
-	add(fReplace, `switched switch switches switching migrated migrate migrates migrating moved move moves
-		moving changed change changes changing replaced replace replaces replacing swapped swap swaps
-		traded trade trades relocated relocate relocates relocating converted convert transitioned
-		upgraded downgraded`)
-	add(fStrong, `instead`)
-	add(fNow|fAdv, `now currently nowadays presently lately`)
-	add(fAddVerb, `started start starts starting began begin begins begun beginning`)
-	add(fAddAdv|fStop, `also too additionally another addition`)
-	add(fIrreal, `plans plan planning planned wants want wanting wanted hopes hope hoping hoped
-		might may considering consider considers thinking
-		if wish wishes wished dreams dreaming intends intend intending aims aiming going will would could
-		should`)
-	add(fIrreal|fAdv, `maybe perhaps possibly someday eventually hopefully`)
-	add(fAdv|fStop, `recently just still always usually often mostly generally typically really actually
-		already again anymore longer finally officially mainly primarily regularly normally
-		sometimes occasionally rarely seldom frequently constantly definitely probably apparently
-		almost nearly about around roughly exactly fully mostly partly totally completely
-		once twice weekly monthly yearly annually newly`)
-	add(fScope, `weekend weekends weekday weekdays monday mondays tuesday tuesdays wednesday wednesdays
-		thursday thursdays friday fridays saturday saturdays sunday sundays morning mornings afternoon
-		afternoons evening evenings night nights summer summers winter winters spring autumn fall
-		holiday holidays vacation vacations sometimes occasionally weeknights weeknight`)
-	add(fSingleMod, `favourite favorite main primary default preferred usual current go-to home native
-		daily regular everyday`)
-	add(fAttr, `rent salary pay wage income budget timezone zone birthday age address email e-mail phone
-		number name nickname surname manager boss supervisor landlord doctor dentist therapist
-		wife husband partner spouse girlfriend boyfriend fiance fiancé fiancee fiancée title role
-		position commute bedtime alarm rate weight height mortgage lead editor shell browser
-		laptop car city hometown office desk password username handle team employer school major
-		ip mentor coach trainer vet pediatrician gym airline bank carrier provider type
-		language size`)
-	canon("favorit", `favourite favorite favourites favorites`)
-	canon("color", `colour color colours colors`)
-	canon("flavor", `flavour flavor flavours flavors`)
-	canon("neighbor", `neighbour neighbor neighbours neighbors`)
-	canon("theater", `theatre theater`)
-	canon("center", `centre center`)
-	canon("gray", `grey gray`)
-	canon("mom", `mum mom mother`)
-	canon("email", `email e-mail`)
-	canon("wifi", `wifi wi-fi`)
-	canon("timezone", `timezone time-zone`)
-	canon("organization", `organisation organization`)
-	canon("program", `programme program`)
-	canon("tv", `tv television`)
-
 	lx.addVerbs()
 	lx.addPredicates()
 	lx.addAntonyms()
@@ -218,88 +205,223 @@ func newLexicon() *lexicon {
 	return lx
 }
 
-// compile builds the run-time tables from the build-time maps.
+// wordClasses are the lexicon's word lists, by the classes their words
+// belong to. A word may be in several.
+var wordClasses = []struct {
+	flags uint32
+	words string
+}{
+	{fStop, `a an the this that these those it its what which who whom whose there here then than so
+		very really quite just of some any every each all both either neither much many few lot lots bit
+		kind sort something anything nothing everything someone anyone everyone thing things am pm per
+		etc yet ever even only same own such about up down`},
+	{fDet, `a an the my his her their our your its this that these those`},
+	{fSelf, `i me my mine myself user users he him his himself she her hers herself they them their
+		theirs themselves we us our ours you your yours`},
+	{fSelf | fCopula | fLight | fStop, `i'm im you're we're they're she's he's youre theyre`},
+	{fSelf | fLight | fVerb, `i've we've they've you've`},
+	{fSelf | fIrreal | fStop, `i'll we'll they'll she'll he'll you'll i'd we'd they'd she'd he'd you'd`},
+	{fStop | fPrep, `in at on for with as from to by of during since until till near into onto over under
+		including excluding except plus via through within without after before around across
+		between toward towards against among throughout beside besides behind beyond upon per about`},
+	{fStop | fConj, `and or nor & plus`},
+	{fStop | fSub, `because although though but while whereas unless whenever since`},
+	{fNeg, `not no never nor neither n't nobody none cannot`},
+	{fNeg | fAux | fStop, `don't doesn't didn't isn't aren't wasn't weren't won't wouldn't can't couldn't
+		shouldn't haven't hasn't hadn't mustn't shan't ain't dont doesnt didnt isnt arent wasnt werent
+		wont cant couldnt shouldnt havent hasnt hadnt`},
+	{fCopula | fLight | fStop, `is are am be been being 's 're 'm`},
+	{fCopula | fLight | fStop | fPast, `was were`},
+	{fCopula | fLight, `isn't aren't wasn't weren't isnt arent wasnt werent ain't`},
+	{fAux | fStop, `do does did will would can could shall should may might must`},
+	{fLight | fVerb, `has have having had get gets got getting`},
+	{fPast, `had got`},
+	{fUsed, `used`},
+	{fAge, `old`},
+	{tNumber, `zero one two three four five six seven eight nine ten eleven twelve twenty thirty forty
+		fifty hundred thousand half dozen`},
+	{fTime, `january february march april may june july august september october november december
+		jan feb mar apr jun jul aug sep sept oct nov dec year years month months week weeks today
+		tonight tomorrow yesterday`},
+	{fCease, `quit quitting stopped ceased gave give gives giving given left cancelled canceled dropped
+		ditched abandoned ended sold`},
+	{fReplace, `switched switch switches switching migrated migrate migrates migrating moved move moves
+		moving changed change changes changing replaced replace replaces replacing swapped swap swaps
+		traded trade trades relocated relocate relocates relocating converted convert transitioned
+		upgraded downgraded ported`},
+	{fStrong, `instead`},
+	{fNow | fAdv, `now currently nowadays presently lately`},
+	{fAddVerb, `started start starts starting began begin begins begun beginning added`},
+	{fAddAdv | fStop, `also too additionally another addition alongside second`},
+	{fIrreal, `plans plan planning planned wants want wanting wanted hopes hope hoping hoped
+		might may considering consider considers thinking evaluating
+		if wish wishes wished dreams dreaming intends intend intending aims aiming going will would could
+		should`},
+	{fIrreal | fAdv, `maybe perhaps possibly someday eventually hopefully`},
+	{fAdv | fStop, `recently just still always usually often mostly generally typically really actually
+		already again anymore longer finally officially mainly primarily regularly normally
+		sometimes occasionally rarely seldom frequently constantly definitely probably apparently
+		almost nearly about around roughly exactly fully mostly partly totally completely
+		once twice weekly monthly yearly annually newly hourly honestly happily previously
+		formerly originally entirely`},
+	{fScope, `weekend weekends weekday weekdays monday mondays tuesday tuesdays wednesday wednesdays
+		thursday thursdays friday fridays saturday saturdays sunday sundays morning mornings afternoon
+		afternoons evening evenings night nights summer summers winter winters spring autumn fall
+		holiday holidays vacation vacations sometimes occasionally weeknights weeknight`},
+	{fSingleMod, `favourite favorite main primary default preferred usual current go-to home native
+		daily regular everyday`},
+	{fAttr, `rent salary pay wage income budget timezone zone birthday age address email e-mail phone
+		number name nickname surname manager boss supervisor landlord doctor dentist therapist
+		wife husband partner spouse girlfriend boyfriend fiance fiancé fiancee fiancée title role
+		position commute bedtime alarm rate weight height mortgage lead editor shell browser
+		laptop car city hometown office desk password username handle team employer school major
+		ip mentor coach trainer vet pediatrician gym airline bank carrier provider type
+		language size timeout version teacher tutor contact license licence image firmware score date
+		appointment insurance insurer target destination flight port region limit plan tier status diet
+		theme os cache database queue registry runtime domain url branch price fee cost balance
+		deadline capacity length duration temperature speed level count occupation job lawyer
+		accountant pharmacist hairdresser isp router monitor keyboard phone`},
+	{fStop | fPrep, `w`},
+}
+
+// canonicalStems are stems that the algorithmic stem would get wrong, and
+// spelling variants that compare equal.
+var canonicalStems = []struct{ stem, words string }{
+	{"have", `i've we've they've you've`},
+	{"have", `has have having had`},
+	{"get", `get gets got getting`},
+	{"do", `do does did`},
+	{"favorit", `favourite favorite favourites favorites`},
+	{"color", `colour color colours colors`},
+	{"flavor", `flavour flavor flavours flavors`},
+	{"neighbor", `neighbour neighbor neighbours neighbors`},
+	{"theater", `theatre theater`},
+	{"center", `centre center`},
+	{"gray", `grey gray`},
+	{"mom", `mum mom mother`},
+	{"email", `email e-mail`},
+	{"wifi", `wifi wi-fi`},
+	{"timezone", `timezone time-zone`},
+	{"organization", `organisation organization`},
+	{"program", `programme program`},
+	{"tv", `tv television`},
+	{"street", `st street`},
+	{"avenue", `ave avenue`},
+	{"road", `rd road`},
+	{"with", `w with`},
+}
+
+// lookup lowercases word and looks it up. Most words of a statement are
+// lowercase already, and its capitalised first word is usually one the
+// lexicon knows ("Lives", "Speaks"), which is lowercased in place to be
+// looked up: only an unknown capitalised word costs a new string.
+func (lx *lexicon) lookup(word string) (string, entry, bool) {
+	var buf [24]byte
+	if len(word) <= len(buf) {
+		b := buf[:0]
+		for i := 0; i < len(word); i++ {
+			c := word[i]
+			if c >= utf8.RuneSelf {
+				b = nil
+				break
+			}
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			b = append(b, c)
+		}
+		if b != nil {
+			if e, ok := lx.words[string(b)]; ok {
+				return e.raw, e, true
+			}
+			if string(b) == word {
+				return word, entry{}, false
+			}
+			return string(b), entry{}, false
+		}
+	}
+	raw := strings.ToLower(word)
+	e, ok := lx.words[raw]
+	return raw, e, ok
+}
+
+// compile resolves every word's stem (its canonical one; the word itself
+// for a function word; else as stem derives it), builds the predicate trie
+// and names the words the analysis knows by name.
 func (lx *lexicon) compile() {
-	predKeys := make([]string, 0, len(lx.preds))
-	for k := range lx.preds {
-		predKeys = append(predKeys, k)
+	for w, name := range namedWords {
+		e := lx.words[w]
+		e.word = name
+		lx.words[w] = e
 	}
-	slices.Sort(predKeys)
-	for _, k := range predKeys {
-		lx.predVal = append(lx.predVal, lx.preds[k])
+	for w, e := range lx.words {
+		switch {
+		case e.stem != "":
+		case e.flags&nonContent != 0 && e.ant == 0:
+			e.stem = w
+		default:
+			e.stem = stem(w)
+		}
+		e.hash, e.raw = fnv1a(e.stem), w
+		lx.words[w] = e
 	}
-	noun := len(lx.predVal)
-	lx.predVal = append(lx.predVal,
-		predicate{display: "", slot: slotNoun, val: single},
-		predicate{display: "age", slot: slotAge, val: single})
-	for i := range lx.predVal {
-		lx.predVal[i].id = uint16(i)
-	}
-	lx.nounPred, lx.agePred = &lx.predVal[noun], &lx.predVal[noun+1]
-	// The predicate trie: a root per verb stem, an edge per following word.
-	lx.predNodes = []predNode{{}} // node 0 is unused: edges name nodes > 0
-	roots := map[string]uint16{}
-	for i, k := range predKeys {
-		p := &lx.predVal[i]
+	lx.predRoots = map[string]*predNode{}
+	for k, p := range lx.preds {
 		words := strings.Split(k, " ")
-		n, ok := roots[words[0]]
-		if !ok {
-			n = uint16(len(lx.predNodes))
-			lx.predNodes = append(lx.predNodes, predNode{})
-			roots[words[0]] = n
+		n := lx.predRoots[words[0]]
+		if n == nil {
+			n = &predNode{next: map[string]*predNode{}}
+			lx.predRoots[words[0]] = n
 		}
 		for _, w := range words[1:] {
-			next := uint16(0)
-			for _, e := range lx.predNodes[n].edges {
-				if e.word == w {
-					next = e.node
-				}
+			if n.next[w] == nil {
+				n.next[w] = &predNode{next: map[string]*predNode{}}
 			}
-			if next == 0 {
-				next = uint16(len(lx.predNodes))
-				lx.predNodes = append(lx.predNodes, predNode{})
-				lx.predNodes[n].edges = append(lx.predNodes[n].edges, predEdge{word: w, node: next})
-			}
-			n = next
+			n = n.next[w]
 		}
-		lx.predNodes[n].pred = p
+		n.pred = &p
 		if k == "be from" {
-			lx.beFrom = p
+			lx.beFrom = n.pred
 		}
 	}
-	var err error
-	if lx.predRoots, err = newRootTable(roots); err != nil {
-		panic("heuristics: " + err.Error())
+	lx.nounPred = &predicate{display: "", slot: slotNoun, val: single}
+	lx.agePred = &predicate{display: "age", slot: slotAge, val: single}
+	lx.nounSlots = map[string]*predicate{}
+	for key, nouns := range map[string]string{
+		"live in": "home residence city address", "work at": "employer company", "work as": "role job occupation title position",
+		"report to": "manager boss supervisor", "marry to": "spouse wife husband", "date": "partner girlfriend boyfriend",
+		"study at": "school university college", "major in": "major", "go to bed at": "bedtime", "weigh": "weight",
+		"earn": "income salary", "commute by": "commute", "bank with": "bank", "grow up in": "hometown",
+		"name": "name", "go by": "nickname",
+	} {
+		for _, n := range strings.Fields(nouns) {
+			lx.nounSlots[stem(n)] = lx.predRoots[strings.Fields(key)[0]].find(key)
+		}
 	}
-	// Known words know their stem's root, numbered in stem order.
-	stems := make([]string, 0, len(roots))
-	for w := range roots {
-		stems = append(stems, w)
+	lx.nounSlots["age"] = lx.agePred
+}
+
+// find returns the predicate of key, which starts with the node's stem.
+func (n *predNode) find(key string) *predicate {
+	for _, w := range strings.Fields(key)[1:] {
+		n = n.next[w]
 	}
-	slices.Sort(stems)
-	if len(stems) > 255-int(rootIndex) {
-		panic("heuristics: too many predicate roots for token.root")
+	return n.pred
+}
+
+func toSet(words string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(words) {
+		m[w] = true
 	}
-	index := make(map[string]uint8, len(stems))
-	for i, w := range stems {
-		index[w] = uint8(i)
-		lx.rootNodes = append(lx.rootNodes, roots[w])
-	}
-	if err := lx.newWordTable(index); err != nil {
-		panic("heuristics: " + err.Error())
-	}
+	return m
 }
 
 // predNode is a node of the predicate trie: the predicate whose key ends
 // here, if any, and the words that continue a key.
 type predNode struct {
-	pred  *predicate
-	edges []predEdge
-}
-
-type predEdge struct {
-	word string
-	node uint16
+	pred *predicate
+	next map[string]*predNode
 }
 
 // addAntonyms records the antonym memberships of every word of the
@@ -348,7 +470,10 @@ const verbs = `live reside work report marry date engage study attend wake sleep
 	harvest fish hunt camp sail row kayak paddle dive snorkel golf bowl box fence go do be have
 	get put bring carry check try aim consume dine snack binge fast diet lift sponsor back fund
 	prep prepare clean wash water walk run date name call base born employ marry divorce separate
-	engage split break breakfast lunch supervise own rent mortgage insure drive sleep wake`
+	engage split break breakfast lunch supervise own rent mortgage insure drive sleep wake approve
+	accept include exclude renew depend expose contain require trigger process serve route store
+	archive merge sign encrypt mount ship cost charge listen point default expire sponsor review
+	log call maintain handle stay depart arrive register pay sync succeed fail`
 
 // irregular lists irregular forms as "base:form form...".
 const irregular = `go:went gone goes going come:came run:ran drive:drove driven ride:rode ridden
@@ -468,59 +593,16 @@ func doubles(base string) bool {
 // stem followed by its particles, space-separated.
 func (lx *lexicon) addPredicates() {
 	p := func(key, display string, slot uint16, val valuedness) {
-		lx.preds[key] = predicate{display: display, slot: slot, val: val,
+		lx.preds[key] = predicate{display: display, slot: slot, val: val, stative: strings.HasPrefix(display, "is "),
+			passiveOnly: key == "call",
 			multiReason: "No contradiction: different values for '" + display + "', which holds many values at once."}
 	}
-	// One value at a time.
-	for _, k := range []string{"live in", "live at", "live on", "reside in", "reside at", "base in", "base out of", "settle in"} {
-		p(k, "lives in", slotResidence, single)
+	for _, o := range onePredicates {
+		for _, k := range strings.Split(o.keys, "|") {
+			p(k, o.display, o.slot, o.val)
+		}
 	}
-	p("move to", "moved to", slotResidence, single)
-	p("relocate to", "relocated to", slotResidence, single)
-	for _, k := range []string{"work at", "work for", "employ at", "employ by", "work full-time at", "work part-time at"} {
-		p(k, "works at", slotEmployer, single)
-	}
-	p("work as", "works as", slotRole, single)
-	p("marry to", "is married to", slotSpouse, single)
-	p("marry", "is married to", slotSpouse, single)
-	p("engage to", "is engaged to", slotSpouse, single)
-	p("date", "is dating", slotPartner, single)
-	p("report to", "reports to", slotManager, single)
-	p("report directly to", "reports to", slotManager, single)
-	p("study at", "studies at", slotSchool, single)
-	p("go to school at", "studies at", slotSchool, single)
-	p("study", "studies", slotMajor, usually)
-	p("major in", "majors in", slotMajor, single)
-	p("wake up at", "wakes up at", slotWake, single)
-	p("wake up", "wakes up at", slotWake, single)
-	p("wake at", "wakes up at", slotWake, single)
-	p("get up at", "wakes up at", slotWake, single)
-	p("go to bed at", "goes to bed at", slotBedtime, single)
-	p("go to bed", "goes to bed at", slotBedtime, single)
-	p("go to sleep at", "goes to bed at", slotBedtime, single)
-	p("weigh", "weighs", slotWeight, single)
-	p("earn", "earns", slotIncome, single)
-	p("drive", "drives", slotCar, usually)
-	p("commute by", "commutes by", slotCommute, single)
-	p("bank with", "banks with", slotBank, usually)
-	p("bank at", "banks with", slotBank, usually)
-	p("vote for", "votes for", slotVote, usually)
-	p("born in", "was born in", slotBirthplace, single)
-	p("born on", "was born on", slotBirthplace+100, single)
-	p("grow up in", "grew up in", slotHometown, single)
-	p("come from", "comes from", slotOrigin, single)
-	p("be from", "is from", slotOrigin, single)
-	p("name", "is named", slotName, single)
-	p("go by", "goes by", slotNickname, single)
-	p("prefer", "prefers", slotPrefer, category)
-
-	// Many values at once: listed so that explanations can say so.
-	multis := []string{"speak", "like", "love", "enjoy", "have", "play", "know", "visit", "use", "own",
-		"read", "watch", "listen to", "collect", "follow", "eat", "drink", "cook", "grow", "invest in",
-		"subscribe to", "learn", "wear", "take", "volunteer at", "manage", "work with", "work on",
-		"go to", "write", "support", "attend", "travel to", "fly", "ride", "teach", "build", "make",
-		"practice", "practise", "want", "need", "miss", "keep", "host", "deploy"}
-	for i, k := range multis {
+	for i, k := range multiPredicates {
 		base, _, _ := strings.Cut(k, " ")
 		display := k
 		if e, ok := lx.words[base]; ok && e.flags&fVerb != 0 {
@@ -529,6 +611,71 @@ func (lx *lexicon) addPredicates() {
 		p(k, display, slotFirstMulti+uint16(i), multi)
 	}
 }
+
+// onePredicates hold one value at a time (or usually one, or one per kind
+// of thing): keys are a verb's canonical stem and its particles, "|"
+// between keys of one predicate.
+var onePredicates = []struct {
+	keys, display string
+	slot          uint16
+	val           valuedness
+}{
+	{"live in|live at|live on|reside in|reside at|base in|base out of|settle in", "lives in", slotResidence, single},
+	{"move to", "moved to", slotResidence, single},
+	{"relocate to", "relocated to", slotResidence, single},
+	{"work at|work for|employ at|employ by|work full-time at|work part-time at", "works at", slotEmployer, single},
+	{"work as", "works as", slotRole, single},
+	{"marry to|marry", "is married to", slotSpouse, single},
+	{"engage to", "is engaged to", slotSpouse, single},
+	{"date", "is dating", slotPartner, single},
+	{"report to|report directly to", "reports to", slotManager, single},
+	{"study at|go to school at", "studies at", slotSchool, single},
+	{"study", "studies", slotMajor, usually},
+	{"major in", "majors in", slotMajor, single},
+	{"wake up at|wake up|wake at|get up at", "wakes up at", slotWake, single},
+	{"go to bed at|go to bed|go to sleep at", "goes to bed at", slotBedtime, single},
+	{"weigh", "weighs", slotWeight, single},
+	{"earn", "earns", slotIncome, single},
+	{"drive", "drives", slotCar, usually},
+	{"commute by", "commutes by", slotCommute, single},
+	{"bank with|bank at", "banks with", slotBank, usually},
+	{"vote for", "votes for", slotVote, usually},
+	{"born in", "was born in", slotBirthplace, single},
+	{"born on", "was born on", slotBirthday, single},
+	{"grow up in", "grew up in", slotHometown, single},
+	{"come from", "comes from", slotOrigin, single},
+	{"be from", "is from", slotOrigin, single},
+	{"name", "is named", slotName, single},
+	{"call", "is called", slotName, single},
+	{"go by", "goes by", slotNickname, single},
+	{"prefer", "prefers", slotPrefer, category},
+	{"stay at", "is staying at", slotStay, single},
+	{"stay in", "is staying in", slotStay, single},
+	{"deploy to", "is deployed to", slotDeploy, single},
+	{"host on|host at", "is hosted on", slotHost, single},
+	{"run on", "runs on", slotPlatform, single},
+	{"depart at", "departs at", slotDepart, single},
+	{"depart from", "departs from", slotDepartFrom, single},
+	{"arrive at", "arrives at", slotArrive, single},
+	{"cost", "costs", slotCost, single},
+	{"listen on", "listens on", slotPort, single},
+	{"set to", "is set to", slotSetting, single},
+	{"end on", "ends on", slotEnd, single},
+	{"expire on", "expires on", slotEnd, single},
+	{"start at", "starts at", slotStart, single},
+	{"register with", "is registered with", slotRegistrar, single},
+	{"pay on", "gets paid on", slotPayday, single},
+	{"store in|store on", "is stored in", slotStore, single},
+	{"work from", "works from", slotWorkplace, single},
+}
+
+// multiPredicates hold many values at once: listed so that explanations
+// can say so.
+var multiPredicates = []string{"speak", "like", "love", "enjoy", "have", "play", "know", "visit", "use", "own",
+	"read", "watch", "listen to", "collect", "follow", "eat", "drink", "cook", "grow", "invest in",
+	"subscribe to", "learn", "wear", "take", "volunteer at", "manage", "work with", "work on",
+	"go to", "write", "support", "attend", "travel to", "fly", "ride", "teach", "build", "make",
+	"practice", "practise", "want", "need", "miss", "keep", "host", "deploy"}
 
 func thirdPerson(base string) string {
 	forms := inflect(base)

@@ -1,24 +1,17 @@
 package heuristics
 
 import (
-	"bytes"
 	"math/bits"
+	"strings"
 )
 
 // sel is a set of words of a statement, compared by stem: bit i of idx
-// selects token i. Analyze computes the token sets the signals compare (the
-// subject, the predicate, the value...) once, with mask, the stems of the
-// set as one bit each: a superset of a set has every bit of its mask, so
-// most comparisons end on the masks. Statements are short, so the quadratic
-// loops below beat any hashing.
+// selects token i. Statements are short, so the quadratic loops below are
+// as fast as any hashing.
 type sel struct {
-	st   *Statement
-	idx  uint64
-	mask uint64
+	st  *Statement
+	idx uint64
 }
-
-// Token bitmaps hold maxTokens bits.
-var _ [64 - maxTokens]struct{}
 
 func inPair(t *token, pair int) bool {
 	for _, r := range defaultLexicon.ants[t.ant-1] {
@@ -29,10 +22,6 @@ func inPair(t *token, pair int) bool {
 	return false
 }
 
-func sameStem(a *Statement, ta *token, b *Statement, tb *token) bool {
-	return ta.hash == tb.hash && bytes.Equal(a.stem(ta), b.stem(tb))
-}
-
 // span is the bitmap of tokens [lo, hi).
 func span(lo, hi int) uint64 {
 	if hi <= lo {
@@ -41,40 +30,32 @@ func span(lo, hi int) uint64 {
 	return (uint64(1)<<uint(hi) - 1) &^ (uint64(1)<<uint(lo) - 1)
 }
 
-// stemMask is the mask of the tokens of idx.
-func (st *Statement) stemMask(idx uint64) uint64 {
-	var m uint64
-	for ; idx != 0; idx &= idx - 1 {
-		m |= 1 << (st.toks[bits.TrailingZeros64(idx)].hash & 63)
-	}
-	return m
-}
-
-// mk makes the selection of the tokens of idx.
-func (st *Statement) mk(idx uint64) sel { return sel{st: st, idx: idx, mask: st.stemMask(idx)} }
-
-// without leaves out the words of antonym pair p.
-func (s sel) without(p int) sel {
-	drop := uint64(0)
+// words yields every selected token: for t := range s.words {...}.
+func (s sel) words(yield func(t *token) bool) {
 	for m := s.idx; m != 0; m &= m - 1 {
-		i := bits.TrailingZeros64(m)
-		if t := &s.st.toks[i]; t.ant != 0 && inPair(t, p) {
-			drop |= 1 << uint(i)
+		if !yield(&s.st.toks[bits.TrailingZeros64(m)]) {
+			return
 		}
 	}
-	if drop == 0 {
-		return s
-	}
-	return s.st.mk(s.idx &^ drop)
 }
 
-// has reports whether s contains a token with the stem of t (of statement o).
-func (s sel) has(o *Statement, t *token) bool {
-	if s.mask&(1<<(t.hash&63)) == 0 {
-		return false
+// without leaves out token i and the words of antonym pair p (none when p
+// is negative: a pair made of a word and its negation by a prefix).
+func (s sel) without(p, i int) sel {
+	s.idx &^= 1 << i
+	for m := s.idx; m != 0 && p >= 0; m &= m - 1 {
+		k := bits.TrailingZeros64(m)
+		if t := &s.st.toks[k]; t.ant != 0 && inPair(t, p) {
+			s.idx &^= 1 << k
+		}
 	}
-	for m := s.idx; m != 0; m &= m - 1 {
-		if sameStem(s.st, &s.st.toks[bits.TrailingZeros64(m)], o, t) {
+	return s
+}
+
+// has reports whether s contains a token with the stem of t.
+func (s sel) has(t *token) bool {
+	for u := range s.words {
+		if u.stem == t.stem {
 			return true
 		}
 	}
@@ -85,32 +66,21 @@ func (s sel) count() int { return bits.OnesCount64(s.idx) }
 
 // subsetOf reports whether every token of s is in o.
 func (s sel) subsetOf(o sel) bool {
-	if s.mask&^o.mask != 0 {
-		return false
-	}
-	for m := s.idx; m != 0; m &= m - 1 {
-		if !o.has(s.st, &s.st.toks[bits.TrailingZeros64(m)]) {
+	for t := range s.words {
+		if !o.has(t) {
 			return false
 		}
 	}
 	return true
 }
 
-func (s sel) equal(o sel) bool {
-	if s.mask != o.mask {
-		return false
-	}
-	return s.subsetOf(o) && o.subsetOf(s)
-}
+func (s sel) equal(o sel) bool { return s.subsetOf(o) && o.subsetOf(s) }
 
 // shared counts the tokens of s that are in o.
 func (s sel) shared(o sel) int {
-	if s.mask&o.mask == 0 {
-		return 0
-	}
 	n := 0
-	for m := s.idx; m != 0; m &= m - 1 {
-		if o.has(s.st, &s.st.toks[bits.TrailingZeros64(m)]) {
+	for t := range s.words {
+		if o.has(t) {
 			n++
 		}
 	}
@@ -119,12 +89,8 @@ func (s sel) shared(o sel) int {
 
 // sharedFlag reports whether a shared token has one of the flags.
 func (s sel) sharedFlag(o sel, flags uint32) bool {
-	if s.mask&o.mask == 0 {
-		return false
-	}
-	for m := s.idx; m != 0; m &= m - 1 {
-		t := &s.st.toks[bits.TrailingZeros64(m)]
-		if t.flags&flags != 0 && o.has(s.st, t) {
+	for t := range s.words {
+		if t.flags&flags != 0 && o.has(t) {
 			return true
 		}
 	}
@@ -134,37 +100,30 @@ func (s sel) sharedFlag(o sel, flags uint32) bool {
 // last returns the index of the last selected token, or -1.
 func (s sel) last() int { return 63 - bits.LeadingZeros64(s.idx) }
 
-// appendRaw appends the surface words of the selection, space-separated.
-func (s sel) appendRaw(b []byte) []byte {
-	for m := s.idx; m != 0; m &= m - 1 {
-		if m != s.idx {
-			b = append(b, ' ')
-		}
-		b = append(b, s.st.raw(&s.st.toks[bits.TrailingZeros64(m)])...)
+// text is the words of the selection, space-separated.
+func (s sel) text() string {
+	var words []string
+	for t := range s.words {
+		words = append(words, t.raw)
 	}
-	return b
+	return strings.Join(words, " ")
 }
 
-// Selections used by the signals. Every selection but scope holds content
-// words only.
-func (st *Statement) subject() sel { return sel{st: st, idx: st.subjIdx, mask: st.subjMask} }
+// Selections used by the signals: content words of a clause, or of the
+// whole statement (all).
+func (c *clause) sel(idx uint64) sel { return sel{st: c.st, idx: idx} }
+func (c *clause) subject() sel       { return c.sel(c.subjIdx) }
 
-// predicate is everything of the main clause but the subject.
-func (st *Statement) predicate() sel { return sel{st: st, idx: st.predIdx, mask: st.predMask} }
-func (st *Statement) object() sel    { return sel{st: st, idx: st.objIdx, mask: st.objMask} }
-func (st *Statement) core() sel      { return sel{st: st, idx: st.coreIdx, mask: st.coreMask} }
-func (st *Statement) all() sel       { return sel{st: st, idx: st.allIdx, mask: st.allMask} }
-func (st *Statement) value() sel     { return st.mk(st.allIdx & span(int(st.val0), int(st.val1))) }
-func (st *Statement) asSel() sel     { return st.mk(st.allIdx & span(int(st.as0), int(st.as1))) }
-func (st *Statement) slotSel() sel   { return st.mk(st.allIdx & span(int(st.slot0), int(st.slot1))) }
-func (st *Statement) target() sel    { return st.mk(st.allIdx & span(int(st.tgt0), int(st.tgt1))) }
-
-// scope is the time-scope words (weekends, summer) of the main clause but
-// the value, content words or not.
-func (st *Statement) scope() sel { return st.mk(st.scopeIdx) }
-func (st *Statement) from() sel {
-	if st.from0 < 0 {
-		return sel{st: st}
-	}
-	return st.mk(st.allIdx & span(int(st.from0), int(st.from1)))
-}
+// predicate is everything of the clause but the subject.
+func (c *clause) predicate() sel { return c.sel(c.predIdx) }
+func (c *clause) object() sel    { return c.sel(c.objIdx) }
+func (c *clause) core() sel      { return c.sel(c.coreIdx) }
+func (c *clause) value() sel     { return c.sel(c.valIdx) }
+func (c *clause) asSel() sel     { return c.sel(c.asIdx) }
+func (c *clause) slotSel() sel   { return c.sel(c.slotIdx) }
+func (c *clause) owner() sel     { return c.sel(c.ownerIdx) }
+func (c *clause) target() sel    { return c.sel(c.tgtIdx) }
+func (c *clause) from() sel      { return c.sel(c.fromIdx) }
+func (c *clause) scope() sel     { return c.sel(c.scopeIdx) }
+func (c *clause) when() sel      { return c.sel(c.whenIdx) }
+func (st *Statement) all() sel   { return sel{st: st, idx: st.allIdx} }

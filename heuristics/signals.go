@@ -1,6 +1,14 @@
 package heuristics
 
-// The signals below have blocking keys in block.go, built from their
+import (
+	"math/bits"
+	"strings"
+
+	"github.com/supersessiond/supersessiond/antonyms"
+)
+
+// The signals below compare two clauses, a of the older statement and b of
+// the newer. They have blocking keys in block.go, built from their
 // necessary conditions: a change to what a signal requires must change its
 // keys too (block_test.go and sweep_test.go fail when they disagree).
 
@@ -11,26 +19,6 @@ const (
 	SignalValue    = "value_conflict"
 	SignalTemporal = "temporal_supersession"
 )
-
-// Signal kinds, in evaluation order.
-const (
-	sigNegation uint8 = iota
-	sigAntonym
-	sigValue
-	sigTemporal
-)
-
-func signalName(k uint8) string {
-	switch k {
-	case sigNegation:
-		return SignalNegation
-	case sigAntonym:
-		return SignalAntonym
-	case sigValue:
-		return SignalValue
-	}
-	return SignalTemporal
-}
 
 // Calibrated confidences. The engine applies supersessionMinConfidence
 // (0.7) and supersessionReviewConfidence (0.5): a contradiction the
@@ -67,303 +55,538 @@ func (e *explain) miss(why string) {
 	}
 }
 
-// fired is a signal that fired, before its detail is rendered. The detail
-// is rendered from the words of the two statements, so that deciding
-// allocates nothing but the result; fired holds no pointer to the
-// statements, which lets Decide keep them on the stack.
+// fired is a signal that fired.
 type fired struct {
-	kind  uint8 // sigNegation...
-	hasTo bool  // the detail is "label: from → to"
-	ant   bool  // the detail is "from → to (extra)": opposite words and what they are about
-	conf  float64
-	// label is a fixed label; when empty, the words of labelRef are.
-	label    string
-	labelRef wordRef
-	from, to wordRef
-	extra    wordRef
+	name   string
+	conf   float64
+	detail string
 }
 
-// wordRef is tokens of the older or the newer statement of a decision.
-type wordRef struct {
-	idx   uint64
-	newer bool
+// change renders "label: from → to".
+func change(label string, from, to sel) string {
+	return label + ": " + from.text() + " → " + to.text()
 }
 
-// wordsOf refers to the tokens of s, newer being the newer statement.
-func wordsOf(s sel, newer *Statement) wordRef {
-	return wordRef{idx: s.idx, newer: s.st == newer && newer != nil}
+// sameTime: time anchors said on both sides must agree ("on call this week"
+// and "not on call next week" are about different weeks); one said on one
+// side only ("until next year") qualifies without contradicting.
+func sameTime(a, b *clause) bool {
+	return a.whenIdx == 0 || b.whenIdx == 0 || a.when().equal(b.when())
 }
 
-// negation: one statement denies what the other asserts. The denied content
+// negation: one clause denies what the other asserts. The denied content
 // must be contained in the asserted one ("doesn't drink coffee" against
-// "drinks coffee every morning"), about the same subject, with the same verb:
-// "doesn't drink black tea" says nothing against "drinks green tea".
-func negation(a, b *Statement, e *explain, out *fired) bool {
+// "drinks coffee every morning"), about the same subject, with the same
+// verb: "doesn't drink black tea" says nothing against "drinks green tea".
+// A coordinated denial denies each conjunct ("no longer likes chess or
+// sushi").
+func negation(a, b *clause, e *explain) (fired, bool) {
 	if a.negated == b.negated {
-		return false
+		return fired{}, false
 	}
 	if a.irreal != b.irreal {
 		e.miss("No contradiction: one statement is hypothetical (a plan or a wish), the other a fact.")
-		return false
+		return fired{}, false
 	}
 	neg, pos, side := a, b, "older negates"
 	if b.negated {
 		neg, pos, side = b, a, "newer negates"
 	}
-	if !neg.subject().equal(pos.subject()) {
+	ps := pos.predicate()
+	switch {
+	case neg.subject().equal(pos.subject()):
+	case pos.implicit && !neg.implicit && sameVerb(neg, pos) && pos.subject().subsetOf(neg.predicate()):
+		// "Kafka is used for event streaming" / "The pipeline no longer
+		// uses Kafka for ...": the active's object is the passive's subject.
+		ps = pos.sel(pos.predIdx | pos.subjIdx)
+	default:
 		e.miss("No contradiction: the negation is about a different subject.")
-		return false
+		return fired{}, false
 	}
 	if neg.verb >= 0 && pos.verb >= 0 {
-		nv, pv := &neg.toks[neg.verb], &pos.toks[pos.verb]
-		if nv.content() && pv.content() && !sameStem(neg, nv, pos, pv) {
+		nv, pv := neg.tok(neg.verb), pos.tok(pos.verb)
+		if nv.content() && pv.content() && nv.stem != pv.stem {
 			e.miss("No contradiction: the negation is about a different action.")
-			return false
+			return fired{}, false
 		}
 	}
-	ns, ps := neg.predicate(), pos.predicate()
-	if ns.count() == 0 {
-		e.miss("No contradiction: the negation has no content to compare.")
-		return false
+	if !sameTime(neg, pos) {
+		e.miss("No contradiction: the statements are about different times.")
+		return fired{}, false
 	}
-	if !ns.subsetOf(ps) {
-		e.miss("No contradiction: the negation is about something the other statement does not say.")
-		return false
-	}
-	conf := confNegationSubset
-	if ps.subsetOf(ns) {
-		conf = confNegationExact
-	}
-	*out = fired{kind: sigNegation, conf: conf, label: side, from: wordsOf(ns, b)}
-	return true
-}
-
-// antonym: the statements are the same but for a pair of opposite wordRef
-// ("notifications are enabled" / "notifications are disabled"). Opposite
-// words about different things ("Wi-Fi is on" / "the heating is off") are
-// not a contradiction.
-func antonym(a, b *Statement, e *explain, out *fired) bool {
-	if !a.hasAnt || !b.hasAnt {
-		return false
-	}
-	if a.negated != b.negated || a.irreal != b.irreal {
-		return false // "is not enabled" and "is disabled" agree
-	}
-	best := fired{}
-	for i := 0; i < int(a.coreEnd); i++ {
-		ta := &a.toks[i]
-		if ta.ant == 0 {
+	for _, ns := range neg.denied() {
+		if ns.count() == 0 || !ns.subsetOf(ps) {
 			continue
 		}
-		for j := 0; j < int(b.coreEnd); j++ {
-			tb := &b.toks[j]
-			if tb.ant == 0 {
+		conf := confNegationSubset
+		if ps.subsetOf(ns) {
+			conf = confNegationExact
+		}
+		return fired{SignalNegation, conf, side + ": " + ns.text()}, true
+	}
+	e.miss("No contradiction: the negation is about something the other statement does not say.")
+	return fired{}, false
+}
+
+// sameVerb reports clauses whose main verbs are the same content verb.
+func sameVerb(a, b *clause) bool {
+	return a.verb >= 0 && b.verb >= 0 && a.tok(a.verb).content() && a.tok(a.verb).stem == b.tok(b.verb).stem
+}
+
+// denied is what a negated clause denies: its predicate, or, for a
+// coordinated value, its predicate with each conjunct alone.
+func (c *clause) denied() []sel {
+	if len(c.alts) == 0 {
+		return []sel{c.predicate()}
+	}
+	out := make([]sel, 0, len(c.alts))
+	for _, alt := range c.alts {
+		out = append(out, c.sel(c.predIdx&^(c.valIdx&^alt)))
+	}
+	return out
+}
+
+// antonym: the clauses are the same but for a pair of opposite words
+// ("notifications are enabled" / "notifications are disabled"). Opposite
+// words about different things are not a contradiction: in different
+// subjects ("Wi-Fi is on" / "the heating is off"), or as the kind of the
+// object of a many-valued predicate ("owns small boats" / "owns large
+// boats": two sets of boats).
+func antonym(a, b *clause, e *explain) (fired, bool) {
+	if a.negated != b.negated || a.irreal != b.irreal || !sameTime(a, b) {
+		return fired{}, false // "is not enabled" and "is disabled" agree
+	}
+	best := fired{}
+	for i := a.start; i < a.hi; i++ {
+		for j := b.start; j < b.hi; j++ {
+			pair := a.opposite(i, b, j)
+			if pair == noPair {
 				continue
 			}
-			pair := opposite(ta, tb)
-			if pair < 0 {
-				continue
-			}
-			sa, sb := a.subject().without(pair), b.subject().without(pair)
-			if !sa.equal(sb) {
-				e.miss("No contradiction: opposite words, but about different subjects.")
-				continue
-			}
-			ra, rb := a.predicate().without(pair), b.predicate().without(pair)
-			var conf float64
-			switch {
-			case ra.equal(rb):
-				conf = confAntonymExact
-			case ra.subsetOf(rb) || rb.subsetOf(ra):
-				conf = confAntonymPartial
-			default:
-				e.miss("No contradiction: opposite words, but about different things.")
-				continue
-			}
-			if conf > best.conf {
-				best = fired{kind: sigAntonym, conf: conf, ant: true,
-					from: wordRef{idx: 1 << uint(i)}, to: wordRef{idx: 1 << uint(j), newer: true}, extra: wordsOf(rb, b)}
+			if f, ok := opposed(a, b, i, j, pair, e); ok && f.conf > best.conf {
+				best = f
 			}
 		}
 	}
-	if best.conf == 0 {
-		return false
-	}
-	*out = best
-	return true
+	return best, best.conf > 0
 }
 
-// opposite returns the antonym pair that ta and tb are opposite sides of, or -1.
-func opposite(ta, tb *token) int {
-	for _, ra := range defaultLexicon.ants[ta.ant-1] {
-		for _, rb := range defaultLexicon.ants[tb.ant-1] {
-			if ra.Pair == rb.Pair && ra.Side != rb.Side {
-				return ra.Pair
+// opposed decides on tokens i of a and j of b, which are opposite sides
+// of the antonym pair.
+func opposed(a, b *clause, i, j, pair int, e *explain) (fired, bool) {
+	sa, sb := a.subject().without(pair, i), b.subject().without(pair, j)
+	if !sa.equal(sb) {
+		e.miss("No contradiction: opposite words, but about different subjects.")
+		return fired{}, false
+	}
+	ra, rb := a.predicate().without(pair, i), b.predicate().without(pair, j)
+	switch {
+	case pair == morphPairID && !ra.equal(rb):
+	case ra.equal(rb):
+		return fired{SignalAntonym, confAntonymExact, antonymDetail(a, b, i, j, rb)}, true
+	case ra.subsetOf(rb) || rb.subsetOf(ra):
+		return fired{SignalAntonym, confAntonymPartial, antonymDetail(a, b, i, j, rb)}, true
+	}
+	e.miss("No contradiction: opposite words, but about different things.")
+	return fired{}, false
+}
+
+func antonymDetail(a, b *clause, i, j int, rest sel) string {
+	d := a.tok(i).raw + " → " + b.tok(j).raw
+	if rest.count() > 0 {
+		d += " (" + rest.text() + ")"
+	}
+	return d
+}
+
+// opposite returns the antonym pair that token i of a and token j of b are
+// opposite sides of, or noPair. A word of the subject names a thing rather than
+// its state ("the front door"); an opposite role opposes what someone is
+// ("is a winner"), never two things someone has ("has a son"); and a word
+// that modifies the object of a many-valued predicate names which object.
+// Besides the lexicon's pairs, a word and its negation by un-, non- or dis-
+// are opposite when both occur ("encrypted", "unencrypted").
+func (a *clause) opposite(i int, b *clause, j int) int {
+	ta, tb := a.tok(i), b.tok(j)
+	if a.roles[rSubj]&(1<<i) != 0 || b.roles[rSubj]&(1<<j) != 0 || a.modifiesObject(i) || b.modifiesObject(j) {
+		return noPair
+	}
+	if ta.ant != 0 && tb.ant != 0 {
+		for _, ra := range defaultLexicon.ants[ta.ant-1] {
+			for _, rb := range defaultLexicon.ants[tb.ant-1] {
+				if ra.Pair == rb.Pair && ra.Side != rb.Side && (defaultLexicon.pairs[ra.Pair].Kind != antonyms.Role || a.copular && b.copular) {
+					return ra.Pair
+				}
 			}
 		}
 	}
-	return -1
+	if a.mayNegate(i) && b.mayNegate(j) && (morphPair(ta, tb) || morphPair(tb, ta)) {
+		return morphPairID
+	}
+	return noPair
 }
 
-// sameSlot reports whether both statements give a value to the same slot.
-func sameSlot(a, b *Statement) bool {
-	if !a.hasPred || !b.hasPred {
+// mayNegate reports whether token i says a state that its negation by a
+// prefix would oppose: the value of a copula or of a linking verb ("is
+// refundable", "feels safe"), or a passive's participle ("is supported").
+func (c *clause) mayNegate(i int) bool {
+	if !c.tok(i).content() {
 		return false
 	}
-	if a.pr().slot == slotNoun || b.pr().slot == slotNoun {
-		return a.pr().slot == b.pr().slot && a.slotSel().equal(b.slotSel())
+	if i == c.verb {
+		return c.passive
 	}
-	return a.pr().slot == b.pr().slot && a.subject().equal(b.subject())
+	return c.valIdx&(1<<i) != 0 && (c.copular || c.verb >= 0 && linkingVerbs[c.tok(c.verb).stem])
+}
+
+// linkingVerbs say what their subject is, as a copula does.
+var linkingVerbs = toSet(`feel seem look sound become stay remain keep`)
+
+// Stand-ins for an antonym pair: none, and a pair made of a word and its
+// negation by a prefix.
+const (
+	noPair      = -1
+	morphPairID = -2
+)
+
+// negPrefixes make the negation of a word when both forms occur.
+var negPrefixes = []string{"un", "non-", "non", "dis"}
+
+// morphPair reports whether neg is base negated by a prefix.
+func morphPair(base, neg *token) bool {
+	b, ok := negatedBase(neg)
+	return ok && base.content() && b == base.raw
+}
+
+// modifiesObject reports whether token i, after the verb of a predicate
+// that holds many values, modifies the noun that follows it ("small boats",
+// "a wired mouse", "tests for public functions"): it says which things,
+// not how they are.
+func (c *clause) modifiesObject(i int) bool {
+	if c.copular || c.pred != nil && c.pred.val != multi || i <= c.verb || i+1 >= c.hi {
+		return false
+	}
+	t, next := c.tok(i), c.tok(i+1)
+	return t.content() && next.content() && next.flags&tBreak == 0 && c.roles[rChain]&(1<<i) == 0
+}
+
+// sameSlot reports whether both clauses give a value to the same slot.
+func sameSlot(a, b *clause) bool {
+	if a.pred == nil || b.pred == nil || a.pred.slot != b.pred.slot {
+		return false
+	}
+	if a.pred.slot == slotNoun {
+		return a.slotSel().equal(b.slotSel())
+	}
+	return a.owner().equal(b.owner())
 }
 
 // value: the same one-value slot holds different values ("lives in
 // Toronto" / "lives in Vancouver"). A value that refines the other
 // ("Toronto" / "downtown Toronto") or predicates that hold many values
-// ("plays tennis" / "plays the piano") are not a conflict.
-func value(a, b *Statement, e *explain, out *fired) bool {
-	if !a.hasPred || !b.hasPred || a.negated || b.negated || a.irreal != b.irreal {
-		return false
+// ("plays tennis" / "plays the piano") are not a conflict; a quantity that
+// changed in an otherwise identical statement is ("takes 10 mg" / "takes 20
+// mg").
+func value(a, b *clause, e *explain) (fired, bool) {
+	if a.negated || b.negated || a.irreal != b.irreal {
+		return fired{}, false
 	}
 	if !sameSlot(a, b) {
-		return false
+		return quantity(a, b, e)
 	}
-	if a.pr().val == multi {
-		e.miss(a.pr().multiReason)
-		return false
+	if a.pred.val == multi {
+		e.miss(a.pred.multiReason)
+		return quantity(a, b, e)
 	}
 	if a.past || b.past {
 		e.miss("No contradiction: one statement is about the past.")
-		return false
+		return fired{}, false
 	}
 	if b.addAdv {
 		e.miss("No contradiction: the newer statement adds a value (also, too, another).")
-		return false
+		return fired{}, false
 	}
 	va, vb := a.value(), b.value()
 	if va.count() == 0 || vb.count() == 0 {
-		return false
+		return fired{}, false
 	}
-	label, labelRef := a.pr().display, wordRef{}
-	if a.pr().slot == slotNoun {
-		label, labelRef = "", wordsOf(a.slotSel(), b)
+	if ka, kb := a.valueKind(), b.valueKind(); ka != kb || ka == valueNone {
+		e.miss("No contradiction: the values are of different kinds (a city and a kind of home, an employer and a time).")
+		return fired{}, false
 	}
-	if va.subsetOf(vb) || vb.subsetOf(va) {
+	label := a.pred.display
+	if a.pred.slot == slotNoun {
+		label = a.slotSel().text()
+	}
+	if agree(va, vb) {
 		// Same value. A different role at the same employer is a change.
-		if a.pr().slot == slotEmployer && b.pr().slot == slotEmployer {
+		if a.pred.slot == slotEmployer && b.pred.slot == slotEmployer {
 			aa, ab := a.asSel(), b.asSel()
 			if aa.count() > 0 && ab.count() > 0 && !aa.subsetOf(ab) && !ab.subsetOf(aa) {
-				*out = fired{kind: sigValue, conf: confValueRole, label: "works as", from: wordsOf(aa, b), to: wordsOf(ab, b), hasTo: true}
-				return true
+				return fired{SignalValue, confValueRole, change("works as", aa, ab)}, true
 			}
 		}
 		e.miss("No contradiction: the values agree.")
-		return false
+		return fired{}, false
 	}
-	if va.subsetOf(b.core()) || vb.subsetOf(a.core()) {
+	if va.subsetOf(b.tail()) || vb.subsetOf(a.tail()) {
 		e.miss("No contradiction: the newer statement refines the older value.")
-		return false
+		return fired{}, false
 	}
-	if !a.scope().equal(b.scope()) {
+	if !a.scope().equal(b.scope()) || !sameTime(a, b) {
 		e.miss("No contradiction: the values hold at different times (weekends, summer...).")
-		return false
+		return fired{}, false
 	}
-	var conf float64
-	switch a.pr().val {
-	case single:
-		conf = confValueDisjoint
-		if va.shared(vb) > 0 {
-			conf = confValueOverlap
-		}
-	case usually:
-		conf = confValueUsually
-	case category:
-		ha, hb := va.last(), vb.last()
-		switch {
-		case sameStem(a, &a.toks[ha], b, &b.toks[hb]):
-			conf = confValueCategory
-		case va.count() == 1 && vb.count() == 1:
-			conf = confValueCatBare
-		default:
-			e.miss("No contradiction: preferences about different kinds of things.")
-			return false
-		}
-	default:
-		e.miss(a.pr().multiReason)
-		return false
+	conf, ok := slotConfidence(a, b, va, vb, e)
+	if !ok {
+		return fired{}, false
 	}
-	*out = fired{kind: sigValue, conf: conf, label: label, labelRef: labelRef, from: wordsOf(va, b), to: wordsOf(vb, b), hasTo: true}
-	return true
+	return fired{SignalValue, conf, change(label, va, vb)}, true
 }
 
-// temporal: the newer statement says something changed (switched, moved,
-// migrated, now, instead) and the change lands on what the older one says.
-// A temporal word on an addition ("recently started reading poetry") is not
-// a change.
-func temporal(a, b *Statement, e *explain, out *fired) bool {
-	if b.replaceAt < 0 && !b.strong && !b.now {
+// slotConfidence is how sure a conflict of values va and vb of a's slot is.
+func slotConfidence(a, b *clause, va, vb sel, e *explain) (float64, bool) {
+	switch a.pred.val {
+	case single:
+		if va.shared(vb) > 0 {
+			return confValueOverlap, true
+		}
+		return confValueDisjoint, true
+	case usually:
+		return confValueUsually, true
+	case category:
+		ha, hb := a.tok(va.last()), b.tok(vb.last())
+		switch {
+		case ha.stem == hb.stem:
+			return confValueCategory, true
+		case va.count() == 1 && vb.count() == 1 && a.objIdx == a.valIdx && b.objIdx == b.valIdx:
+			return confValueCatBare, true
+		}
+		e.miss("No contradiction: preferences about different kinds of things.")
+		return 0, false
+	}
+	e.miss(a.pred.multiReason)
+	return 0, false
+}
+
+// agree reports values that are the same, or of which one is the other
+// with more detail: "Toronto" and "downtown Toronto", version "20" and
+// "20.11.1".
+func agree(va, vb sel) bool {
+	if va.subsetOf(vb) || vb.subsetOf(va) {
+		return true
+	}
+	if va.count() != 1 || vb.count() != 1 {
 		return false
+	}
+	x, y := va.st.toks[va.last()].raw, vb.st.toks[vb.last()].raw
+	for _, sep := range []string{".", "-"} {
+		if strings.HasPrefix(x, y+sep) || strings.HasPrefix(y, x+sep) {
+			return true // "20" and "20.11.1", "Berlin" and "Berlin-Kreuzberg"
+		}
+	}
+	return typo(x, y)
+}
+
+// typo reports two words of at least six letters that differ by one
+// letter added, dropped, replaced or two swapped ("Torronto", "Shopfy"): a
+// misspelling, not another value.
+func typo(x, y string) bool {
+	if len(x) < 6 || len(y) < 6 || x[0] != y[0] || strings.ContainsAny(x+y, "0123456789") {
+		return false
+	}
+	if len(x) > len(y) {
+		x, y = y, x
+	}
+	i := 0
+	for i < len(x) && x[i] == y[i] {
+		i++
+	}
+	switch {
+	case len(y) == len(x)+1:
+		return x[i:] == y[i+1:]
+	case len(y) != len(x):
+		return false
+	case i+1 < len(x) && x[i] == y[i+1] && x[i+1] == y[i]:
+		return x[i+2:] == y[i+2:]
+	}
+	return i == len(x) || x[i+1:] == y[i+1:]
+}
+
+// Kinds of value of a slot that holds a name or a place.
+const (
+	valueName = iota // "Lisbon", "Stripe", "the hospital"
+	valueKind        // "a rented flat", "a standing desk": what kind, not which
+	valueNone        // a time or a means: "at night", "by train", "at home"
+)
+
+// valueKind tells a named value from a kind of thing and from no value at
+// all, for the slots where it matters: "lives in a rented flat" says nothing
+// of the city, "works at night" nothing of the employer.
+func (c *clause) valueKind() int {
+	switch c.pred.slot {
+	case slotResidence, slotEmployer, slotNickname:
+	default:
+		return valueName
+	}
+	v0 := bits.TrailingZeros64(c.valIdx)
+	first := c.tok(v0)
+	if first.flags&(fScope|fTime) != 0 || byMeans[first.raw] || first.raw == "home" {
+		return valueNone
+	}
+	if v0 > c.start && (c.tok(v0-1).raw == "a" || c.tok(v0-1).raw == "an") {
+		return valueKind
+	}
+	return valueName
+}
+
+// quantity: the statements are the same word for word but for one number
+// that counts what follows it ("takes 10 mg of lisinopril" / "takes 20 mg
+// of lisinopril", "has two cats" / "has one cat now"), or the version of a
+// name ("uses React 17" / "uses React 18"). Any other number that ends the
+// statement names rather than counts ("hobby number 2", "apartment 4B",
+// "team 3"), and two names of a many-valued thing do not conflict.
+func quantity(a, b *clause, e *explain) (fired, bool) {
+	if a.past || b.past || b.addAdv || !a.subject().equal(b.subject()) || !sameTime(a, b) {
+		return fired{}, false
+	}
+	sa, sb := a.sequence(), b.sequence()
+	if len(sa) != len(sb) {
+		return fired{}, false
+	}
+	diff := -1
+	for k := range sa {
+		ta, tb := a.tok(sa[k]), b.tok(sb[k])
+		if ta.stem == tb.stem {
+			continue
+		}
+		if diff >= 0 || ta.flags&tNumber == 0 || tb.flags&tNumber == 0 || agree(a.sel(1<<sa[k]), b.sel(1<<sb[k])) {
+			return fired{}, false
+		}
+		diff = k
+	}
+	if diff < 0 || !a.counts(sa, diff) || !b.counts(sb, diff) {
+		return fired{}, false
+	}
+	return fired{SignalValue, confValueDisjoint, change("quantity", a.sel(1<<sa[diff]), b.sel(1<<sb[diff]))}, true
+}
+
+// counts reports whether the number at position k of the clause's word
+// sequence seq counts what follows it, or is the version of the capitalised
+// name before it ("React 18"); a number that ends a statement otherwise
+// names something ("team 3").
+func (c *clause) counts(seq []int, k int) bool {
+	return k < len(seq)-1 || k > 0 && c.tok(seq[k-1]).flags&tCap != 0
+}
+
+// sequence is the clause's content words in order.
+func (c *clause) sequence() []int {
+	var out []int
+	for m := c.coreIdx; m != 0; m &= m - 1 {
+		out = append(out, bits.TrailingZeros64(m))
+	}
+	return out
+}
+
+// temporal: the newer clause says something changed (switched, moved,
+// migrated, now, instead) and the change lands on what the older one says.
+// A temporal word on an addition ("recently started reading poetry") is
+// not a change.
+func temporal(a, b *clause, e *explain) (fired, bool) {
+	if b.replaceAt < 0 && !b.strong && !b.now {
+		return fired{}, false
 	}
 	if a.irreal || b.irreal || a.negated || b.negated || a.past {
-		return false
+		return fired{}, false
 	}
-	if b.addAdv || (b.addVerb && !b.strong && b.replaceAt < 0) {
+	if b.addAdv || b.addVerb && !b.strong && b.replaceAt < 0 {
 		e.miss("No contradiction: the newer statement adds something rather than replacing it.")
-		return false
+		return fired{}, false
 	}
-	if !a.created.IsZero() && !b.created.IsZero() && b.created.Before(a.created) {
+	if !a.st.created.IsZero() && !b.st.created.IsZero() && b.st.created.Before(a.st.created) {
 		e.miss("No contradiction: the statement announcing a change is the older one.")
-		return false
+		return fired{}, false
 	}
-	marker, markerRef := "now", wordRef{}
+	marker := "now"
 	if b.replaceAt >= 0 {
-		marker, markerRef = "", wordRef{idx: 1 << uint(b.replaceAt), newer: true}
+		marker = b.tok(b.replaceAt).raw
 	} else if b.strong {
 		marker = "instead"
 	}
-	// "switched from X to Y", "replaced X with Y" where X is the older value.
-	if f := b.from(); f.count() > 0 && f.subsetOf(a.core()) {
-		*out = fired{kind: sigTemporal, conf: confTemporalFrom, label: marker, labelRef: markerRef, from: wordsOf(f, b), to: wordsOf(b.target(), b), hasTo: true}
-		return true
+	// "switched from X to Y", "Y instead of X", "replaced X with Y" where X
+	// is the older value.
+	if f := b.from(); f.count() > 0 && f.subsetOf(a.core()) && b.asSel().subsetOf(a.tail()) {
+		return fired{SignalTemporal, confTemporalFrom, change(marker, f, b.target())}, true
 	}
-	if b.replaceAt >= 0 {
-		switch string(b.stem(&b.toks[b.replaceAt])) {
+	if b.replaceAt >= 0 && !b.passive {
+		switch b.tok(b.replaceAt).stem {
 		case "replace", "swap", "trade", "convert":
 			if v := b.value(); v.count() > 0 && v.subsetOf(a.core()) {
-				*out = fired{kind: sigTemporal, conf: confTemporalFrom, label: marker, labelRef: markerRef, from: wordsOf(v, b), to: wordsOf(b.target(), b), hasTo: true}
-				return true
+				return fired{SignalTemporal, confTemporalFrom, change(marker, v, b.target())}, true
 			}
 		}
+	}
+	if f, ok := changedSlot(a, b, marker); ok {
+		return f, true
 	}
 	if !a.subject().equal(b.subject()) {
 		e.miss("No contradiction: the change is about a different subject.")
-		return false
-	}
-	if a.verb >= 0 && b.verb >= 0 && b.replaceAt < 0 {
-		va, vb := &a.toks[a.verb], &b.toks[b.verb]
-		if va.content() && sameStem(a, va, b, vb) {
-			oa, ob := a.object(), b.object()
-			if oa.subsetOf(ob) || ob.subsetOf(oa) {
-				return false
-			}
-			conf := confTemporalWeak
-			if b.strong || oa.shared(ob) > 0 {
-				conf = confTemporalVerb
-			}
-			*out = fired{kind: sigTemporal, conf: conf, label: marker, labelRef: markerRef, from: wordsOf(a.object(), b), to: wordsOf(ob, b), hasTo: true}
-			return true
-		}
+		return fired{}, false
 	}
 	if b.replaceAt < 0 {
-		return false
+		return nowChange(a, b, marker)
+	}
+	return changeVerb(a, b, marker, e)
+}
+
+// changedSlot: a change verb whose object is what the older clause is
+// about ("switched my main email to Fastmail" against "My main email is
+// Hotmail", "moved the printer to the hallway" against "The printer is in
+// the office").
+func changedSlot(a, b *clause, marker string) (fired, bool) {
+	changed := b.sel(b.valIdx &^ b.tgtIdx)
+	t := b.target()
+	if b.replaceAt < 0 || changed.count() == 0 || t.count() == 0 || !changed.subsetOf(a.subject()) || t.subsetOf(a.core()) {
+		return fired{}, false
+	}
+	conf := confTemporalContext
+	if changed.sharedFlag(a.core(), fSingleMod|fAttr) {
+		conf = confTemporalSlot
+	}
+	return fired{SignalTemporal, conf, change(marker, a.value(), t)}, true
+}
+
+// nowChange: "now" or "instead" with the older clause's verb and another
+// object ("uses Slack" / "now uses Discord").
+func nowChange(a, b *clause, marker string) (fired, bool) {
+	if a.verb < 0 || b.verb < 0 || !a.tok(a.verb).content() || a.tok(a.verb).stem != b.tok(b.verb).stem {
+		return fired{}, false
+	}
+	oa, ob := a.object(), b.object()
+	if oa.subsetOf(ob) || ob.subsetOf(oa) {
+		return fired{}, false
+	}
+	conf := confTemporalWeak
+	if b.strong || oa.shared(ob) > 0 {
+		conf = confTemporalVerb
+	}
+	return fired{SignalTemporal, conf, change(marker, oa, ob)}, true
+}
+
+// changeVerb: a change verb whose new value the older clause does not
+// already hold. The context it shares with the older clause says which slot
+// changed: a named one-value slot ("as the main editor", "standup") or at
+// least a common word.
+func changeVerb(a, b *clause, marker string, e *explain) (fired, bool) {
+	if b.slotIdx != 0 && !a.slotSel().equal(b.slotSel()) {
+		e.miss("No contradiction: the change is to another slot.")
+		return fired{}, false
 	}
 	t := b.target()
 	if t.count() == 0 || t.subsetOf(a.core()) {
 		e.miss("No contradiction: the change leads to what the older statement already says.")
-		return false
+		return fired{}, false
 	}
-	// The context the change shares with the older statement (besides the
-	// new value) says which slot changed: a named one-value slot ("as the
-	// main editor", "standup" as subject) or at least a common word.
 	pa, pb := a.core(), b.core()
 	conf := confTemporalBare
 	switch {
@@ -372,6 +595,5 @@ func temporal(a, b *Statement, e *explain, out *fired) bool {
 	case pb.shared(pa) > 0:
 		conf = confTemporalContext
 	}
-	*out = fired{kind: sigTemporal, conf: conf, label: marker, labelRef: markerRef, from: wordsOf(a.value(), b), to: wordsOf(t, b), hasTo: true}
-	return true
+	return fired{SignalTemporal, conf, change(marker, a.value(), t)}, true
 }

@@ -32,48 +32,7 @@ type zipfSpec struct {
 func zipfAspects(spec zipfSpec, corpus []Input) [][]Input {
 	r := rand.New(rand.NewPCG(spec.seed, 0x5eed))
 	zipf := rand.NewZipf(r, 1.3, 1, uint64(spec.maxSiblings-1))
-	cities := strings.Fields("Toronto Vancouver Montreal Calgary Ottawa Lisbon Porto Madrid Barcelona Berlin Munich Hamburg Vienna Zurich Geneva Paris Lyon Brussels Amsterdam Copenhagen Oslo Stockholm Helsinki Riga Warsaw Prague Budapest Athens Rome Milan Dublin Edinburgh London Boston Chicago Denver Austin Seattle Tokyo Osaka Seoul Taipei Singapore Sydney Auckland Lima Bogota Nairobi Lagos Cairo Istanbul Mumbai Delhi Hanoi Manila Jakarta")
-	people := strings.Fields("Dana Priya Alex Jordan Morgan Casey Riley Avery Quinn Rowan Sasha Kai Noor Amari Imani Tomas Lucia Mateo Sofia Yuki Arjun Ananya Chen Wei Olga Ivan Lena Jonas Freya Emil")
-	companies := strings.Fields("Shopify Stripe Figma Atlassian Canva Spotify Klarna Adyen Zalando Booking Monzo Revolut Wise Grab Rakuten Naver Infosys Nubank Globant Notion Linear Vercel GitLab Datadog Cloudflare")
-	languages := strings.Fields("French Japanese Korean Spanish Portuguese German Italian Dutch Swedish Polish Greek Turkish Arabic Hindi Tamil Swahili Mandarin Thai Russian Finnish")
-	foods := strings.Fields("olives figs mangoes lychees kimchi miso tempeh halloumi brie gouda sourdough bagels churros baklava mochi gelato sorbet granola")
-	items := strings.Fields("bicycle kayak telescope drone piano violin guitar cello turntable camera tent hammock skateboard snowboard surfboard tablet")
-	games := strings.Fields("tennis squash badminton chess go poker bridge volleyball basketball football hockey golf cricket rugby darts bowling")
-	editors := strings.Fields("Neovim Emacs Helix Zed Sublime IntelliJ Xcode Kakoune Nano")
-	favs := strings.Fields("food band book movie colour season drink podcast painter")
-	slots := []func(i int) string{
-		func(i int) string { return "Lives in " + cities[i%len(cities)] },
-		func(i int) string { return "Works at " + companies[i%len(companies)] },
-		func(i int) string { return "Reports to " + people[i%len(people)] },
-		func(i int) string { return "Main editor is " + editors[i%len(editors)] },
-		func(i int) string { return "Is married to " + people[(i+7)%len(people)] },
-		func(i int) string { return fmt.Sprintf("Rent is $%d a month", 1200+i*75) },
-	}
-	for _, f := range favs {
-		slots = append(slots, func(i int) string { return fmt.Sprintf("Favourite %s is %s", f, foods[i%len(foods)]) })
-	}
-	suffix := func(round int) string {
-		if round == 0 {
-			return ""
-		}
-		return " with friends from " + cities[round%len(cities)]
-	}
-	many := func(n int) string {
-		k := n / 6
-		switch n % 6 {
-		case 0:
-			return fmt.Sprintf("Visited %s in %d", cities[k%len(cities)], 2008+(k/len(cities))%18)
-		case 1:
-			return fmt.Sprintf("Knows %s from the %s office", people[k%len(people)], cities[(k/len(people))%len(cities)])
-		case 2:
-			return "Speaks " + languages[k%len(languages)] + suffix(k/len(languages))
-		case 3:
-			return "Likes " + foods[k%len(foods)] + suffix(k/len(foods))
-		case 4:
-			return "Owns a " + items[k%len(items)] + suffix(k/len(items))
-		}
-		return "Plays " + games[k%len(games)] + suffix(k/len(games))
-	}
+	slots, many := zipfStatements()
 	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	var out [][]Input
 	for total := 0; total < spec.attributes; {
@@ -102,6 +61,54 @@ func zipfAspects(spec zipfSpec, corpus []Input) [][]Input {
 		out = append(out, aspect)
 	}
 	return out
+}
+
+// zipfStatements returns the makers of zipfAspects' statements: one-value
+// slots (the i-th value of each) and many-valued statements (the n-th).
+func zipfStatements() (slots []func(i int) string, many func(n int) string) {
+	cities := strings.Fields("Toronto Vancouver Montreal Calgary Ottawa Lisbon Porto Madrid Barcelona Berlin Munich Hamburg Vienna Zurich Geneva Paris Lyon Brussels Amsterdam Copenhagen Oslo Stockholm Helsinki Riga Warsaw Prague Budapest Athens Rome Milan Dublin Edinburgh London Boston Chicago Denver Austin Seattle Tokyo Osaka Seoul Taipei Singapore Sydney Auckland Lima Bogota Nairobi Lagos Cairo Istanbul Mumbai Delhi Hanoi Manila Jakarta")
+	people := strings.Fields("Dana Priya Alex Jordan Morgan Casey Riley Avery Quinn Rowan Sasha Kai Noor Amari Imani Tomas Lucia Mateo Sofia Yuki Arjun Ananya Chen Wei Olga Ivan Lena Jonas Freya Emil")
+	companies := strings.Fields("Shopify Stripe Figma Atlassian Canva Spotify Klarna Adyen Zalando Booking Monzo Revolut Wise Grab Rakuten Naver Infosys Nubank Globant Notion Linear Vercel GitLab Datadog Cloudflare")
+	languages := strings.Fields("French Japanese Korean Spanish Portuguese German Italian Dutch Swedish Polish Greek Turkish Arabic Hindi Tamil Swahili Mandarin Thai Russian Finnish")
+	foods := strings.Fields("olives figs mangoes lychees kimchi miso tempeh halloumi brie gouda sourdough bagels churros baklava mochi gelato sorbet granola")
+	items := strings.Fields("bicycle kayak telescope drone piano violin guitar cello turntable camera tent hammock skateboard snowboard surfboard tablet")
+	games := strings.Fields("tennis squash badminton chess go poker bridge volleyball basketball football hockey golf cricket rugby darts bowling")
+	editors := strings.Fields("Neovim Emacs Helix Zed Sublime IntelliJ Xcode Kakoune Nano")
+	favs := strings.Fields("food band book movie colour season drink podcast painter")
+	slots = []func(i int) string{
+		func(i int) string { return "Lives in " + cities[i%len(cities)] },
+		func(i int) string { return "Works at " + companies[i%len(companies)] },
+		func(i int) string { return "Reports to " + people[i%len(people)] },
+		func(i int) string { return "Main editor is " + editors[i%len(editors)] },
+		func(i int) string { return "Is married to " + people[(i+7)%len(people)] },
+		func(i int) string { return fmt.Sprintf("Rent is $%d a month", 1200+i*75) },
+	}
+	for _, f := range favs {
+		slots = append(slots, func(i int) string { return fmt.Sprintf("Favourite %s is %s", f, foods[i%len(foods)]) })
+	}
+	suffix := func(round int) string {
+		if round == 0 {
+			return ""
+		}
+		return " with friends from " + cities[round%len(cities)]
+	}
+	many = func(n int) string {
+		k := n / 6
+		switch n % 6 {
+		case 0:
+			return fmt.Sprintf("Visited %s in %d", cities[k%len(cities)], 2008+(k/len(cities))%18)
+		case 1:
+			return fmt.Sprintf("Knows %s from the %s office", people[k%len(people)], cities[(k/len(people))%len(cities)])
+		case 2:
+			return "Speaks " + languages[k%len(languages)] + suffix(k/len(languages))
+		case 3:
+			return "Likes " + foods[k%len(foods)] + suffix(k/len(foods))
+		case 4:
+			return "Owns a " + items[k%len(items)] + suffix(k/len(items))
+		}
+		return "Plays " + games[k%len(games)] + suffix(k/len(games))
+	}
+	return slots, many
 }
 
 // sweepStats is what a sweep found.
@@ -169,7 +176,14 @@ func sweepBlocked(aspect []Input, s *sweepStats, fired func(i, j int)) {
 			}
 		}
 	}
-	// The semantic fallback: pairs sharing at least three content keys.
+	semanticPairs(st, isFired, s)
+}
+
+// semanticPairs finds the pairs for the semantic fallback of one aspect,
+// oldest first: those sharing at least three content keys that no signal
+// fired on, counted through an inverted index of content keys.
+func semanticPairs(st []*Statement, isFired map[[2]int32]bool, s *sweepStats) {
+	n := len(st)
 	postings := map[Key][]int32{}
 	count := make([]int32, n)
 	var ck []Key

@@ -123,10 +123,15 @@ func TestEvalCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, out)
 	}
-	for _, want := range []string{"overall", "heuristic classes", "precision", "recall", "F1", "TP", "FP", "FN", "TN", "negation", "multi_valued"} {
+	for _, want := range []string{"overall", "heuristic classes", "precision", "recall", "F1", "TP", "FP", "FN", "TN", "negation", "multi_valued",
+		"review band [0.50, 0.70): "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+	band, _, code := runCLI(t, "", nil, "eval", corpus, "--review-confidence", "0.6")
+	if code != 0 || !strings.Contains(band, "review band [0.60, 0.70): ") {
+		t.Errorf("--review-confidence 0.6: exit %d\n%s", code, band)
 	}
 	if strings.Contains(out, "misclassified:") {
 		t.Errorf("misclassified pairs listed without --verbose")
@@ -152,5 +157,8 @@ func TestEvalCommand(t *testing.T) {
 	}
 	if _, _, code := runCLI(t, "", nil, "eval", corpus, "--min-confidence", "2"); code != exitUsage {
 		t.Errorf("bad --min-confidence: exit %d", code)
+	}
+	if _, _, code := runCLI(t, "", nil, "eval", corpus, "--review-confidence", "0.8"); code != exitUsage {
+		t.Errorf("--review-confidence above the minimum: exit %d", code)
 	}
 }

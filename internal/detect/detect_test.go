@@ -168,22 +168,30 @@ func TestEvaluate(t *testing.T) {
 		`{"id":"2","older":"Plays tennis","newer":"Plays the piano","label":false,"cls":"multi_valued"}`,
 		`{"id":"3","older":"Is vegan","newer":"Had a steak and loved it","label":true,"cls":"semantic"}`,
 		`{"id":"4","older":"a","newer":"b"}`,
+		// The review band: a change whose slot is a guess (0.55), a car that
+		// is usually one (0.6).
+		`{"id":"5","older":"Works at Google","newer":"Moved to Microsoft in June","label":true,"cls":"temporal"}`,
+		`{"id":"6","older":"Drives a Toyota Corolla","newer":"Drives a Tesla Model 3","label":false,"cls":"value"}`,
 	}, "\n")
-	rep, err := Evaluate(strings.NewReader(in), 0.7)
+	rep, err := Evaluate(strings.NewReader(in), 0.7, 0.5)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Overall != (Counts{TP: 1, FN: 1, TN: 1}) || rep.Heuristic != (Counts{TP: 1, TN: 1}) {
+	if rep.Overall != (Counts{TP: 1, FN: 2, TN: 2}) || rep.Heuristic != (Counts{TP: 1, FN: 1, TN: 2}) {
 		t.Fatalf("overall %+v heuristic %+v", rep.Overall, rep.Heuristic)
 	}
-	if len(rep.Errors) != 1 || len(rep.Misses) != 1 || rep.Misses[0].Class != "semantic" {
+	if rep.Review != (Band{True: 1, False: 1}) || rep.ReviewHeuristic != (Band{True: 1, False: 1}) {
+		t.Fatalf("review band %+v, heuristic classes %+v", rep.Review, rep.ReviewHeuristic)
+	}
+	if len(rep.Errors) != 1 || len(rep.Misses) != 2 || rep.Misses[0].Class != "semantic" {
 		t.Fatalf("errors %v misses %+v", rep.Errors, rep.Misses)
 	}
 	var out bytes.Buffer
 	if err := rep.Write(&out, true); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"overall", "heuristic classes", "semantic", "false negative", "Had a steak", `missing "label"`} {
+	for _, want := range []string{"overall", "heuristic classes", "semantic", "false negative", "Had a steak", `missing "label"`,
+		"review band [0.50, 0.70): 2 pairs, 1 true, 1 false"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}
@@ -214,18 +222,19 @@ func TestCorpus(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	rep, err := Evaluate(f, 0.7)
+	rep, err := Evaluate(f, 0.7, 0.5)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rep.Errors) > 0 {
 		t.Fatalf("corpus lines not evaluated: %v", rep.Errors)
 	}
-	if n := rep.Overall.N(); n < 300 {
-		t.Fatalf("corpus has %d pairs, want at least 300", n)
+	if n := rep.Overall.N(); n < 800 {
+		t.Fatalf("corpus has %d pairs, want at least 800", n)
 	}
-	for _, cls := range []string{"negation", "antonym", "value", "temporal", "semantic",
-		"compatible_negation", "antonym_other_subject", "multi_valued", "temporal_addition", "elaboration", "constraint"} {
+	for _, cls := range []string{"negation", "antonym", "value", "temporal", "clauses", "semantic",
+		"compatible_negation", "antonym_other_subject", "antonym_object", "multi_valued", "other_slot",
+		"other_subject", "temporal_addition", "elaboration", "history", "constraint"} {
 		if rep.Classes[cls] == nil {
 			t.Errorf("corpus has no pair of class %s", cls)
 		}

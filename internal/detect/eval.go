@@ -60,20 +60,37 @@ type Miss struct {
 	Result Result
 }
 
-// Report is the outcome of an evaluation.
-type Report struct {
-	MinConfidence float64
-	Overall       Counts
-	Heuristic     Counts // every class but SemanticClass
-	Classes       map[string]*Counts
-	Misses        []Miss
-	Errors        []string // lines that could not be evaluated
+// Band counts the pairs whose confidence falls in the review band, [review,
+// min): what two-band mode sends to a human as proposals.
+type Band struct{ True, False int }
+
+func (b *Band) add(label bool) {
+	if label {
+		b.True++
+	} else {
+		b.False++
+	}
 }
 
-// Evaluate runs the decision over labelled pairs. A line without "label"
-// is an error line, like a malformed one.
-func Evaluate(r io.Reader, min float64) (*Report, error) {
-	rep := &Report{MinConfidence: min, Classes: map[string]*Counts{}}
+// Report is the outcome of an evaluation.
+type Report struct {
+	MinConfidence    float64
+	ReviewConfidence float64
+	Overall          Counts
+	Heuristic        Counts // every class but SemanticClass
+	Review           Band   // every class
+	ReviewHeuristic  Band   // every class but SemanticClass
+	Classes          map[string]*Counts
+	Misses           []Miss
+	Errors           []string // lines that could not be evaluated
+}
+
+// Evaluate runs the decision over labelled pairs: a pair is superseded at
+// or above min, and counted in the review band when its confidence is in
+// [review, min). A line without "label" is an error line, like a malformed
+// one.
+func Evaluate(r io.Reader, min, review float64) (*Report, error) {
+	rep := &Report{MinConfidence: min, ReviewConfidence: review, Classes: map[string]*Counts{}}
 	err := Lines(r, func(n int, line []byte, tooLong bool) error {
 		if tooLong {
 			rep.Errors = append(rep.Errors, fmt.Sprintf("line %d: longer than %d bytes", n, MaxLineBytes))
@@ -92,6 +109,12 @@ func Evaluate(r io.Reader, min float64) (*Report, error) {
 		rep.Overall.add(label, res.Supersede)
 		if p.Class != SemanticClass {
 			rep.Heuristic.add(label, res.Supersede)
+		}
+		if res.Confidence > 0 && res.Confidence >= review && res.Confidence < min {
+			rep.Review.add(label)
+			if p.Class != SemanticClass {
+				rep.ReviewHeuristic.add(label)
+			}
 		}
 		cls := p.Class
 		if cls == "" {
@@ -136,7 +159,10 @@ func (rep *Report) Write(w io.Writer, verbose bool) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nmin confidence %.2f; heuristic classes exclude %q; %d misclassified", rep.MinConfidence, SemanticClass, len(rep.Misses))
+	fmt.Fprintf(w, "\nreview band [%.2f, %.2f): %d pairs, %d true, %d false (heuristic classes: %d true, %d false)\n",
+		rep.ReviewConfidence, rep.MinConfidence, rep.Review.True+rep.Review.False, rep.Review.True, rep.Review.False,
+		rep.ReviewHeuristic.True, rep.ReviewHeuristic.False)
+	fmt.Fprintf(w, "min confidence %.2f; heuristic classes exclude %q; %d misclassified", rep.MinConfidence, SemanticClass, len(rep.Misses))
 	if len(rep.Errors) > 0 {
 		fmt.Fprintf(w, "; %d lines not evaluated", len(rep.Errors))
 	}

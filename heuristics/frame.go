@@ -1,0 +1,388 @@
+package heuristics
+
+import "math/bits"
+
+// findFrame finds the predicate, the value and the slot, starting after the
+// verb chain at j.
+func (c *clause) findFrame(j int, copula, aux bool) {
+	lx := defaultLexicon
+	k := j
+	if c.verb >= 0 {
+		vt := c.tok(c.verb)
+		// Past tense only without auxiliary or copula ("is married" is a
+		// state; "lived in" is history), and never for change verbs (a move
+		// is news) or "born" (a birthplace does not expire).
+		p, n := c.lookupPred(c.verb)
+		switch {
+		case c.replaceAt >= 0 || vt.stem == "born":
+			c.past = false
+		case !copula && !aux:
+			// "Married to Jon" is a state, as a participle of a stative
+			// predicate is.
+			c.past = vt.flags&fPast != 0 && !(p != nil && p.stative && c.verb == c.start)
+		}
+		if p != nil && (!p.passiveOnly || c.passive) {
+			c.pred = p
+			c.roles[rChain] |= span(c.verb+1, c.verb+n)
+			k = c.verb + n
+		}
+	} else if copula && c.is(j, wordFrom) {
+		c.pred = lx.beFrom
+		c.roles[rChain] |= 1 << j
+		k = j + 1
+	}
+	c.readValue(k, copula)
+	if c.passive {
+		c.agent()
+	}
+	c.readChange()
+	c.findSlot()
+}
+
+// lookupPred finds the longest predicate key at verb v: its canonical stem
+// followed by up to three words. It returns the number of tokens used.
+func (c *clause) lookupPred(v int) (*predicate, int) {
+	node := defaultLexicon.predRoots[c.tok(v).stem]
+	var best *predicate
+	n := 0
+	for m := 0; node != nil; m++ {
+		if node.pred != nil {
+			best, n = node.pred, m+1
+		}
+		if m == 3 || v+m+1 >= c.hi {
+			break
+		}
+		node = node.next[c.tok(v+m+1).raw]
+	}
+	return best, n
+}
+
+// readValue reads the value from k: articles, negation and (after a copula)
+// a leading preposition are skipped, then the value runs up to the first
+// preposition or conjunction; the rest of the clause qualifies it. A value
+// of coordinated words ("chess or poker") keeps its conjuncts apart.
+func (c *clause) readValue(k int, copula bool) {
+	j := k
+	for k < c.hi {
+		f := c.tok(k).flags
+		if f&(fDet|fNeg|fSelf) != 0 || f&fStop != 0 && f&(fPrep|fConj) == 0 || copula && c.verb < 0 && f&fPrep != 0 && k == j {
+			c.roles[rChain] |= 1 << k
+			k++
+			continue
+		}
+		break
+	}
+	v0 := k
+	for k < c.hi && c.tok(k).flags&(fPrep|fSub) == 0 && (c.tok(k).flags&fConj == 0 || c.conjunct(k)) {
+		k++
+	}
+	c.roles[rVal] |= span(v0, k)
+	c.roles[rQual] |= span(k, c.hi)
+	c.valIdx = span(v0, k)
+	c.splitConjuncts(v0, k)
+	// "as (the) main editor", "as a backend engineer".
+	for m := k; m < c.hi; m++ {
+		if c.is(m, wordAs) && !(m+1 < c.hi && c.tok(m+1).raw == "well") {
+			c.asIdx = c.phrase(m + 1)
+			break
+		}
+	}
+}
+
+// conjunct reports whether the conjunction at k joins two words of one value
+// ("chess or poker", "Go, Python") rather than ending it.
+func (c *clause) conjunct(k int) bool {
+	return k+1 < c.hi && c.tok(k+1).content() && c.tok(k+1).flags&fVerb == 0
+}
+
+// splitConjuncts records the conjuncts of a coordinated value.
+func (c *clause) splitConjuncts(lo, hi int) {
+	var cur uint64
+	for k := lo; k < hi; k++ {
+		if c.tok(k).flags&fConj != 0 {
+			c.alts = append(c.alts, cur)
+			cur = 0
+			continue
+		}
+		cur |= 1 << k
+	}
+	if len(c.alts) > 0 {
+		c.alts = append(c.alts, cur)
+	}
+}
+
+// phrase returns the words from a (past articles) up to the next
+// preposition or conjunction.
+func (c *clause) phrase(a int) uint64 {
+	for a < c.hi && c.tok(a).flags&fDet != 0 {
+		a++
+	}
+	b := a
+	for b < c.hi && c.tok(b).flags&(fPrep|fConj) == 0 {
+		b++
+	}
+	return span(a, b)
+}
+
+// byMeans are what "by" introduces besides an agent ("by bike", "by
+// default").
+var byMeans = toSet(`default hand bike bicycle car train bus plane air boat ferry foot email phone mail
+	post text chat cheque check card cash transfer far now then design mistake accident chance night day
+	itself himself herself themselves`)
+
+// agent turns a passive with an agent into the active voice: "Traffic from
+// the VPN is blocked by the firewall" says what "The firewall blocks traffic
+// from the VPN" says. A change verb keeps its subject: in "Jenkins was
+// replaced by GitHub Actions" the agent is the new value.
+func (c *clause) agent() {
+	for m := c.verb + 1; m+1 < c.hi; m++ {
+		if c.tok(m).raw != "by" || byMeans[c.tok(m+1).raw] || c.tok(m+1).flags&(fTime|fScope|tNumber) != 0 {
+			continue
+		}
+		agent := c.phrase(m + 1)
+		if c.replaceAt >= 0 {
+			c.tgtIdx = agent
+			return
+		}
+		subj := c.roles[rSubj]
+		c.roles[rSubj] = agent
+		c.subjSpan = agent
+		c.roles[rQual] &^= agent | 1<<m
+		c.roles[rVal] |= subj
+		c.valIdx |= subj
+		return
+	}
+	c.implicit = c.replaceAt < 0 // "Kafka is used for event streaming": by whom is unsaid
+}
+
+// readChange reads what a change verb changes: "switched from X to Y",
+// "traded X for Y", "X was replaced with Y", "Y instead of X".
+func (c *clause) readChange() {
+	for m := c.start; m+1 < c.hi; m++ {
+		if c.tok(m).flags&fStrong != 0 && c.tok(m+1).raw == "of" {
+			c.fromIdx = c.phrase(m + 2) // "Redpanda instead of Kafka"
+		}
+	}
+	if c.replaceAt < 0 {
+		c.tgtIdx = c.valIdx
+		return
+	}
+	into := [2]uint8{wordTo, wordInto}
+	switch c.tok(c.replaceAt).stem {
+	case "replace", "swap", "trade":
+		into = [2]uint8{wordWith, wordFor}
+	}
+	if c.tgtIdx == 0 {
+		c.tgtIdx = c.valIdx
+		for m := c.hi - 1; m > c.replaceAt; m-- {
+			if c.is(m, into[0]) || c.is(m, into[1]) {
+				c.tgtIdx = c.phrase(m + 1)
+				break
+			}
+		}
+	}
+	// A change verb without a predicate of its own ("switched to Neovim as
+	// the main editor") gives its new value as the value.
+	if c.valIdx&c.contentMask() == 0 {
+		c.valIdx = c.tgtIdx
+	}
+	for m := c.replaceAt + 1; m < c.hi; m++ {
+		if c.is(m, wordFrom) {
+			c.fromIdx = c.phrase(m + 1)
+			return
+		}
+	}
+	if c.passive {
+		c.fromIdx = c.roles[rSubj] // "Jenkins was replaced by ..."
+	}
+}
+
+// tail is the content words of the clause and of the fragments that
+// elaborate it ("Lives in Leeds, Headingley").
+func (c *clause) tail() sel {
+	m := c.coreIdx
+	for i := c.hi; i < c.end; i++ {
+		if c.tok(i).content() {
+			m |= 1 << i
+		}
+	}
+	return c.sel(m)
+}
+
+// contentMask is the bitmap of the statement's content words.
+func (c *clause) contentMask() uint64 {
+	var m uint64
+	for i := c.start; i < c.hi; i++ {
+		if c.tok(i).content() {
+			m |= 1 << i
+		}
+	}
+	return m
+}
+
+// findSlot decides what the value is a value of: a named predicate, an "as
+// the main X" phrase, an age, or a noun slot: the subject of a copula or the
+// key of a note, when its head holds one value ("rent", "timeout", "main
+// editor") or the value is a number or a name ("cholesterol is 210").
+func (c *clause) findSlot() {
+	lx := defaultLexicon
+	c.ownerIdx = c.roles[rSubj]
+	switch {
+	case c.asIdx != 0 && c.tok(bits.TrailingZeros64(c.asIdx)).flags&(fSingleMod|fAttr) != 0:
+		// "as the main editor", "as the editor": the slot whatever the verb.
+		c.pred, c.slotIdx, c.ownerIdx = lx.nounPred, c.asIdx&^c.modifiers(), 0
+	case c.age():
+		c.pred = lx.agePred
+	case c.pred != nil:
+	case c.copular && c.roles[rSubj] != 0 && c.valIdx != 0:
+		c.nounSlot()
+	}
+}
+
+// age reads "N years old" anywhere in the clause, or a bare number said of
+// a person ("I'm 32", "Priya is 29").
+func (c *clause) age() bool {
+	for i := c.start + 1; i < c.hi; i++ {
+		if c.tok(i).flags&fAge == 0 {
+			continue
+		}
+		n := i - 1
+		if n > c.start && c.tok(n).stem == "year" {
+			n--
+		}
+		if c.tok(n).flags&tNumber != 0 {
+			c.valIdx = 1 << n
+			return true
+		}
+	}
+	v := c.valIdx & c.contentMask()
+	if !c.copular || bits.OnesCount64(v) != 1 || c.tok(bits.TrailingZeros64(v)).flags&tNumber == 0 {
+		return false
+	}
+	subj := c.roles[rSubj] & c.contentMask()
+	return subj == 0 || bits.OnesCount64(subj) == 1 && c.tok(bits.TrailingZeros64(subj)).flags&tCap != 0 && c.tok(bits.TrailingZeros64(subj)).flags&fAttr == 0
+}
+
+// nounSlot makes the subject of a copula a slot when it holds one value.
+// Its head is the last noun before a preposition ("the deploy target for
+// the API"); words that only say it is the one ("main", "favourite",
+// "monthly") do not name it. A head that names a predicate's slot
+// ("employer", "manager", "spouse") is that slot.
+func (c *clause) nounSlot() {
+	head, words := -1, uint64(0)
+	for m := c.roles[rSubj]; m != 0; m &= m - 1 {
+		i := bits.TrailingZeros64(m)
+		t := c.tok(i)
+		if t.flags&fPrep != 0 && head >= 0 {
+			break
+		}
+		if t.content() && t.flags&fSingleMod == 0 {
+			head = i
+			words |= 1 << i
+		}
+	}
+	if head < 0 {
+		return
+	}
+	h := c.tok(head)
+	plural := h.stem != h.raw && h.raw[len(h.raw)-1] == 's' && h.flags&fAttr == 0
+	one := h.flags&fAttr != 0 || c.noteKey > 0 || c.nounSubject() || c.nominalValue()
+	if !one || plural && !c.numericValue() {
+		return
+	}
+	if slot, ok := defaultLexicon.nounSlots[h.stem]; ok {
+		c.pred = slot
+		c.ownerIdx = c.roles[rSubj] &^ (1 << head) &^ c.modifiers()
+		return
+	}
+	c.pred, c.slotIdx = defaultLexicon.nounPred, c.roles[rSubj]&^c.modifiers()
+}
+
+// modifiers are the words that only say a slot is the one ("main",
+// "favourite", "current"), which do not name it.
+func (c *clause) modifiers() uint64 {
+	var m uint64
+	for i := c.start; i < c.hi; i++ {
+		if c.tok(i).flags&fSingleMod != 0 {
+			m |= 1 << i
+		}
+	}
+	return m
+}
+
+// nominalValue: a number, a name or a definite description, not an
+// adjective ("the API is stable") or a kind ("is a vegetarian").
+func (c *clause) nominalValue() bool {
+	lo := bits.TrailingZeros64(c.valIdx)
+	for i := lo; i < c.hi && c.valIdx&(1<<i) != 0; i++ {
+		t := c.tok(i)
+		if t.flags&(tNumber|tCap) != 0 || t.raw == "the" && i == lo {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *clause) numericValue() bool {
+	for m := c.valIdx; m != 0; m &= m - 1 {
+		if c.tok(bits.TrailingZeros64(m)).flags&tNumber != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// markers sets negation parity and the change, addition and irrealis
+// markers of the clause.
+func (c *clause) markers() {
+	neg := c.cease
+	for i := c.start; i < c.hi; i++ {
+		t := c.tok(i)
+		f := t.flags
+		if f&fNeg != 0 && t.raw != "nor" && !(t.word == wordNo && i+1 < c.hi && c.tok(i+1).raw == "matter") {
+			neg = !neg
+		}
+		c.now = c.now || f&fNow != 0 || t.raw == "these" && i+1 < c.hi && c.tok(i+1).raw == "days"
+		c.strong = c.strong || f&fStrong != 0
+		c.addAdv = c.addAdv || f&fAddAdv != 0 || t.word == wordAs && i+1 < c.hi && c.tok(i+1).raw == "well"
+		c.irreal = c.irreal || f&fIrreal != 0 && f&fAdv != 0
+	}
+	c.negated = neg
+}
+
+// sets computes the word sets the signals compare.
+func (c *clause) sets() {
+	var content, ants, scopes, when uint64
+	for i := c.start; i < c.hi; i++ {
+		t := c.tok(i)
+		if t.content() {
+			content |= 1 << i
+		}
+		if t.ant != 0 {
+			ants |= 1 << i
+		}
+		if t.flags&fScope != 0 {
+			scopes |= 1 << i
+		}
+		if t.flags&fWhen != 0 {
+			when |= 1 << i
+		}
+	}
+	r := &c.roles
+	c.hasAnt = ants&^r[rSubj] != 0
+	c.scopeIdx = scopes & (r[rQual] | r[rChain] | r[rSubj])
+	c.whenIdx = when
+	c.subjIdx = content & r[rSubj]
+	c.predIdx = content & (r[rChain] | r[rVerb] | r[rVal] | r[rQual])
+	c.objIdx = content & (r[rVal] | r[rQual])
+	c.coreIdx = c.subjIdx | c.predIdx
+	c.valIdx &= content
+	c.asIdx &= content
+	c.slotIdx &= content
+	c.ownerIdx &= content
+	c.fromIdx &= content
+	c.tgtIdx &= content
+	for k := range c.alts {
+		c.alts[k] &= content
+	}
+}
