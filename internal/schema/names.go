@@ -46,7 +46,7 @@ func ReferenceNames() *Names {
 		Events: quoteIdent("compaction_events"), Documents: quoteIdent("documents"), Sources: quoteIdent("document_sources"),
 		Own: quoteIdent("supersessiond"), State: ownTable("supersessiond", "state"), Leases: ownTable("supersessiond", "leases"),
 		Outbox: ownTable("supersessiond", "classified"), Changes: ownTable("supersessiond", "changes"),
-		Verdicts: ownTable("supersessiond", "llm_verdicts"),
+		Verdicts:   ownTable("supersessiond", "llm_verdicts"),
 		HasAspects: true, ToolCalls: true, SupersededBy: true, SourceIDs: "jsonb", Embedding: true,
 	}
 }

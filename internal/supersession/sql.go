@@ -175,7 +175,7 @@ WHERE a.status = 'active' AND a.kind <> 'constraint'`
 // statements are the engine's SQL, rendered for one database.
 type statements struct {
 	lock, apply, propose, vetoes, cachedVerdicts, storeVerdicts, aspects string
-	chunkAfter, chunkFrom, names                                             string
+	chunkAfter, chunkFrom, names                                         string
 }
 
 func render(n *schema.Names) statements {
@@ -185,7 +185,7 @@ func render(n *schema.Names) statements {
 	return statements{
 		lock: n.SQL(lockSQL), apply: n.SQL(applySQL), propose: n.SQL(proposeSQL), vetoes: n.SQL(vetoesSQL),
 		cachedVerdicts: n.SQL(cachedVerdictsSQL), storeVerdicts: n.SQL(storeVerdictsSQL),
-		aspects: n.SQL(aspectsSQL),
+		aspects:    n.SQL(aspectsSQL),
 		chunkAfter: n.SQL(chunkAfterSQL), chunkFrom: n.SQL(chunkFromSQL), names: n.SQL(namesSQL),
 	}
 }
