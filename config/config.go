@@ -113,6 +113,10 @@ type LLM struct {
 
 type HTTP struct {
 	Listen string `koanf:"listen"`
+	// AdminTokenEnv names the environment variable holding the token that
+	// console and API changes need; the token itself is never in a file
+	// the daemon reads, nor in its log.
+	AdminTokenEnv string `koanf:"adminTokenEnv"`
 }
 
 type Log struct {
@@ -175,7 +179,7 @@ func Default() *Config {
 				Timeout:        30 * time.Second,
 				MaxConcurrency: 4,
 			},
-			HTTP: HTTP{Listen: "127.0.0.1:9464"},
+			HTTP: HTTP{Listen: "127.0.0.1:9464", AdminTokenEnv: "SUPERSESSIOND_ADMIN_TOKEN"},
 			Log:  Log{Level: "info", Format: "json"},
 		},
 	}
