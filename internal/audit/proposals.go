@@ -524,3 +524,18 @@ func (o *Ops) UndoAll(ctx context.Context, cfg *config.Config, f ProposalFilter)
 		}
 	}
 }
+
+// HistoryEntry returns one memory_history row; an unknown id wraps
+// ErrNotFound.
+func (o *Ops) HistoryEntry(ctx context.Context, id string) (*Entry, error) {
+	e, _, err := o.loadEntry(ctx, o.db, id)
+	var r *Refusal
+	if errors.As(err, &r) {
+		return nil, fmt.Errorf("%s: %w", r.Reason, ErrNotFound)
+	}
+	return e, err
+}
+
+// FrozenRefusal is the refusal of op while mutationsFrozen is on, for
+// callers that check the brake before selecting anything.
+func FrozenRefusal(op string) error { return frozen(op) }
