@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/supersessiond/supersessiond/daemon"
-	"github.com/supersessiond/supersessiond/pgtest"
+	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
 )
 
 // Every job's series exist from the start, at zero, so that an alert on "no
