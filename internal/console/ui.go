@@ -213,7 +213,7 @@ type queueData struct {
 	Rows      []queueRow
 	Older     string
 	First     string
-	Query     string // the filter as a query string, for links that keep it
+	Query     template.URL // the filter as a query string, for links that keep it (built here from parsed values)
 	FilterSet bool
 }
 
@@ -295,7 +295,7 @@ func (c *Console) queueData(r *http.Request, f audit.ProposalFilter, ps []audit.
 		v.Set("before", ps[len(ps)-1].ID)
 		d.Older = "/ui/?" + v.Encode()
 	}
-	d.Query = strings.TrimPrefix(strings.TrimPrefix(d.First, "/ui/"), "?")
+	d.Query = template.URL(strings.TrimPrefix(strings.TrimPrefix(d.First, "/ui/"), "?"))
 	return d
 }
 
@@ -304,7 +304,6 @@ type proposalData struct {
 	P        *audit.ProposalDetail
 	Old, New []Span
 	Back     string
-	Query    string
 }
 
 func (c *Console) proposalPage(w http.ResponseWriter, r *http.Request) {
@@ -328,7 +327,7 @@ func (c *Console) proposalPage(w http.ResponseWriter, r *http.Request) {
 		back += "?" + q.Encode()
 	}
 	c.render(w, r, c.pages.proposal, http.StatusOK, proposalData{frame: c.frame(r, "Proposal "+shortID(d.ID), "queue"),
-		P: d, Old: o, New: n, Back: back, Query: q.Encode()})
+		P: d, Old: o, New: n, Back: back})
 }
 
 type statsData struct {

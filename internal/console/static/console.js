@@ -20,6 +20,7 @@
 
   // ---- the API ----
   async function post(path, payload) {
+    body.dataset.busy = '1';
     const res = await fetch(path, {
       method: 'POST', credentials: 'same-origin',
       headers: {'Content-Type': 'application/json', 'Accept': 'application/json', 'X-CSRF-Token': csrf},
@@ -198,6 +199,7 @@
   async function refresh() {
     const keep = rows()[cur] ? rows()[cur].dataset.id : null;
     const res = await fetch(location.href, {credentials: 'same-origin', headers: {'Accept': 'text/html'}});
+    body.dataset.busy = '0'; // the page now shows what the action did (tests wait for this)
     if (!res.ok) return;
     const doc = new DOMParser().parseFromString(await res.text(), 'text/html');
     const main = doc.getElementById('main');
