@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/supersessiond/supersessiond/internal/audit"
 )
@@ -41,6 +42,17 @@ func parsePages() (*pages, error) {
 		"add":  func(a, b int) int { return a + b },
 		"slices": func(title string, s []audit.Slice) map[string]any {
 			return map[string]any{"Title": title, "Slices": s}
+		},
+		"precband": func(p *float64) string {
+			switch {
+			case p == nil:
+				return ""
+			case *p >= 0.9:
+				return "hi"
+			case *p >= 0.7:
+				return "mid"
+			}
+			return "lo"
 		},
 		"band": func(f float64) string {
 			switch {
@@ -93,14 +105,16 @@ func ago(t time.Time) string {
 func spansHTML(spans []Span) template.HTML {
 	var b strings.Builder
 	for _, s := range spans {
-		text := template.HTMLEscapeString(s.Text)
+		// The spaces after a changed run stay outside its mark.
+		word := strings.TrimRightFunc(s.Text, unicode.IsSpace)
+		text, space := template.HTMLEscapeString(word), s.Text[len(word):]
 		switch s.Op {
 		case '-':
-			b.WriteString(`<del>` + text + `</del>`)
+			b.WriteString(`<del>` + text + `</del>` + space)
 		case '+':
-			b.WriteString(`<ins>` + text + `</ins>`)
+			b.WriteString(`<ins>` + text + `</ins>` + space)
 		default:
-			b.WriteString(text)
+			b.WriteString(template.HTMLEscapeString(s.Text))
 		}
 	}
 	return template.HTML(b.String())

@@ -202,13 +202,16 @@ maintenance:
 	if strings.Contains(logs.String(), token) {
 		t.Fatalf("the admin token reached the daemon's log:\n%s", logs.String())
 	}
+	// SUPERSESSIOND_UPDATE_SCREENSHOT=1 refreshes the README's pictures.
 	if os.Getenv("SUPERSESSIOND_UPDATE_SCREENSHOT") != "" {
-		raw, err := os.ReadFile(filepath.Join(shots, "queue-after.png"))
-		if err == nil {
-			err = os.WriteFile("../../../docs/console.png", raw, 0o644)
-		}
-		if err != nil {
-			t.Fatal(err)
+		for from, to := range map[string]string{"queue-after.png": "console.png", "proposal.png": "console-proposal.png"} {
+			raw, err := os.ReadFile(filepath.Join(shots, from))
+			if err == nil {
+				err = os.WriteFile(filepath.Join("../../../docs", to), raw, 0o644)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }
