@@ -124,7 +124,7 @@ func (c *ReviewCommand) reviewAll(ctx context.Context, cfgPath string, f audit.P
 	out := c.m.Stdout
 	verb := strings.TrimSuffix(res.Verdict, "ed")
 	if dry {
-		fmt.Fprintf(out, "dry run: would %s %d pending proposals; nothing was written\n", verb, len(res.Decided))
+		fmt.Fprintf(out, "dry run: would %s %s; nothing was written\n", verb, count(len(res.Decided), "pending proposal"))
 		if len(res.Decided) > 0 {
 			ps := make([]audit.Proposal, len(res.Decided))
 			for i, d := range res.Decided {
@@ -142,7 +142,7 @@ func (c *ReviewCommand) reviewAll(ctx context.Context, cfgPath string, f audit.P
 	for _, id := range res.Skipped {
 		fmt.Fprintf(out, "proposal %s skipped: no longer pending (decided, applied or changed meanwhile)\n", id)
 	}
-	fmt.Fprintf(out, "%s %d proposals", res.Verdict, len(res.Decided))
+	fmt.Fprintf(out, "%s %s", res.Verdict, count(len(res.Decided), "proposal"))
 	if len(res.Skipped) > 0 {
 		fmt.Fprintf(out, "; %d skipped", len(res.Skipped))
 	}
@@ -170,7 +170,7 @@ func (c *ApplyCommand) applyAll(ctx context.Context, cfgPath string, f audit.Pro
 		status = audit.StatusAccepted
 	}
 	if dry {
-		fmt.Fprintf(out, "dry run: would apply %d %s proposals; nothing was written\n", len(res.Selected), status)
+		fmt.Fprintf(out, "dry run: would apply %s; nothing was written\n", count(len(res.Selected), status+" proposal"))
 		if len(res.Selected) > 0 {
 			if err := audit.WriteProposalsTable(out, res.Selected); err != nil {
 				return err
@@ -195,4 +195,12 @@ func (c *ApplyCommand) applyAll(ctx context.Context, cfgPath string, f audit.Pro
 		return fmt.Errorf("%d of %d proposals not applied: %w", len(failures), len(res.Results), errors.Join(failures...))
 	}
 	return nil
+}
+
+// count says "1 proposal", "2 proposals".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
