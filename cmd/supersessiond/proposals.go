@@ -75,7 +75,7 @@ type ProposalsCommand struct{ m *Main }
 func (c *ProposalsCommand) Run(ctx context.Context, args []string) error {
 	fs, cfgPath := c.m.newFlagSet("proposals", "[--agent ID] [--status S] [--signal NAME] [--min-confidence F] [--max-confidence F] [--limit N] [--format table|json]")
 	pf := addProposalFlags(fs, "only proposals with this status")
-	limit := fs.Int("limit", 100, "at most this many proposals, newest first")
+	limit := fs.Int("limit", 0, "at most this many proposals, newest first (default: all of them)")
 	format := fs.String("format", "table", "table or json (one object per line, with what the status was derived from)")
 	positional, err := c.m.parseArgs(fs, args)
 	if err != nil {
@@ -88,21 +88,35 @@ func (c *ProposalsCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *limit < 1 {
+	if *limit < 0 || (*limit == 0 && pf.set["limit"]) {
 		return usagef("proposals: --limit must be at least 1")
 	}
 	if *format != "table" && *format != "json" {
 		return usagef("proposals: --format must be table or json, not %q", *format)
 	}
-	f.Limit = *limit
 	env, err := c.m.open(ctx, *cfgPath, schema.Supersession)
 	if err != nil {
 		return err
 	}
 	defer env.db.Close()
-	ps, err := env.ops().Proposals(ctx, f)
-	if err != nil {
-		return err
+	// Page through the queue, newest first, until the limit or the end: a
+	// first shadow sweep leaves thousands, and "every pending one" is what
+	// an operator asks for.
+	var ps []audit.Proposal
+	for {
+		f.Limit = audit.DefaultBatch * 5
+		if *limit > 0 {
+			f.Limit = min(f.Limit, *limit-len(ps))
+		}
+		page, err := env.ops().Proposals(ctx, f)
+		if err != nil {
+			return err
+		}
+		ps = append(ps, page...)
+		if len(page) < f.Limit || (*limit > 0 && len(ps) >= *limit) {
+			break
+		}
+		f.Before = page[len(page)-1].ID
 	}
 	if *format == "json" {
 		return audit.WriteProposalsJSON(c.m.Stdout, ps)
