@@ -122,6 +122,10 @@ type LLM struct {
 
 type HTTP struct {
 	Listen string `koanf:"listen" default:"127.0.0.1:9464"`
+	// AdminTokenEnv names the environment variable holding the token that
+	// console and API changes need; the token itself is never in a file
+	// the daemon reads, nor in its log.
+	AdminTokenEnv string `koanf:"adminTokenEnv" default:"SUPERSESSIOND_ADMIN_TOKEN"`
 }
 
 type Log struct {

@@ -203,7 +203,7 @@ func TestInvalid(t *testing.T) {
 		{"every sub-second", "maintenance:\n  schedules:\n    compactionRetry: \"@every 500ms\"\n", nil, "maintenance.schedules.compactionRetry", "at least 1s"},
 		{"every garbage", "maintenance:\n  schedules:\n    sweep: \"@every often\"\n", nil, "maintenance.schedules.sweep", "needs a duration"},
 		{"env sets a section", "", []string{"SUPERSESSIOND_MAINTENANCE=1"}, "maintenance", "SUPERSESSIOND_MAINTENANCE__"},
-		{"env sets a nested section", "", []string{"SUPERSESSIOND_MAINTENANCE__HTTP=x"}, "maintenance.http", "SUPERSESSIOND_MAINTENANCE__HTTP__LISTEN"},
+		{"env sets a nested section", "", []string{"SUPERSESSIOND_MAINTENANCE__HTTP=x"}, "maintenance.http", "SUPERSESSIOND_MAINTENANCE__HTTP__ADMINTOKENENV"},
 		{"bad sslmode", "maintenance:\n  database:\n    url: \"postgres://u@db/agent?sslmode=bogus\"\n", nil, "maintenance.database.url", `"bogus" is not supported`},
 		{"bad kv sslmode", "maintenance:\n  database:\n    url: \"host=db sslmode=bogus\"\n", nil, "maintenance.database.url", "sslmode"},
 		{"unencoded password", "maintenance:\n  database:\n    url: \"postgres://u:pa#ss@db/agent\"\n", nil, "maintenance.database.url", "percent-encoded"},

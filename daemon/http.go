@@ -8,6 +8,13 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/internal/audit"
+	"github.com/supersessiond/supersessiond/internal/console"
+	"github.com/supersessiond/supersessiond/internal/job"
+	"github.com/supersessiond/supersessiond/internal/schema"
+	"github.com/supersessiond/supersessiond/internal/supersession"
 )
 
 func (d *Daemon) routes() http.Handler {
@@ -21,7 +28,37 @@ func (d *Daemon) routes() http.Handler {
 		Registry:          d.metrics.Registry,
 		EnableOpenMetrics: true,
 	}))
+	if ui := d.console(); ui != nil {
+		mux.Handle("/ui/", ui)
+		mux.Handle("/api/", ui)
+		mux.Handle("GET /ui", http.RedirectHandler("/ui/", http.StatusMovedPermanently))
+	}
 	return mux
+}
+
+// console is the review console and its API (SPEC §10), on the operator
+// commands' own code. The admin token is read from the environment each
+// time it is needed, under the variable the configuration in force names.
+// It needs the supersession job's tables: without them (the job off at
+// startup, as beside Honcho) it is not served.
+func (d *Daemon) console() http.Handler {
+	if r := d.layout.Reports[schema.Supersession]; r == nil || !r.On || !r.Runnable() {
+		return nil
+	}
+	engine := supersession.New(job.Deps{DB: d.db, Names: d.layout.Names, Logger: d.log})
+	ui, err := console.New(console.Options{
+		Ops:    audit.New(d.db, d.layout.Names, engine),
+		Config: d.Config,
+		Token: func() string {
+			return config.Getenv(d.opts.Environ, d.Config().Maintenance.HTTP.AdminTokenEnv)
+		},
+		Logger: d.log,
+	})
+	if err != nil {
+		d.log.Error("review console unavailable", "err", err)
+		return nil
+	}
+	return ui
 }
 
 // readyz is ready when the database answers, the configuration on disk is

@@ -2,7 +2,8 @@
 # Checks (and where possible installs) what `make test` and `make demo` need:
 # Go with the module dependencies, the PostgreSQL server binaries (initdb,
 # pg_ctl) the tests and the demo start throwaway clusters with, and promtool
-# (Debian's prometheus package) that checks and tests the alert rules.
+# (Debian's prometheus package) that checks and tests the alert rules, and
+# chromium with playwright-core for the review console's browser tests.
 set -euo pipefail
 
 say() { printf 'prereqs: %s\n' "$*" >&2; }
@@ -71,4 +72,32 @@ if ! command -v promtool >/dev/null 2>&1; then
     say "promtool not found: the alert rules' tests will be skipped."
     say "Install it (Debian/Ubuntu: sudo apt-get install -y --no-install-recommends prometheus; macOS: brew install prometheus)."
   fi
+fi
+
+# Debian's chromium, driven by playwright-core from npm, runs the review
+# console's browser tests (internal/console/e2e). No browser is ever
+# downloaded: Playwright uses /usr/bin/chromium. Without them those tests are
+# skipped (and say so), except under CI=true, where they fail.
+if [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    say "chromium missing: installing Debian's chromium package (the console's browser tests)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -qq --no-install-recommends chromium >/dev/null 2>&1 ||
+      { apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium >/dev/null 2>&1; } ||
+      [ -x /usr/bin/chromium ] ||
+      say "installing chromium failed: the console's browser tests will be skipped"
+  else
+    say "chromium not found at /usr/bin/chromium: the console's browser tests will be skipped."
+    say "Install it (Debian/Ubuntu: sudo apt-get install -y chromium)."
+  fi
+fi
+e2e="$(dirname "$0")/../internal/console/e2e"
+if command -v npm >/dev/null 2>&1 && command -v node >/dev/null 2>&1; then
+  if [ ! -f "$e2e/node_modules/playwright-core/package.json" ] || [ "$e2e/package-lock.json" -nt "$e2e/node_modules/.package-lock.json" ]; then
+    say "installing the browser tests' npm packages (npm ci in internal/console/e2e)"
+    (cd "$e2e" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) ||
+      say "npm ci failed: the console's browser tests will be skipped"
+  fi
+else
+  say "node and npm not found: the console's browser tests will be skipped (install Node.js 20 or newer)."
 fi

@@ -26,7 +26,8 @@ func TestTextMetadataHistory(t *testing.T) {
 	db := pgtest.New(t)
 	s := memtest.New(t, db.DB)
 	s.Exec(`DROP INDEX supersessiond_history_one_proposal, supersessiond_history_one_review, supersessiond_history_one_apply,
-		supersessiond_history_one_revert, supersessiond_history_vetoes, supersessiond_history_vetoes_new, supersessiond_history_agent_created`)
+		supersessiond_history_one_revert, supersessiond_history_vetoes, supersessiond_history_vetoes_new, supersessiond_history_agent_created,
+		supersessiond_history_proposals, supersessiond_history_old_attribute, supersessiond_history_new_attribute`)
 	s.Exec(`ALTER TABLE memory_history ALTER COLUMN metadata TYPE text`)
 	res, err := schema.Migrate(ctx, db.DB, schema.ReferencePlan(), schema.Options{})
 	if err != nil || !res.Layout.Reports[schema.Supersession].OK() {

@@ -31,6 +31,7 @@ func TestDemoRunsToTheEnd(t *testing.T) {
 		"decided ",
 		"daemon exited 0",
 		"What the daemon found and did",
+		"SIGNAL", "PRECISION", "value_conflict",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("demo output lacks %q", want)

@@ -68,6 +68,10 @@ func (d *demo) shadowSweep(ctx context.Context) error {
 	if err := d.sh("history", "--event", "supersession_proposal"); err != nil {
 		return err
 	}
+	d.say("\nThe review queue: each proposal with its status, derived from history:")
+	if err := d.sh("proposals", "--status", "pending"); err != nil {
+		return err
+	}
 	return d.showCounts(ctx, "after the shadow sweep: nothing changed")
 }
 
@@ -116,6 +120,20 @@ func (d *demo) review(ctx context.Context) error {
 	}
 	d.say("\nA second undo is refused, and so is anything automatic that would redo it:")
 	if err := d.shExpect(4, "undo", superseded); err != nil {
+		return err
+	}
+	d.say("\nAt scale, decide a whole filter at once. A dry run first, then the decisions (one history row each);")
+	d.say("a second run finds nothing left to decide:")
+	if err := d.sh("review", "--all", "--accept", "--agent", "assistant-kim", "--signal", "value_conflict", "--dry-run"); err != nil {
+		return err
+	}
+	if err := d.sh("review", "--all", "--accept", "--agent", "assistant-kim", "--signal", "value_conflict", "--note", "Kim confirmed both"); err != nil {
+		return err
+	}
+	if err := d.sh("review", "--all", "--accept", "--agent", "assistant-kim", "--signal", "value_conflict"); err != nil {
+		return err
+	}
+	if err := d.sh("proposals", "--agent", "assistant-kim"); err != nil {
 		return err
 	}
 	d.say("\nThe emergency brake refuses every change (mutationsFrozen):")
@@ -337,7 +355,9 @@ func (d *demo) finale(ctx context.Context) error {
 	d.say("Married → divorced stayed a review-band proposal (confidence 0.6): a human decides.")
 	d.say("'Apartment hunting with Sam' → 'Broke up with Sam' needs the LLM fallback (supersessionSemanticFallback with a real model).")
 	d.say("The compaction queued two minutes ago is left alone until it is stale; the document deleted a minute ago until minAge.")
-	return nil
+	d.say("\nWhat the reviews say about the judgment, per signal: the evidence for going live and for supersessionMinConfidence")
+	d.say("(the console at /ui/stats shows the same, with a chart per signal):")
+	return d.sh("stats")
 }
 
 func lastLines(s string, n int) string {

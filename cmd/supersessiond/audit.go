@@ -59,19 +59,38 @@ func (c *HistoryCommand) Run(ctx context.Context, args []string) error {
 type ReviewCommand struct{ m *Main }
 
 func (c *ReviewCommand) Run(ctx context.Context, args []string) error {
-	fs, cfgPath := c.m.newFlagSet("review", "HISTORY_ID (--accept|--reject) [--note TEXT]")
+	fs, cfgPath := c.m.newFlagSet("review", "HISTORY_ID (--accept|--reject) [--note TEXT]\n       supersessiond review --all (--accept|--reject) [filters of proposals] [--dry-run] [--note TEXT]")
 	accept := fs.Bool("accept", false, "accept the proposal")
 	reject := fs.Bool("reject", false, "reject the proposal (automatic jobs will never apply this pair)")
 	note := fs.String("note", "", "why, for the audit trail")
+	all := fs.Bool("all", false, "decide every pending proposal the filters select, instead of one HISTORY_ID")
+	dry := fs.Bool("dry-run", false, "with --all: print what would be decided and write nothing")
+	pf := addProposalFlags(fs, "with --all: only pending proposals are decided")
 	positional, err := c.m.parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(positional) != 1 {
-		return usagef("review: give exactly one HISTORY_ID (see `supersessiond history --event supersession_proposal`)")
-	}
 	if *accept == *reject {
 		return usagef("review: give exactly one of --accept or --reject")
+	}
+	f, err := pf.filter(fs, "review")
+	if err != nil {
+		return err
+	}
+	if *all {
+		if len(positional) > 0 {
+			return usagef("review: --all decides what the filters select; give no HISTORY_ID with it")
+		}
+		return c.reviewAll(ctx, *cfgPath, f, *accept, *dry, *note)
+	}
+	if n := pf.anySet(); n != "" {
+		return usagef("review: --%s needs --all", n)
+	}
+	if *dry {
+		return usagef("review: --dry-run needs --all")
+	}
+	if len(positional) != 1 {
+		return usagef("review: give exactly one HISTORY_ID, or --all with filters (see `supersessiond proposals --status pending`)")
 	}
 	env, err := c.m.open(ctx, *cfgPath, schema.Supersession)
 	if err != nil {
@@ -94,13 +113,32 @@ func (c *ReviewCommand) Run(ctx context.Context, args []string) error {
 type ApplyCommand struct{ m *Main }
 
 func (c *ApplyCommand) Run(ctx context.Context, args []string) error {
-	fs, cfgPath := c.m.newFlagSet("apply", "HISTORY_ID...")
+	fs, cfgPath := c.m.newFlagSet("apply", "HISTORY_ID...\n       supersessiond apply --all [filters of proposals] [--dry-run]")
+	all := fs.Bool("all", false, "apply every proposal the filters select (accepted ones unless --status says otherwise)")
+	dry := fs.Bool("dry-run", false, "with --all: print what would be applied and write nothing")
+	pf := addProposalFlags(fs, "with --all: apply proposals with this status (default accepted)")
 	positional, err := c.m.parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
+	f, err := pf.filter(fs, "apply")
+	if err != nil {
+		return err
+	}
+	if *all {
+		if len(positional) > 0 {
+			return usagef("apply: --all applies what the filters select; give no HISTORY_ID with it")
+		}
+		return c.applyAll(ctx, *cfgPath, f, *dry)
+	}
+	if n := pf.anySet(); n != "" {
+		return usagef("apply: --%s needs --all", n)
+	}
+	if *dry {
+		return usagef("apply: --dry-run needs --all")
+	}
 	if len(positional) == 0 {
-		return usagef("apply: give one or more proposal HISTORY_IDs (see `supersessiond history --event supersession_proposal`)")
+		return usagef("apply: give one or more proposal HISTORY_IDs, or --all (see `supersessiond proposals --status accepted`)")
 	}
 	env, err := c.m.open(ctx, *cfgPath, schema.Supersession)
 	if err != nil {

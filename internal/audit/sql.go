@@ -28,12 +28,14 @@ func New(db *sqlx.DB, names *schema.Names, engine *supersession.Engine) *Ops {
 		appliedFrom: names.SQL(appliedFromSQL), pairState: names.SQL(pairStateSQL), priorRevert: names.SQL(priorRevertSQL),
 		lockForUndo: names.SQL(lockForUndoSQL), restore: names.SQL(restoreSQL), lockForSupersede: names.SQL(lockForSupersedeSQL),
 		lockForProtect: names.SQL(lockForProtectSQL), protect: names.SQL(protectSQL),
+		queue: renderQueue(names),
 	}}
 }
 
 type statements struct {
 	history, entry, insertHistory, shareAttribute, priorReview, appliedFrom, pairState, priorRevert,
 	lockForUndo, restore, lockForSupersede, lockForProtect, protect string
+	queue queueStatements // the review queue's (proposals.go)
 }
 
 // historySQL serves every filter combination from the indexes migrate

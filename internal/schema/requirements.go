@@ -220,6 +220,23 @@ var supersessionIndexes = []IndexSpec{
 		DDL: `CREATE INDEX IF NOT EXISTS supersessiond_history_vetoes_new
   ON {{.History}} (({{meta ""}} ->> 'new_attribute_id'))
   WHERE event IN ('supersession_proposal_rejected', 'supersession_reverted')`},
+	// The review queue (SPEC §10): one agent's proposals newest first, and
+	// an attribute's supersession story (proposals, reviews, supersessions,
+	// reverts, on either side) for the console's proposal page.
+	{Name: "supersessiond_history_proposals", Table: History, ByName: true,
+		DDL: `CREATE INDEX IF NOT EXISTS supersessiond_history_proposals
+  ON {{.History}} (({{meta ""}} ->> 'agent_id'), created_at DESC, id DESC)
+  WHERE event = 'supersession_proposal'`},
+	{Name: "supersessiond_history_old_attribute", Table: History, ByName: true,
+		DDL: `CREATE INDEX IF NOT EXISTS supersessiond_history_old_attribute
+  ON {{.History}} (({{meta ""}} ->> 'old_attribute_id'))
+  WHERE event IN ('supersession_proposal', 'supersession_proposal_accepted', 'supersession_proposal_rejected',
+                  'attribute_superseded', 'supersession_reverted')`},
+	{Name: "supersessiond_history_new_attribute", Table: History, ByName: true,
+		DDL: `CREATE INDEX IF NOT EXISTS supersessiond_history_new_attribute
+  ON {{.History}} (({{meta ""}} ->> 'new_attribute_id'))
+  WHERE event IN ('supersession_proposal', 'supersession_proposal_accepted', 'supersession_proposal_rejected',
+                  'attribute_superseded', 'supersession_reverted')`},
 }
 
 // The compaction job's indexes: the stale pending events, and the facts'

@@ -319,7 +319,8 @@ func TestCheckTellsTheTruth(t *testing.T) {
 	}{
 		{"metadata as text is adapted", []string{
 			`DROP INDEX supersessiond_history_one_proposal, supersessiond_history_one_review, supersessiond_history_one_apply,
-			   supersessiond_history_one_revert, supersessiond_history_vetoes, supersessiond_history_vetoes_new, supersessiond_history_agent_created`,
+			   supersessiond_history_one_revert, supersessiond_history_vetoes, supersessiond_history_vetoes_new, supersessiond_history_agent_created,
+		supersessiond_history_proposals, supersessiond_history_old_attribute, supersessiond_history_new_attribute`,
 			`ALTER TABLE memory_history ALTER COLUMN metadata TYPE text`}, schema.Supersession, true, "metadata is text: read and indexed as jsonb"},
 		{"source_ids as text[] is adapted", []string{
 			`DROP INDEX supersessiond_documents_source_ids`,

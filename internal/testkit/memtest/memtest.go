@@ -4,6 +4,7 @@ package memtest
 
 import (
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,11 +18,12 @@ var Base = time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 // supersession signals may fire.
 const Step = 36 * time.Hour
 
-// Seeder inserts rows into one test database.
+// Seeder inserts rows into one test database. It may be used from several
+// goroutines at once (the fault tests seed while daemons run).
 type Seeder struct {
 	t  testing.TB
 	db *sqlx.DB
-	n  int
+	n  atomic.Int64
 }
 
 // New returns a Seeder.
@@ -63,12 +65,12 @@ type Attr struct {
 func (s *Seeder) Add(attrs ...Attr) {
 	s.t.Helper()
 	for _, a := range attrs {
-		s.n++
+		n := s.n.Add(1)
 		if a.Kind == "" {
 			a.Kind = "attribute"
 		}
 		if a.At.IsZero() {
-			a.At = Base.Add(time.Duration(s.n) * Step)
+			a.At = Base.Add(time.Duration(n) * Step)
 		}
 		var aspect, memory any
 		if a.Aspect != "" {
