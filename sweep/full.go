@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -179,7 +180,8 @@ func (j *Job) decide(ctx context.Context, cfg *config.Config, groups []*superses
 func (j *Job) read(ctx context.Context, from supersession.Cursor, agent string) (<-chan []*supersession.Group, <-chan error) {
 	batches := make(chan []*supersession.Group, 1)
 	scanned := make(chan error, 1)
-	lim := supersession.Limits{Aspects: j.BatchAspects, Attributes: batchAttributes, ChunkRows: j.ChunkRows}
+	lim := supersession.Limits{Aspects: j.BatchAspects, Attributes: batchAttributes, ChunkRows: j.ChunkRows,
+		Analyze: runtime.GOMAXPROCS(0)}
 	go func() {
 		defer close(batches)
 		scanned <- j.engine.Scan(ctx, from, agent, lim, func(groups []*supersession.Group) error {

@@ -34,6 +34,7 @@ func (j *Job) incremental(ctx context.Context, cfg *config.Config, budget time.D
 		return fmt.Errorf("sweep: read the change records: %w", err)
 	}
 	pass := j.newPass(r.RunID)
+	pass.Reloads = true
 	for {
 		var claimed []change
 		err := j.db.SelectContext(ctx, &claimed, j.sql.claim, j.holder, upto, j.BatchAspects, j.ClaimFor.Seconds())

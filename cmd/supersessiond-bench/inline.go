@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -29,6 +30,18 @@ type inlineResult struct {
 	P50ms        float64 `json:"p50_ms"`
 	P99ms        float64 `json:"p99_ms"`
 	MaxMs        float64 `json:"max_ms"`
+	// MaxRate is the highest rate of the search (Steps) sustained with a
+	// p99 lag of at most 100 ms.
+	MaxRate int          `json:"max_rate_p99_100ms"`
+	Steps   []inlineStep `json:"rate_steps,omitempty"`
+}
+
+// inlineStep is one rate of the search.
+type inlineStep struct {
+	Rate         int     `json:"rate"`
+	AchievedRate float64 `json:"achieved_rate"`
+	P99ms        float64 `json:"p99_ms"`
+	OK           bool    `json:"ok"`
 }
 
 // inline sustains a classification rate against a database that already
@@ -41,7 +54,11 @@ func (e *benchEnv) inline(ctx context.Context) (*inlineResult, error) {
 	}
 	defer db.Close()
 	total := int(float64(e.o.classifyRate) * e.o.classifyFor.Seconds())
-	w, err := prepareClassifications(ctx, db, min(e.o.attributes, 50000), total)
+	search := 0
+	for _, r := range e.o.inlineRates {
+		search += int(float64(r) * e.o.inlineStep.Seconds())
+	}
+	w, err := prepareClassifications(ctx, db, min(e.o.attributes, 50000), total+search)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +78,65 @@ func (e *benchEnv) inline(ctx context.Context) (*inlineResult, error) {
 	lags := h.lags()
 	res := &inlineResult{Classified: total, TargetRate: e.o.classifyRate, AchievedRate: float64(total) / sent.Seconds(), Decided: len(lags)}
 	res.P50ms, res.P99ms, res.MaxMs = percentile(lags, 50), percentile(lags, 99), percentile(lags, 100)
+	if err := e.searchRate(ctx, db, w, h, total, res); err != nil {
+		return nil, err
+	}
 	return res, nil
+}
+
+// searchRate sustains each rate of --inline-rates in turn for
+// --inline-step, and records the highest with a p99 lag of 100 ms or less
+// (and achieved, within 5%), stopping at the first that misses.
+func (e *benchEnv) searchRate(ctx context.Context, db *sqlx.DB, w *classifications, h *runningHook, from int, res *inlineResult) error {
+	for _, rate := range e.o.inlineRates {
+		n := int(float64(rate) * e.o.inlineStep.Seconds())
+		logf("inline: %d classifications at %d/s", n, rate)
+		sent, err := w.classifyParallel(ctx, db, from, n, rate)
+		if err != nil {
+			return err
+		}
+		from += n
+		if err := waitDrained(ctx, db, 60*time.Second); err != nil {
+			return err
+		}
+		lags := h.lags()
+		st := inlineStep{Rate: rate, AchievedRate: float64(n) / sent.Seconds(), P99ms: percentile(lags, 99)}
+		st.OK = st.P99ms <= 100 && st.AchievedRate >= 0.95*float64(rate) && len(lags) >= n*95/100
+		res.Steps = append(res.Steps, st)
+		logf("inline: %d/s: achieved %.0f/s, p99 %.1f ms, %d decided", rate, st.AchievedRate, st.P99ms, len(lags))
+		if !st.OK {
+			break
+		}
+		res.MaxRate = rate
+	}
+	return nil
+}
+
+// classifyParallel classifies [from, from+n) at rate per second from four
+// connections, as an agent with several workers would: one connection's
+// round trips cannot carry thousands of statements a second.
+func (w *classifications) classifyParallel(ctx context.Context, db *sqlx.DB, from, n, rate int) (time.Duration, error) {
+	const conns = 4
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make([]error, conns)
+	for c := range conns {
+		wg.Go(func() {
+			part := w.every(from, n, c, conns)
+			_, errs[c] = part.classify(ctx, db, 0, len(part.ids), max(1, rate/conns))
+		})
+	}
+	wg.Wait()
+	return time.Since(start), errors.Join(errs...)
+}
+
+// every is the c-th of k interleaved parts of [from, from+n).
+func (w *classifications) every(from, n, c, k int) *classifications {
+	part := &classifications{}
+	for i := from + c; i < from+n; i += k {
+		part.ids, part.targets = append(part.ids, w.ids[i]), append(part.targets, w.targets[i])
+	}
+	return part
 }
 
 // classifications are attributes written unclassified (as the agent writes

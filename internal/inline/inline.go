@@ -289,9 +289,10 @@ func (h *Hook) drainBatch(ctx context.Context, cfg *config.Config) (int, error) 
 	tLoad := time.Since(t0)
 	if cfg.InlineHookEnabled() {
 		pass := supersession.Pass{
-			Actor:  supersession.Actor{ChangedBy: "supersessiond:inline", Type: "system", RequestID: ident.Random("inline-", 6)},
-			Source: Name,
-			Focus:  focus,
+			Actor:   supersession.Actor{ChangedBy: "supersessiond:inline", Type: "system", RequestID: ident.Random("inline-", 6)},
+			Source:  Name,
+			Focus:   focus,
+			Reloads: true,
 			// A batch waits for its answers: a small budget keeps the lag
 			// bounded; what it leaves is asked by the sweep.
 			Questions: supersession.NewBudget(32),

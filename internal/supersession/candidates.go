@@ -1,6 +1,7 @@
 package supersession
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/supersessiond/supersessiond/heuristics"
@@ -19,12 +20,12 @@ import (
 type candidates struct {
 	attrs    []*Attribute
 	el       []elig
-	anchorIx map[heuristics.Key][]int32
-	probeIx  map[heuristics.Key][]int32
+	anchorIx keyIndex
+	probeIx  keyIndex
 	anchors  [][]heuristics.Key
 	probes   [][]heuristics.Key
 	content  [][]heuristics.Key
-	contIx   map[heuristics.Key][]int32
+	contIx   keyIndex
 
 	// relevant marks the attributes in the index: everything without a
 	// focus; with one (the inline hook), the focus, the siblings whose keys
@@ -45,12 +46,10 @@ type candidates struct {
 
 type elig struct{ old, new bool }
 
-func newCandidates(attrs []*Attribute, el []elig, semantic bool, focus map[string]bool) *candidates {
+func newCandidates(attrs []*Attribute, el []elig, semantic bool, focus map[string]bool, cache *keyCache) *candidates {
 	c := &candidates{
 		attrs:     attrs,
 		el:        el,
-		anchorIx:  map[heuristics.Key][]int32{},
-		probeIx:   map[heuristics.Key][]int32{},
 		anchors:   make([][]heuristics.Key, len(attrs)),
 		probes:    make([][]heuristics.Key, len(attrs)),
 		relevant:  make([]bool, len(attrs)),
@@ -59,17 +58,18 @@ func newCandidates(attrs []*Attribute, el []elig, semantic bool, focus map[strin
 	}
 	if semantic {
 		c.content = make([][]heuristics.Key, len(attrs))
-		c.contIx = map[heuristics.Key][]int32{}
 		c.hits = make([]uint8, len(attrs))
 	}
 	for i, a := range attrs {
 		if !el[i].old && !el[i].new {
 			continue
 		}
-		st := a.statement()
-		c.anchors[i], c.probes[i] = st.BlockKeys(nil, nil)
+		if cache != nil {
+			cache.keys(a)
+		}
+		c.anchors[i], c.probes[i] = a.blockKeys()
 		if semantic {
-			c.content[i] = st.ContentKeys(nil)
+			c.content[i] = a.statement().ContentKeys(nil)
 		}
 		c.relevant[i] = focus == nil
 		c.decidable[i] = focus == nil && el[i].old
@@ -77,23 +77,62 @@ func newCandidates(attrs []*Attribute, el []elig, semantic bool, focus map[strin
 	if focus != nil {
 		c.narrow(focus)
 	}
-	for i := range attrs {
-		if !c.relevant[i] {
-			continue
+	c.anchorIx = newKeyIndex(c.anchors, c.relevant)
+	c.probeIx = newKeyIndex(c.probes, c.relevant)
+	if semantic {
+		c.contIx = newKeyIndex(c.content, c.relevant)
+	}
+	return c
+}
+
+// keyIndex maps a key to the attributes that have it, in ascending order:
+// one sorted slice rather than a map of slices, so that building it costs
+// one allocation and a sort, however many distinct keys a group has.
+type keyIndex []keyEntry
+
+type keyEntry struct {
+	key heuristics.Key
+	at  int32
+}
+
+// newKeyIndex indexes keys[i] of every attribute i marked in include.
+func newKeyIndex(keys [][]heuristics.Key, include []bool) keyIndex {
+	n := 0
+	for i, ks := range keys {
+		if include[i] {
+			n += len(ks)
 		}
-		for _, k := range c.anchors[i] {
-			c.anchorIx[k] = append(c.anchorIx[k], int32(i))
-		}
-		for _, k := range c.probes[i] {
-			c.probeIx[k] = append(c.probeIx[k], int32(i))
-		}
-		if semantic {
-			for _, k := range c.content[i] {
-				c.contIx[k] = append(c.contIx[k], int32(i))
+	}
+	ix := make(keyIndex, 0, n)
+	for i, ks := range keys {
+		if include[i] {
+			for _, k := range ks {
+				ix = append(ix, keyEntry{k, int32(i)})
 			}
 		}
 	}
-	return c
+	slices.SortFunc(ix, func(a, b keyEntry) int {
+		if a.key != b.key {
+			return cmp.Compare(a.key, b.key)
+		}
+		return cmp.Compare(a.at, b.at)
+	})
+	return ix
+}
+
+// after returns the entries of key k for attributes after i, in order.
+func (ix keyIndex) after(k heuristics.Key, i int) keyIndex {
+	lo, _ := slices.BinarySearchFunc(ix, keyEntry{k, int32(i + 1)}, func(e, t keyEntry) int {
+		if e.key != t.key {
+			return cmp.Compare(e.key, t.key)
+		}
+		return cmp.Compare(e.at, t.at)
+	})
+	hi := lo
+	for hi < len(ix) && ix[hi].key == k {
+		hi++
+	}
+	return ix[lo:hi]
 }
 
 // narrow limits the index to what a focused pass needs, so a classification
@@ -201,21 +240,19 @@ func (c *candidates) meets(i int, anchors, probes map[heuristics.Key]bool, conte
 func (c *candidates) newerThan(i int) []int {
 	c.gen++
 	c.buf = c.buf[:0]
-	collect := func(list []int32) {
-		// Lists are in ascending index order: skip to the newer siblings.
-		start, _ := slices.BinarySearch(list, int32(i+1))
-		for _, j := range list[start:] {
-			if c.seen[j] != c.gen && c.el[j].new {
+	collect := func(list keyIndex) {
+		for _, e := range list {
+			if j := e.at; c.seen[j] != c.gen && c.el[j].new {
 				c.seen[j] = c.gen
 				c.buf = append(c.buf, int(j))
 			}
 		}
 	}
 	for _, k := range c.probes[i] {
-		collect(c.anchorIx[k])
+		collect(c.anchorIx.after(k, i))
 	}
 	for _, k := range c.anchors[i] {
-		collect(c.probeIx[k])
+		collect(c.probeIx.after(k, i))
 	}
 	if c.content != nil {
 		c.semanticCandidates(i)
@@ -229,9 +266,8 @@ func (c *candidates) newerThan(i int) []int {
 func (c *candidates) semanticCandidates(i int) {
 	var touched []int32
 	for _, k := range c.content[i] {
-		list := c.contIx[k]
-		start, _ := slices.BinarySearch(list, int32(i+1))
-		for _, j := range list[start:] {
+		for _, e := range c.contIx.after(k, i) {
+			j := e.at
 			if c.hits[j] == 0 {
 				touched = append(touched, j)
 			}

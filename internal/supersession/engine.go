@@ -28,6 +28,7 @@ type Engine struct {
 	// hasAspects: the stack has an aspects table (groups are named, and an
 	// aspect missing from it is dangling).
 	hasAspects bool
+	keys       *keyCache
 }
 
 // New returns an Engine for the database deps describe. Its metrics are
@@ -40,7 +41,7 @@ func New(deps job.Deps) *Engine {
 		names = schema.ReferenceNames()
 	}
 	return &Engine{db: deps.DB, sql: render(names), log: deps.Logger, metrics: NewMetrics(deps.Registry), llms: deps.LLM,
-		hasAspects: names.HasAspects}
+		hasAspects: names.HasAspects, keys: newKeyCache(keyCacheSize)}
 }
 
 // Tally counts what a pass over some groups found and did.
@@ -99,6 +100,11 @@ type Pass struct {
 	// may span several Process calls of one run); pairs beyond it are
 	// deferred to a later pass. Nil: DefaultQuestions for this call.
 	Questions *Budget
+	// Reloads says the pass loads aspects it (or another) loaded before: the
+	// inline hook, an incremental pass. Their attributes' blocking keys are
+	// then remembered across passes, so that only new or edited attributes
+	// are analysed whole.
+	Reloads bool
 	// Brake, when set, is asked before every write batch whether the
 	// configuration now in force forbids changing agent data (shadowMode or
 	// mutationsFrozen turned on while the pass ran). Once it says yes, the
@@ -140,6 +146,9 @@ func (e *Engine) Process(ctx context.Context, cfg *config.Config, groups []*Grou
 		thresholds: Thresholds{Min: st.SupersessionMinConfidence, Review: st.SupersessionReviewConfidence},
 		shadow:     cfg.Shadow(),
 		focus:      pass.Focus,
+	}
+	if pass.Reloads {
+		in.keys = e.keys
 	}
 	var client *llm.Client
 	if cfg.SemanticFallback() && e.llms != nil {

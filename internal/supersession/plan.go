@@ -26,7 +26,11 @@ type Attribute struct {
 	// no part in any pair (skipped with SkipBadTime).
 	BadTime bool `db:"-"`
 
-	stmt *heuristics.Statement // analysed on first use; a pass is single-threaded
+	// The analysis and its blocking keys, made on first use (by one
+	// goroutine: Analyze's workers, or the pass).
+	stmt            *heuristics.Statement
+	anchors, probes []heuristics.Key
+	keyed           bool
 }
 
 // statement analyses the content once, however many pairs it is part of.
@@ -35,6 +39,15 @@ func (a *Attribute) statement() *heuristics.Statement {
 		a.stmt = heuristics.Analyze(heuristics.Input{Content: a.Content.String, CreatedAt: a.CreatedAt, Kind: string(a.Kind)})
 	}
 	return a.stmt
+}
+
+// blockKeys are the statement's blocking keys, computed once.
+func (a *Attribute) blockKeys() (anchors, probes []heuristics.Key) {
+	if !a.keyed {
+		a.anchors, a.probes = a.statement().BlockKeys(nil, nil)
+		a.keyed = true
+	}
+	return a.anchors, a.probes
 }
 
 // newer reports whether a is newer than b: created later, ties broken by id.
@@ -183,6 +196,8 @@ type planInput struct {
 	// semantic enables the LLM fallback; known holds the verdicts known.
 	semantic bool
 	known    verdicts
+	// keys, when set, remembers blocking keys across passes (Pass.Reloads).
+	keys *keyCache
 }
 
 // planOutput is what plan found in one group.
@@ -227,7 +242,7 @@ func prepare(g *Group, in planInput) *prepared {
 	}
 	if in.focus != nil {
 		// Who may be decided depends on the index: build it now.
-		p.cands = newCandidates(g.Attrs, p.el, in.semantic, in.focus)
+		p.cands = newCandidates(g.Attrs, p.el, in.semantic, in.focus, in.keys)
 	}
 	return p
 }
@@ -263,7 +278,7 @@ func plan(p *prepared, in planInput) planOutput {
 	if cands == nil {
 		// Without a focus the index is built for this plan only: a batch of
 		// thousands of groups need not hold thousands of indexes at once.
-		cands = newCandidates(p.g.Attrs, p.el, in.semantic, nil)
+		cands = newCandidates(p.g.Attrs, p.el, in.semantic, nil, in.keys)
 	}
 	g := p.g
 	for i, old := range g.Attrs {

@@ -3,6 +3,7 @@ package supersession
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/lib/pq"
 )
@@ -14,6 +15,9 @@ type Limits struct {
 	Aspects    int
 	Attributes int
 	ChunkRows  int
+	// Analyze, when positive, analyses each batch on that many goroutines
+	// before handing it over (see Analyze).
+	Analyze int
 }
 
 // Scan walks the active non-constraint attributes after the cursor (of one
@@ -140,6 +144,9 @@ func (s *scan) flush(ctx context.Context) error {
 	if err := s.e.name(ctx, s.batch); err != nil {
 		return err
 	}
+	if s.lim.Analyze > 0 {
+		Analyze(s.batch, s.lim.Analyze)
+	}
 	batch := s.batch
 	s.batch, s.attrs = nil, 0
 	return s.fn(batch)
@@ -180,4 +187,37 @@ func (e *Engine) name(ctx context.Context, groups []*Group) error {
 		g.AspectName, g.Dangling = name, !ok
 	}
 	return nil
+}
+
+// Analyze computes the blocking keys of every attribute of the groups that
+// may take part in a pair, on up to workers goroutines,
+// so that a pass can analyse the next batch while it decides and writes
+// this one. Process would do it anyway, on first use; the groups must not
+// be in use elsewhere until Analyze returns.
+func Analyze(groups []*Group, workers int) {
+	var attrs []*Attribute
+	for _, g := range groups {
+		if g.Dangling {
+			continue
+		}
+		for _, a := range g.Attrs {
+			if old, nw, _ := eligibility(a); old || nw {
+				attrs = append(attrs, a)
+			}
+		}
+	}
+	workers = max(1, min(workers, len(attrs)/256))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(attrs); i += workers {
+				attrs[i].blockKeys()
+				// Most attributes meet no sibling: keep the keys, not the
+				// analysis (the few in a candidate pair are read again), so
+				// that a batch in flight holds kilobytes less per attribute.
+				attrs[i].stmt = nil
+			}
+		})
+	}
+	wg.Wait()
 }
