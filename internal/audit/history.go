@@ -34,6 +34,18 @@ type Entry struct {
 	ActorType  *string   `db:"actor_type" json:"actor_type"`
 	SessionID  *string   `db:"session_id" json:"session_id"`
 	RequestID  *string   `db:"request_id" json:"request_id"`
+	// UndoneBy is, on an attribute_superseded row that was undone, the id of
+	// its supersession_reverted row (History fills it; it is not a column).
+	UndoneBy *string `db:"undone_by" json:"undone_by,omitempty"`
+}
+
+// Events are the history events the daemon writes (SPEC §5, and protect's),
+// the names `history --event` accepts.
+var Events = []string{
+	"supersession_proposal", "attribute_superseded", "supersession_reverted",
+	"supersession_proposal_accepted", "supersession_proposal_rejected",
+	"compaction_retried", "compaction_failed",
+	"attribute_protected", "attribute_unprotected",
 }
 
 // JSONB is a nullable jsonb column that marshals as the JSON it holds
@@ -142,8 +154,11 @@ func WriteTable(w io.Writer, entries []Entry) error {
 			signals = strings.Join(names, ",")
 		}
 		event := e.Event
-		if m.Mode != "" && e.Event == "supersession_proposal" {
+		switch {
+		case m.Mode != "" && e.Event == "supersession_proposal":
 			event += " (" + m.Mode + ")"
+		case e.UndoneBy != nil:
+			event += " (undone)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.CreatedAt.UTC().Format("2006-01-02 15:04:05"), event,
 			orDash(m.AgentID), change(e, m.ProposalID, m.Reverted, m.Note, m.Error), conf, signals, e.ID)
