@@ -9,7 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode/utf8"
+
+	"github.com/supersessiond/supersessiond/internal/supersession"
 )
 
 // Filter selects history rows.
@@ -191,14 +192,7 @@ func change(e Entry, proposalID, reverted, note, errText string) string {
 }
 
 // clip shortens s to n runes on one line, marking the cut.
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
-}
+func clip(s string, n int) string { return supersession.Clip(s, n) }
 
 func deref(s *string) string {
 	if s == nil {

@@ -140,6 +140,7 @@ func (e *Engine) Process(ctx context.Context, cfg *config.Config, groups []*Grou
 		thresholds: Thresholds{Min: st.SupersessionMinConfidence, Review: st.SupersessionReviewConfidence},
 		shadow:     cfg.Shadow(),
 		focus:      pass.Focus,
+		trace:      e.log.Enabled(ctx, slog.LevelDebug),
 	}
 	var client *llm.Client
 	if cfg.SemanticFallback() && e.llms != nil {
@@ -179,6 +180,7 @@ func (e *Engine) decideAll(ctx context.Context, cfg *config.Config, client *llm.
 		for k, v := range out.skips {
 			t.skip(k, v)
 		}
+		e.logTraces(ctx, pass.Source, out.traces)
 		candidates = append(candidates, out.candidates...)
 		if len(out.pending) > 0 {
 			again = append(again, preps[i])
@@ -195,7 +197,7 @@ func (e *Engine) decideAll(ctx context.Context, cfg *config.Config, client *llm.
 	if budget == nil {
 		budget = NewBudget(DefaultQuestions)
 	}
-	in.known, err = e.resolve(ctx, cfg, client, pending, groupOf, budget, t)
+	in.known, err = e.resolve(ctx, cfg, client, pending, groupOf, budget, true, t)
 	if err != nil {
 		return candidates, err
 	}
@@ -205,6 +207,10 @@ func (e *Engine) decideAll(ctx context.Context, cfg *config.Config, client *llm.
 	for _, c := range candidates {
 		decided[c.Old.ID] = true
 	}
+	waiting := map[*Attribute]bool{}
+	for _, pp := range pending {
+		waiting[pp.old] = true
+	}
 	for _, p := range again {
 		out := plan(p, in)
 		for _, c := range out.candidates {
@@ -212,6 +218,13 @@ func (e *Engine) decideAll(ctx context.Context, cfg *config.Config, client *llm.
 				candidates = append(candidates, c)
 			}
 		}
+		traces := out.traces[:0]
+		for _, tr := range out.traces {
+			if waiting[tr.Old] {
+				traces = append(traces, tr)
+			}
+		}
+		e.logTraces(ctx, pass.Source, traces)
 	}
 	return candidates, nil
 }
@@ -311,6 +324,9 @@ func (e *Engine) applyChunk(ctx context.Context, items []Supersession, pass Pass
 				return err
 			})
 		})
+		if err == nil {
+			e.LogApplied(pass.Source, batch, done)
+		}
 		return len(done), err
 	}, func(s Supersession) Metadata { return s.Meta })
 	if err != nil {
@@ -340,6 +356,7 @@ func (e *Engine) proposeChunk(ctx context.Context, items []Proposal, pass Pass, 
 	if err != nil {
 		return err
 	}
+	e.logProposed(pass, len(items), modes, written)
 	t.ProposalsShadow += modes[ModeShadow]
 	t.ProposalsReview += modes[ModeReview]
 	for m, n := range modes {

@@ -271,6 +271,7 @@ func (j *Job) triageBatch(ctx context.Context, p *pass, r *Report, after positio
 		r.Examined += len(batch)
 		r.WouldPreserve += len(keep)
 		r.WouldDelete += len(drop)
+		j.log.Debug("tombstones triaged (shadow: nothing changed)", "examined", len(batch), "would_preserve", len(keep), "would_delete", len(drop))
 		return len(batch), lastPos, nil
 	}
 	if j.hooks.beforeWrite != nil {
@@ -293,7 +294,13 @@ func (j *Job) triageBatch(ctx context.Context, p *pass, r *Report, after positio
 	r.Deleted += deleted
 	j.m.Preserved.Add(float64(preserved))
 	j.m.Deleted.Add(float64(deleted))
-	j.log.Debug("triage batch", "examined", len(batch), "preserved", preserved, "deleted", deleted)
+	// The change log: one line per batch that changed something, counts only.
+	level := slog.LevelDebug
+	if preserved+deleted > 0 {
+		level = slog.LevelInfo
+	}
+	j.log.Log(ctx, level, "tombstones triaged", "examined", len(batch), "preserved", preserved, "deleted", deleted,
+		"workspaces", distinctWorkspaces(batch))
 	return len(batch), lastPos, nil
 }
 
@@ -382,6 +389,7 @@ func (j *Job) recheckBatch(ctx context.Context, p *pass, r *Report, after, until
 	if p.shadow {
 		r.Rechecked += len(page)
 		r.WouldRelease += len(gone)
+		j.log.Debug("preserved tombstones re-checked (shadow: nothing changed)", "rechecked", len(page), "would_release", len(gone))
 		return len(page), lastPos, nil
 	}
 	if j.hooks.beforeWrite != nil {
@@ -397,7 +405,12 @@ func (j *Job) recheckBatch(ctx context.Context, p *pass, r *Report, after, until
 	r.Rechecked += len(page)
 	r.Released += released
 	j.m.Released.Add(float64(released))
-	j.log.Debug("re-check batch", "rechecked", len(page), "released", released)
+	level := slog.LevelDebug
+	if released > 0 {
+		level = slog.LevelInfo
+	}
+	j.log.Log(ctx, level, "preserved tombstones re-checked", "rechecked", len(page), "released", released,
+		"workspaces", distinctWorkspaces(page))
 	return len(page), lastPos, nil
 }
 
@@ -424,6 +437,15 @@ func (j *Job) citedAmong(ctx context.Context, tx *sqlx.Tx, batch []candidate) (m
 		cited[id] = true
 	}
 	return cited, nil
+}
+
+// distinctWorkspaces counts the workspaces a batch touches.
+func distinctWorkspaces(batch []candidate) int {
+	seen := map[string]bool{}
+	for _, c := range batch {
+		seen[c.WorkspaceName] = true
+	}
+	return len(seen)
 }
 
 // execCount runs a statement over a set of ids and returns the rows it
