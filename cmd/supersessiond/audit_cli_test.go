@@ -179,6 +179,14 @@ func TestRunDecidesClassificationsInline(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("SIGTERM must exit 0: %v\n%s", err, logs.String())
 	}
+	// The change log says what the hook retired.
+	applied := grepLines(logs.String(), `msg="supersession applied"`)
+	for _, want := range []string{"source=inline", "agent_id=a", "old_attribute_id=r1", "new_attribute_id=r2",
+		`old_content="Lives in Toronto"`, `new_content="Lives in Montreal"`, "signals=value_conflict", "confidence=0.9"} {
+		if strings.Count(applied, want) != 1 {
+			t.Errorf("the change log lacks %s once:\n%s", want, logs.String())
+		}
+	}
 }
 
 func grepLines(s, sub string) string {
