@@ -10,6 +10,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 )
@@ -114,7 +115,7 @@ func (j *Job) full(ctx context.Context, cfg *config.Config, st state, agent stri
 		}
 		// Checked after a batch, so every run makes progress.
 		if budget > 0 && j.now().Sub(start) > budget {
-			r.Stopped = stoppedBudget
+			r.Stopped = job.StoppedBudget
 			stop()
 			return nil
 		}
@@ -122,7 +123,6 @@ func (j *Job) full(ctx context.Context, cfg *config.Config, st state, agent stri
 	if err := <-scanned; err != nil {
 		return err
 	}
-	r.Complete = true
 	if agent != "" {
 		return nil
 	}

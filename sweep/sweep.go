@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sort"
 	"strings"
 	"time"
 
@@ -83,9 +82,8 @@ const (
 
 // Report is what a sweep found and did.
 type Report struct {
-	RunID string      `json:"run_id"`
-	Mode  config.Mode `json:"mode"`
-	Kind  Kind        `json:"kind"`
+	job.Run
+	Kind Kind `json:"kind"`
 	// Why says why a scheduled or CLI run is full (see fullReason).
 	Why     string `json:"why,omitempty"`
 	Agent   string `json:"agent,omitempty"`
@@ -93,16 +91,11 @@ type Report struct {
 	// Changes counts the change records an incremental pass consumed.
 	Changes int `json:"changes"`
 	supersession.Tally
-	// Complete is true when the pass reached the last aspect. Stopped says
-	// why it did not: "budget" (the time budget ran out; the next run
-	// resumes at the cursor), "error" (see Error) or "cancelled".
-	Complete bool          `json:"complete"`
-	Stopped  string        `json:"stopped,omitempty"`
-	Error    string        `json:"error,omitempty"`
-	Resumed  bool          `json:"resumed"`
-	Disabled string        `json:"disabled,omitempty"`
-	Duration time.Duration `json:"-"`
-	Seconds  float64       `json:"duration_seconds"`
+	Skipped []job.Skip `json:"skipped"`
+	// Resumed: a scheduled full pass went on from the cursor a previous
+	// run left.
+	Resumed  bool   `json:"resumed"`
+	Disabled string `json:"disabled,omitempty"`
 }
 
 // Text renders the report for a terminal.
@@ -129,31 +122,26 @@ func (r *Report) Text() string {
 	if r.SemanticAsked+r.SemanticCacheHits > 0 {
 		fmt.Fprintf(&b, "  semantic       %d asked, %d cached, %d failed\n", r.SemanticAsked, r.SemanticCacheHits, r.SemanticFailures)
 	}
-	if len(r.Skips) > 0 {
-		reasons := make([]string, 0, len(r.Skips))
-		for k := range r.Skips {
-			reasons = append(reasons, k)
-		}
-		sort.Strings(reasons)
-		parts := make([]string, 0, len(reasons))
-		for _, k := range reasons {
-			parts = append(parts, fmt.Sprintf("%s=%d", k, r.Skips[k]))
+	if len(r.Skipped) > 0 {
+		parts := make([]string, 0, len(r.Skipped))
+		for _, s := range r.Skipped {
+			parts = append(parts, fmt.Sprintf("%s=%d", s.Reason, s.Count))
 		}
 		fmt.Fprintf(&b, "  skipped        %s\n", strings.Join(parts, " "))
 	}
 	state := "complete"
 	switch {
 	case r.Complete:
-	case r.Stopped == stoppedBudget && r.Kind == KindIncremental:
+	case r.Stopped == job.StoppedBudget && r.Kind == KindIncremental:
 		state = "stopped at its time budget; the next run takes the changes left"
-	case r.Stopped == stoppedBudget:
+	case r.Stopped == job.StoppedBudget:
 		state = "stopped at its time budget; the next run resumes there"
-	case r.Stopped == stoppedCancelled:
+	case r.Stopped == job.StoppedCancelled:
 		state = "cancelled; the next run resumes where it stopped"
 	default:
 		state = "FAILED: " + r.Error + "; the next run resumes where it stopped"
 	}
-	fmt.Fprintf(&b, "  pass           %s (%.2fs)\n", state, r.Seconds)
+	fmt.Fprintf(&b, "  pass           %s (%.2fs)\n", state, r.DurationSeconds)
 	return b.String()
 }
 
@@ -202,18 +190,11 @@ func budgetFor(cfg *config.Config, now time.Time) time.Duration {
 	return min(max(gap*8/10, time.Minute), 30*time.Minute)
 }
 
-// Why a pass stopped before its end.
-const (
-	stoppedBudget    = "budget"
-	stoppedError     = "error"
-	stoppedCancelled = "cancelled"
-)
-
 // run chooses the kind of pass, runs it and records in the report why it
 // ended.
 func (j *Job) run(ctx context.Context, cfg *config.Config, opt Options, budget time.Duration, scheduled bool) (*Report, error) {
 	start := j.now()
-	r := &Report{RunID: ident.Random("", 8), Mode: cfg.Mode(), Agent: opt.Agent}
+	r := &Report{Run: job.NewRun(Name, cfg.Mode(), start), Agent: opt.Agent}
 	err := func() error {
 		st, err := j.loadState(ctx)
 		if err != nil {
@@ -227,15 +208,8 @@ func (j *Job) run(ctx context.Context, cfg *config.Config, opt Options, budget t
 		r.Kind = KindFull
 		return j.full(ctx, cfg, st, opt.Agent, budget, scheduled, start, r)
 	}()
-	r.Duration = j.now().Sub(start)
-	r.Seconds = r.Duration.Seconds()
-	switch {
-	case err == nil:
-	case ctx.Err() != nil:
-		r.Stopped, r.Error = stoppedCancelled, err.Error()
-	default:
-		r.Stopped, r.Error = stoppedError, err.Error()
-	}
+	r.Finish(ctx, j.now().Sub(start), err)
+	r.Skipped = job.Skips(r.Skips)
 	return r, err
 }
 

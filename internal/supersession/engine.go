@@ -57,7 +57,7 @@ type Tally struct {
 	// Braked counts supersessions written as proposals because shadowMode
 	// or mutationsFrozen was turned on while the pass ran.
 	Braked int            `json:"braked,omitempty"`
-	Skips  map[string]int `json:"skips"`
+	Skips  map[string]int `json:"-"` // the report lists them (job.Skips)
 }
 
 func (t *Tally) skip(reason string, n int) {
