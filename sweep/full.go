@@ -86,11 +86,14 @@ func (j *Job) full(ctx context.Context, cfg *config.Config, st state, agent stri
 	r.Resumed = cur.Started()
 	if !r.Resumed {
 		cur = cursor{PassStartedAt: start.UTC(), Judgment: judgment(cfg)}
+	}
+	if !r.Resumed && !r.DryRun {
 		if err := j.db.GetContext(ctx, &cur.Snapshot, j.sql.snapshot); err != nil {
 			return fmt.Errorf("sweep: take the pass's snapshot: %w", err)
 		}
 	}
 	pass := j.newPass(r.RunID)
+	pass.DryRun = r.DryRun
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	batches, scanned := j.read(ctx, cur.Cursor, agent)
@@ -123,7 +126,7 @@ func (j *Job) full(ctx context.Context, cfg *config.Config, st state, agent stri
 	if err := <-scanned; err != nil {
 		return err
 	}
-	if agent != "" {
+	if agent != "" || r.DryRun {
 		return nil
 	}
 	if err := j.completeFull(ctx, cur, scheduled); err != nil {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -96,6 +98,9 @@ type Report struct {
 	// run left.
 	Resumed  bool   `json:"resumed"`
 	Disabled string `json:"disabled,omitempty"`
+	// DryRun: nothing was written; Planned lists what a real pass would
+	// write, and the counts are of those.
+	DryRun bool `json:"dry_run"`
 }
 
 // Text renders the report for a terminal.
@@ -109,7 +114,11 @@ func (r *Report) Text() string {
 	if r.Agent != "" {
 		scope = "agent " + r.Agent
 	}
-	fmt.Fprintf(&b, "sweep (%s mode, %s, %s) run %s\n", r.Mode, r.Kind, scope, r.RunID)
+	dry, would := "", ""
+	if r.DryRun {
+		dry, would = ", dry run: nothing written", "would be "
+	}
+	fmt.Fprintf(&b, "sweep (%s mode, %s, %s%s) run %s\n", r.Mode, r.Kind, scope, dry, r.RunID)
 	if r.Why != "" {
 		fmt.Fprintf(&b, "  full because   %s\n", r.Why)
 	}
@@ -117,8 +126,8 @@ func (r *Report) Text() string {
 		fmt.Fprintf(&b, "  changes        %d recorded changes\n", r.Changes)
 	}
 	fmt.Fprintf(&b, "  examined       %d aspects, %d attributes, %d pairs in %d batches\n", r.Groups, r.Attributes, r.Pairs, r.Batches)
-	fmt.Fprintf(&b, "  supersessions  %d\n", r.Supersessions)
-	fmt.Fprintf(&b, "  proposals      %d shadow, %d review\n", r.ProposalsShadow, r.ProposalsReview)
+	fmt.Fprintf(&b, "  supersessions  %s%d\n", would, r.Supersessions)
+	fmt.Fprintf(&b, "  proposals      %s%d shadow, %d review\n", would, r.ProposalsShadow, r.ProposalsReview)
 	if r.SemanticAsked+r.SemanticCacheHits > 0 {
 		fmt.Fprintf(&b, "  semantic       %d asked, %d cached, %d failed\n", r.SemanticAsked, r.SemanticCacheHits, r.SemanticFailures)
 	}
@@ -142,7 +151,31 @@ func (r *Report) Text() string {
 		state = "FAILED: " + r.Error + "; the next run resumes where it stopped"
 	}
 	fmt.Fprintf(&b, "  pass           %s (%.2fs)\n", state, r.DurationSeconds)
+	if r.DryRun {
+		writePlanned(&b, r.Planned)
+	}
 	return b.String()
+}
+
+// writePlanned lists a dry run's decisions, one line each, contents clipped.
+func writePlanned(b *strings.Builder, planned []supersession.Planned) {
+	if len(planned) == 0 {
+		b.WriteString("  would write    nothing\n")
+		return
+	}
+	b.WriteString("  would write:\n")
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "    ACTION\tAGENT\tOLD → NEW\tCONF\tSIGNALS")
+	for _, p := range planned {
+		signals := p.Signals.Names()
+		if signals == "" {
+			signals = "-"
+		}
+		fmt.Fprintf(tw, "    %s\t%s\t%s %s → %s %s\t%.2f\t%s\n", p.Action, p.AgentID,
+			p.OldID, strconv.Quote(supersession.Clip(p.OldContent, 40)), p.NewID, strconv.Quote(supersession.Clip(p.NewContent, 40)),
+			p.Confidence, signals)
+	}
+	_ = tw.Flush()
 }
 
 // Options of a sweep --once.
@@ -152,6 +185,11 @@ type Options struct {
 	Agent string
 	// Full forces a full pass where an incremental one would do.
 	Full bool
+	// DryRun is a full pass that decides exactly as a real one and writes
+	// nothing at all: no supersession, proposal, cursor, record of the
+	// pass, consumed change record or cached LLM verdict. The report lists
+	// the decisions (Planned).
+	DryRun bool
 }
 
 // Run is a scheduled run: a full pass when one is due (resuming at the
@@ -194,7 +232,7 @@ func budgetFor(cfg *config.Config, now time.Time) time.Duration {
 // ended.
 func (j *Job) run(ctx context.Context, cfg *config.Config, opt Options, budget time.Duration, scheduled bool) (*Report, error) {
 	start := j.now()
-	r := &Report{Run: job.NewRun(Name, cfg.Mode(), start), Agent: opt.Agent}
+	r := &Report{Run: job.NewRun(Name, cfg.Mode(), start), Agent: opt.Agent, DryRun: opt.DryRun}
 	err := func() error {
 		st, err := j.loadState(ctx)
 		if err != nil {
@@ -231,6 +269,8 @@ func judgment(cfg *config.Config) string {
 // incremental one will do.
 func fullReason(cfg *config.Config, st state, opt Options, scheduled bool, now time.Time) string {
 	switch {
+	case opt.DryRun:
+		return "a dry run examines every aspect (--dry-run)"
 	case opt.Agent != "":
 		return "one agent's aspects (--agent)"
 	case opt.Full:

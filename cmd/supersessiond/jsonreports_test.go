@@ -17,6 +17,7 @@ var jsonReportCommands = []struct {
 	args []string
 }{
 	{"sweep", []string{"sweep", "--once", "--json"}},
+	{"sweep", []string{"sweep", "--once", "--dry-run", "--json"}},
 	{"compaction", []string{"compact", "--once", "--json"}},
 	{"tombstones", []string{"reconcile", "--once", "--json"}},
 }

@@ -58,6 +58,9 @@ type Tally struct {
 	// or mutationsFrozen was turned on while the pass ran.
 	Braked int            `json:"braked,omitempty"`
 	Skips  map[string]int `json:"-"` // the report lists them (job.Skips)
+	// Planned lists, in a dry run, the decisions a real pass would write
+	// (then Supersessions and Proposals* count them).
+	Planned []Planned `json:"planned,omitempty"`
 }
 
 func (t *Tally) skip(reason string, n int) {
@@ -85,6 +88,7 @@ func (t *Tally) Add(u Tally) {
 	for k, v := range u.Skips {
 		t.skip(k, v)
 	}
+	t.Planned = append(t.Planned, u.Planned...)
 }
 
 // Pass configures one call of Process.
@@ -104,6 +108,10 @@ type Pass struct {
 	// mutationsFrozen turned on while the pass ran). Once it says yes, the
 	// rest of the pass writes proposals instead of supersessions.
 	Brake func() bool
+	// DryRun decides exactly as a real pass would and writes nothing at
+	// all: no supersession, no proposal, no cached LLM verdict. The
+	// decisions come back in Tally.Planned.
+	DryRun bool
 }
 
 // Budget bounds how many new questions a run may ask the LLM: a slow or
@@ -160,6 +168,9 @@ func (e *Engine) Process(ctx context.Context, cfg *config.Config, groups []*Grou
 	if err != nil {
 		return t, err
 	}
+	if pass.DryRun {
+		return t, e.dryRun(ctx, candidates, &t)
+	}
 	return t, e.write(ctx, candidates, pass, &t)
 }
 
@@ -197,7 +208,7 @@ func (e *Engine) decideAll(ctx context.Context, cfg *config.Config, client *llm.
 	if budget == nil {
 		budget = NewBudget(DefaultQuestions)
 	}
-	in.known, err = e.resolve(ctx, cfg, client, pending, groupOf, budget, true, t)
+	in.known, err = e.resolve(ctx, cfg, client, pending, groupOf, budget, !pass.DryRun, t)
 	if err != nil {
 		return candidates, err
 	}
