@@ -97,4 +97,27 @@ func TestOperatorChangesAreLogged(t *testing.T) {
 	if log.Len() != 0 {
 		t.Fatalf("refusals are not changes: %s", log.String())
 	}
+
+	// A bulk review logs each decision it records, and nothing when dry.
+	s.Add(
+		memtest.Attr{ID: "d1", Agent: "a", Aspect: s.Aspect("a", "Sam", "diet"), Content: "Is vegetarian"},
+		memtest.Attr{ID: "d2", Agent: "a", Aspect: s.Aspect("a", "Sam", "diet"), Content: "Is no longer vegetarian"},
+	)
+	sweepOnce(t, db.DB, cfg(shadowOn))
+	if _, err := ops.ReviewAll(ctx, audit.BulkReview{DryRun: true}); err != nil || log.Len() != 0 {
+		t.Fatalf("a dry bulk review: %v\n%s", err, log.String())
+	}
+	res, err := ops.ReviewAll(ctx, audit.BulkReview{Note: "bulk"})
+	if err != nil || len(res.Decided) == 0 {
+		t.Fatalf("bulk review: %v %+v", err, res)
+	}
+	bulk := records(t, &log, "proposal reviewed")
+	if len(bulk) != len(res.Decided) {
+		t.Fatalf("%d decisions, %d log lines", len(res.Decided), len(bulk))
+	}
+	for i, d := range res.Decided {
+		if bulk[i]["history_id"] != d.HistoryID || bulk[i]["proposal_id"] != d.Proposal.ID || bulk[i]["decision"] != "rejected" || bulk[i]["note"] != "bulk" {
+			t.Errorf("line %d: %v, decision %+v", i, bulk[i], d)
+		}
+	}
 }

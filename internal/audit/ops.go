@@ -100,12 +100,19 @@ func (o *Ops) Review(ctx context.Context, proposalID string, accept bool, note s
 	if err != nil {
 		return "", fmt.Errorf("review %s: %w", proposalID, err)
 	}
-	o.log().Info("proposal reviewed", "source", supersession.SourceOperator, "history_id", id, "proposal_id", proposalID,
-		"decision", strings.TrimPrefix(event, "supersession_proposal_"), "agent_id", m.AgentID,
-		"old_attribute_id", m.OldAttributeID, "new_attribute_id", m.NewAttributeID,
-		"old_content", supersession.Short(deref(e.OldContent)), "new_content", supersession.Short(deref(e.NewContent)),
-		"confidence", m.Confidence, "signals", m.Signals.Names(), "note", supersession.Short(note))
+	o.logReview(id, event, note, Proposal{ID: proposalID, AgentID: m.AgentID, OldAttributeID: m.OldAttributeID,
+		NewAttributeID: m.NewAttributeID, OldContent: deref(e.OldContent), NewContent: deref(e.NewContent),
+		Confidence: m.Confidence, Signals: m.Signals})
 	return id, nil
+}
+
+// logReview is the change log's line for one recorded review.
+func (o *Ops) logReview(historyID, event, note string, p Proposal) {
+	o.log().Info("proposal reviewed", "source", supersession.SourceOperator, "history_id", historyID, "proposal_id", p.ID,
+		"decision", strings.TrimPrefix(event, "supersession_proposal_"), "agent_id", p.AgentID,
+		"old_attribute_id", p.OldAttributeID, "new_attribute_id", p.NewAttributeID,
+		"old_content", supersession.Short(p.OldContent), "new_content", supersession.Short(p.NewContent),
+		"confidence", p.Confidence, "signals", p.Signals.Names(), "note", supersession.Short(note))
 }
 
 // ---- apply ----
