@@ -109,6 +109,10 @@ type Daemon struct {
 	running, tried atomic.Pointer[string]
 	dbUp           atomic.Bool
 	started        time.Time
+	// said are the configuration's notes last logged: a reload says only
+	// the new ones ("database URL taken from ..." is said once, not on
+	// every reload). Guarded by reloadMu after startup.
+	said map[string]bool
 }
 
 // New prepares a daemon; Run starts it.
@@ -156,9 +160,7 @@ func (d *Daemon) Config() *config.Config { return d.cfg.Load() }
 func (d *Daemon) Run(ctx context.Context) error {
 	d.started = time.Now()
 	cfg := d.Config()
-	for _, n := range d.opts.Initial.Notes {
-		d.log.Info(n)
-	}
+	d.sayNotes(d.opts.Initial.Notes)
 	d.log.Info("starting", "config", describeFile(d.opts.Initial), "database", redact.DSN(cfg.Maintenance.Database.URL),
 		"shadow_mode", cfg.Memory.PipelineV2.ShadowMode, "mutations_frozen", cfg.Memory.PipelineV2.MutationsFrozen)
 	deps, err := d.open(ctx, cfg)

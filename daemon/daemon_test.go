@@ -438,3 +438,41 @@ func TestStartupRefusesIncompatibleSchema(t *testing.T) {
 		t.Fatalf("want SchemaError, got %v", err)
 	}
 }
+
+// A note about the configuration is said at startup and not repeated by
+// every reload; one that appears later is said when it does.
+func TestReloadDoesNotRepeatNotes(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	env := func() []string { return []string{"SUPERSESSIOND_DATABASE_URL=" + db.URL} }
+	h := start(t, db.URL, "", nil, func(o *daemon.Options) {
+		o.Source.Environ = env
+		loaded, err := config.Load(o.Source)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Initial = loaded
+	})
+	base := fmt.Sprintf(baseYAML, db.URL)
+	h.write(base + "memory:\n  pipelineV2:\n    shadowMode: true\n")
+	h.eventually("the first reload", func() bool { return h.d.Config().Memory.PipelineV2.ShadowMode })
+	h.write(base)
+	h.signals <- syscall.SIGHUP
+	h.eventually("the second reload", func() bool {
+		return !h.d.Config().Memory.PipelineV2.ShadowMode && strings.Count(h.log.String(), "configuration reloaded") >= 2
+	})
+	log := h.log.String()
+	for _, note := range []string{"database URL taken from SUPERSESSIOND_DATABASE_URL", "maintenance.llm is not configured"} {
+		if n := strings.Count(log, note); n != 1 {
+			t.Fatalf("%q was said %d times, want once:\n%s", note, n, log)
+		}
+	}
+	// A note that comes with a change is said when it comes: shadow mode
+	// was turned on by the first reload, off by the second.
+	if n := strings.Count(log, "shadowMode is on"); n != 1 {
+		t.Fatalf("the shadow-mode note was said %d times, want once:\n%s", n, log)
+	}
+	if err := h.stop(); err != nil {
+		t.Fatal(err)
+	}
+}

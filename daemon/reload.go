@@ -84,14 +84,25 @@ func (d *Daemon) build(old *config.Config) (*config.Loaded, *config.Config, *pla
 // logChanges says, once, what the reload brought: notes, settings that
 // need a restart, the modes now in force.
 func (d *Daemon) logChanges(reason string, old, next *config.Config, loaded *config.Loaded) {
-	for _, n := range loaded.Notes {
-		d.log.Info(n)
-	}
+	d.sayNotes(loaded.Notes)
 	for _, k := range restartOnly(old, loaded.Config) {
 		d.log.Warn("changed setting needs a restart to take effect", "key", k)
 	}
 	d.log.Info("configuration reloaded", "reason", reason,
 		"shadow_mode", next.Memory.PipelineV2.ShadowMode, "mutations_frozen", next.Memory.PipelineV2.MutationsFrozen)
+}
+
+// sayNotes logs the configuration's notes that were not in force at the
+// last load: a note is said at startup, and again only once it changed.
+func (d *Daemon) sayNotes(notes []string) {
+	now := make(map[string]bool, len(notes))
+	for _, n := range notes {
+		if !d.said[n] {
+			d.log.Info(n)
+		}
+		now[n] = true
+	}
+	d.said = now
 }
 
 // canRun checks, before anything is swapped, that every job the new

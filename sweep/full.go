@@ -11,6 +11,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 )
@@ -86,11 +87,14 @@ func (j *Job) full(ctx context.Context, cfg *config.Config, st state, agent stri
 	r.Resumed = cur.Started()
 	if !r.Resumed {
 		cur = cursor{PassStartedAt: start.UTC(), Judgment: judgment(cfg)}
+	}
+	if !r.Resumed && !r.DryRun {
 		if err := j.db.GetContext(ctx, &cur.Snapshot, j.sql.snapshot); err != nil {
 			return fmt.Errorf("sweep: take the pass's snapshot: %w", err)
 		}
 	}
 	pass := j.newPass(r.RunID)
+	pass.DryRun = r.DryRun
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	batches, scanned := j.read(ctx, cur.Cursor, agent)
@@ -115,7 +119,7 @@ func (j *Job) full(ctx context.Context, cfg *config.Config, st state, agent stri
 		}
 		// Checked after a batch, so every run makes progress.
 		if budget > 0 && j.now().Sub(start) > budget {
-			r.Stopped = stoppedBudget
+			r.Stopped = job.StoppedBudget
 			stop()
 			return nil
 		}
@@ -123,8 +127,7 @@ func (j *Job) full(ctx context.Context, cfg *config.Config, st state, agent stri
 	if err := <-scanned; err != nil {
 		return err
 	}
-	r.Complete = true
-	if agent != "" {
+	if agent != "" || r.DryRun {
 		return nil
 	}
 	if err := j.completeFull(ctx, cur, scheduled); err != nil {

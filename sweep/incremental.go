@@ -9,6 +9,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 )
@@ -48,11 +49,10 @@ func (j *Job) incremental(ctx context.Context, cfg *config.Config, budget time.D
 			return err
 		}
 		if budget > 0 && j.now().Sub(start) > budget {
-			r.Stopped = stoppedBudget
+			r.Stopped = job.StoppedBudget
 			return nil
 		}
 	}
-	r.Complete = true
 	return j.pruneOutbox(ctx, cfg, start)
 }
 

@@ -4,8 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sort"
+	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -83,9 +84,8 @@ const (
 
 // Report is what a sweep found and did.
 type Report struct {
-	RunID string      `json:"run_id"`
-	Mode  config.Mode `json:"mode"`
-	Kind  Kind        `json:"kind"`
+	job.Run
+	Kind Kind `json:"kind"`
 	// Why says why a scheduled or CLI run is full (see fullReason).
 	Why     string `json:"why,omitempty"`
 	Agent   string `json:"agent,omitempty"`
@@ -93,16 +93,14 @@ type Report struct {
 	// Changes counts the change records an incremental pass consumed.
 	Changes int `json:"changes"`
 	supersession.Tally
-	// Complete is true when the pass reached the last aspect. Stopped says
-	// why it did not: "budget" (the time budget ran out; the next run
-	// resumes at the cursor), "error" (see Error) or "cancelled".
-	Complete bool          `json:"complete"`
-	Stopped  string        `json:"stopped,omitempty"`
-	Error    string        `json:"error,omitempty"`
-	Resumed  bool          `json:"resumed"`
-	Disabled string        `json:"disabled,omitempty"`
-	Duration time.Duration `json:"-"`
-	Seconds  float64       `json:"duration_seconds"`
+	Skipped []job.Skip `json:"skipped"`
+	// Resumed: a scheduled full pass went on from the cursor a previous
+	// run left.
+	Resumed  bool   `json:"resumed"`
+	Disabled string `json:"disabled,omitempty"`
+	// DryRun: nothing was written; Planned lists what a real pass would
+	// write, and the counts are of those.
+	DryRun bool `json:"dry_run"`
 }
 
 // Text renders the report for a terminal.
@@ -116,7 +114,11 @@ func (r *Report) Text() string {
 	if r.Agent != "" {
 		scope = "agent " + r.Agent
 	}
-	fmt.Fprintf(&b, "sweep (%s mode, %s, %s) run %s\n", r.Mode, r.Kind, scope, r.RunID)
+	dry, would := "", ""
+	if r.DryRun {
+		dry, would = ", dry run: nothing written", "would be "
+	}
+	fmt.Fprintf(&b, "sweep (%s mode, %s, %s%s) run %s\n", r.Mode, r.Kind, scope, dry, r.RunID)
 	if r.Why != "" {
 		fmt.Fprintf(&b, "  full because   %s\n", r.Why)
 	}
@@ -124,37 +126,56 @@ func (r *Report) Text() string {
 		fmt.Fprintf(&b, "  changes        %d recorded changes\n", r.Changes)
 	}
 	fmt.Fprintf(&b, "  examined       %d aspects, %d attributes, %d pairs in %d batches\n", r.Groups, r.Attributes, r.Pairs, r.Batches)
-	fmt.Fprintf(&b, "  supersessions  %d\n", r.Supersessions)
-	fmt.Fprintf(&b, "  proposals      %d shadow, %d review\n", r.ProposalsShadow, r.ProposalsReview)
+	fmt.Fprintf(&b, "  supersessions  %s%d\n", would, r.Supersessions)
+	fmt.Fprintf(&b, "  proposals      %s%d shadow, %d review\n", would, r.ProposalsShadow, r.ProposalsReview)
 	if r.SemanticAsked+r.SemanticCacheHits > 0 {
 		fmt.Fprintf(&b, "  semantic       %d asked, %d cached, %d failed\n", r.SemanticAsked, r.SemanticCacheHits, r.SemanticFailures)
 	}
-	if len(r.Skips) > 0 {
-		reasons := make([]string, 0, len(r.Skips))
-		for k := range r.Skips {
-			reasons = append(reasons, k)
-		}
-		sort.Strings(reasons)
-		parts := make([]string, 0, len(reasons))
-		for _, k := range reasons {
-			parts = append(parts, fmt.Sprintf("%s=%d", k, r.Skips[k]))
+	if len(r.Skipped) > 0 {
+		parts := make([]string, 0, len(r.Skipped))
+		for _, s := range r.Skipped {
+			parts = append(parts, fmt.Sprintf("%s=%d", s.Reason, s.Count))
 		}
 		fmt.Fprintf(&b, "  skipped        %s\n", strings.Join(parts, " "))
 	}
 	state := "complete"
 	switch {
 	case r.Complete:
-	case r.Stopped == stoppedBudget && r.Kind == KindIncremental:
+	case r.Stopped == job.StoppedBudget && r.Kind == KindIncremental:
 		state = "stopped at its time budget; the next run takes the changes left"
-	case r.Stopped == stoppedBudget:
+	case r.Stopped == job.StoppedBudget:
 		state = "stopped at its time budget; the next run resumes there"
-	case r.Stopped == stoppedCancelled:
+	case r.Stopped == job.StoppedCancelled:
 		state = "cancelled; the next run resumes where it stopped"
 	default:
 		state = "FAILED: " + r.Error + "; the next run resumes where it stopped"
 	}
-	fmt.Fprintf(&b, "  pass           %s (%.2fs)\n", state, r.Seconds)
+	fmt.Fprintf(&b, "  pass           %s (%.2fs)\n", state, r.DurationSeconds)
+	if r.DryRun {
+		writePlanned(&b, r.Planned)
+	}
 	return b.String()
+}
+
+// writePlanned lists a dry run's decisions, one line each, contents clipped.
+func writePlanned(b *strings.Builder, planned []supersession.Planned) {
+	if len(planned) == 0 {
+		b.WriteString("  would write    nothing\n")
+		return
+	}
+	b.WriteString("  would write:\n")
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "    ACTION\tAGENT\tOLD → NEW\tCONF\tSIGNALS")
+	for _, p := range planned {
+		signals := p.Signals.Names()
+		if signals == "" {
+			signals = "-"
+		}
+		fmt.Fprintf(tw, "    %s\t%s\t%s %s → %s %s\t%.2f\t%s\n", p.Action, p.AgentID,
+			p.OldID, strconv.Quote(supersession.Clip(p.OldContent, 40)), p.NewID, strconv.Quote(supersession.Clip(p.NewContent, 40)),
+			p.Confidence, signals)
+	}
+	_ = tw.Flush()
 }
 
 // Options of a sweep --once.
@@ -164,6 +185,11 @@ type Options struct {
 	Agent string
 	// Full forces a full pass where an incremental one would do.
 	Full bool
+	// DryRun is a full pass that decides exactly as a real one and writes
+	// nothing at all: no supersession, proposal, cursor, record of the
+	// pass, consumed change record or cached LLM verdict. The report lists
+	// the decisions (Planned).
+	DryRun bool
 }
 
 // Run is a scheduled run: a full pass when one is due (resuming at the
@@ -202,18 +228,11 @@ func budgetFor(cfg *config.Config, now time.Time) time.Duration {
 	return min(max(gap*8/10, time.Minute), 30*time.Minute)
 }
 
-// Why a pass stopped before its end.
-const (
-	stoppedBudget    = "budget"
-	stoppedError     = "error"
-	stoppedCancelled = "cancelled"
-)
-
 // run chooses the kind of pass, runs it and records in the report why it
 // ended.
 func (j *Job) run(ctx context.Context, cfg *config.Config, opt Options, budget time.Duration, scheduled bool) (*Report, error) {
 	start := j.now()
-	r := &Report{RunID: ident.Random("", 8), Mode: cfg.Mode(), Agent: opt.Agent}
+	r := &Report{Run: job.NewRun(Name, cfg.Mode(), start), Agent: opt.Agent, DryRun: opt.DryRun}
 	err := func() error {
 		st, err := j.loadState(ctx)
 		if err != nil {
@@ -227,15 +246,8 @@ func (j *Job) run(ctx context.Context, cfg *config.Config, opt Options, budget t
 		r.Kind = KindFull
 		return j.full(ctx, cfg, st, opt.Agent, budget, scheduled, start, r)
 	}()
-	r.Duration = j.now().Sub(start)
-	r.Seconds = r.Duration.Seconds()
-	switch {
-	case err == nil:
-	case ctx.Err() != nil:
-		r.Stopped, r.Error = stoppedCancelled, err.Error()
-	default:
-		r.Stopped, r.Error = stoppedError, err.Error()
-	}
+	r.Finish(ctx, j.now().Sub(start), err)
+	r.Skipped = job.Skips(r.Skips)
 	return r, err
 }
 
@@ -257,6 +269,8 @@ func judgment(cfg *config.Config) string {
 // incremental one will do.
 func fullReason(cfg *config.Config, st state, opt Options, scheduled bool, now time.Time) string {
 	switch {
+	case opt.DryRun:
+		return "a dry run examines every aspect (--dry-run)"
 	case opt.Agent != "":
 		return "one agent's aspects (--agent)"
 	case opt.Full:

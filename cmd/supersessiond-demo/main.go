@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -212,6 +213,9 @@ func (d *demo) say(format string, args ...any) {
 	fmt.Fprintf(d.out, format+"\n", args...)
 }
 
+// quietCommands sets the one-shot commands' log level (see shOut).
+const quietCommands = "SUPERSESSIOND_MAINTENANCE__LOG__LEVEL=warn"
+
 // sh runs the binary with args, echoing the command and its output.
 func (d *demo) sh(args ...string) error {
 	_, err := d.shOut(true, args...)
@@ -223,7 +227,10 @@ func (d *demo) shOut(echo bool, args ...string) (string, error) {
 		d.prompt("supersessiond %s", strings.Join(quoteArgs(args), " "))
 	}
 	cmd := exec.Command(d.binary, args...)
-	cmd.Env = d.env
+	// The commands' change log (a line per change, on stderr) says again
+	// what their output says: at warn, this page stays short. The daemon's
+	// log in step 8 shows it.
+	cmd.Env = append(slices.Clip(d.env), quietCommands)
 	var buf bytes.Buffer
 	cmd.Stdout = &buf
 	cmd.Stderr = &buf
@@ -320,8 +327,9 @@ func (d *demo) leaveRunning(cluster *pgcluster.Cluster) error {
 		return err
 	}
 	envFile := filepath.Join(stateDir, "env")
-	exports := fmt.Sprintf("export SUPERSESSIOND_DATABASE_URL='%s'\nexport SUPERSESSIOND_CONFIG='%s'\nexport PATH=\"%s:$PATH\"\n",
-		d.dbURL, d.cfgPath, filepath.Dir(d.binary))
+	exports := fmt.Sprintf("export SUPERSESSIOND_DATABASE_URL='%s'\nexport SUPERSESSIOND_CONFIG='%s'\nexport PATH=\"%s:$PATH\"\n"+
+		"# The commands' change log (one line per change, on stderr) at warn, as in the README's outputs.\nexport %s\n",
+		d.dbURL, d.cfgPath, filepath.Dir(d.binary), quietCommands)
 	if err := os.WriteFile(envFile, []byte(exports), 0o644); err != nil {
 		return err
 	}

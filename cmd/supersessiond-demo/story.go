@@ -154,6 +154,8 @@ func (d *demo) goLive(ctx context.Context) error {
 	if err := d.sh("history", "--event", "attribute_superseded", "--limit", "10"); err != nil {
 		return err
 	}
+	d.say("\nEach supersession is also one line in the log (see the daemon's log in step 8); the commands")
+	d.say("on this page run with log.level warn, so that their output is all you read here.")
 	d.say("\nA second live sweep finds nothing left to do:")
 	if err := d.sh("sweep", "--once"); err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,7 +18,7 @@ type HistoryCommand struct{ m *Main }
 func (c *HistoryCommand) Run(ctx context.Context, args []string) error {
 	fs, cfgPath := c.m.newFlagSet("history", "[--agent ID] [--event NAME] [--since DUR|RFC3339] [--limit N] [--format table|json]")
 	agent := fs.String("agent", "", "only this agent's rows (metadata agent_id)")
-	event := fs.String("event", "", "only this event (e.g. supersession_proposal, attribute_superseded)")
+	event := fs.String("event", "", "only this event: one of "+strings.Join(audit.Events, ", "))
 	since := fs.String("since", "", "only rows newer than a duration ago (24h, 7d) or an RFC 3339 time")
 	limit := fs.Int("limit", 50, "at most this many rows")
 	format := fs.String("format", "table", "table or json (one object per line, every column)")
@@ -27,6 +28,9 @@ func (c *HistoryCommand) Run(ctx context.Context, args []string) error {
 	}
 	if len(positional) > 0 {
 		return usagef("history: unexpected argument %q", positional[0])
+	}
+	if *event != "" && !slices.Contains(audit.Events, *event) {
+		return usagef("history: unknown --event %q; known events: %s", *event, strings.Join(audit.Events, ", "))
 	}
 	f := audit.Filter{Agent: *agent, Event: *event, Limit: *limit}
 	if *limit < 1 {

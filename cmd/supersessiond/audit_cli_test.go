@@ -167,9 +167,18 @@ func TestRunDecidesClassificationsInline(t *testing.T) {
 	// The poll is an hour away, so only the notification path can have
 	// woken the hook; how fast it is, is measured by the bench, not here.
 	t.Logf("decided %s after the classification", time.Since(start))
-	_, body := httpGet(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
 	// Two classifications: r1's (inserted classified, drained at startup)
-	// and r2's.
+	// and r2's. The lag is observed when the hook finishes the batch, just
+	// after the write the test saw: wait for it.
+	var body string
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		_, body = httpGet(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+		if strings.Contains(body, "supersessiond_inline_lag_seconds_count 2") {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	if !strings.Contains(body, "supersessiond_inline_lag_seconds_count 2") || !strings.Contains(body, `supersessiond_supersessions_total{source="inline"} 1`) {
 		t.Errorf("metrics lack the inline decision:\n%s", grepLines(body, "supersessiond_"))
 	}
@@ -178,6 +187,14 @@ func TestRunDecidesClassificationsInline(t *testing.T) {
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("SIGTERM must exit 0: %v\n%s", err, logs.String())
+	}
+	// The change log says what the hook retired.
+	applied := grepLines(logs.String(), `msg="supersession applied"`)
+	for _, want := range []string{"source=inline", "agent_id=a", "old_attribute_id=r1", "new_attribute_id=r2",
+		`old_content="Lives in Toronto"`, `new_content="Lives in Montreal"`, "signals=value_conflict", "confidence=0.9"} {
+		if strings.Count(applied, want) != 1 {
+			t.Errorf("the change log lacks %s once:\n%s", want, logs.String())
+		}
 	}
 }
 

@@ -12,17 +12,28 @@ import (
 
 // CheckCommand validates configuration, connectivity and schema, and exits 0
 // only when all three are fine (2: configuration, 3: database or schema).
+// With --config-only it validates the configuration alone, touching no
+// database: a check an operator can run on a file before deploying it.
 type CheckCommand struct{ m *Main }
 
 func (c *CheckCommand) Run(ctx context.Context, args []string) error {
-	fs, cfgPath := c.m.newFlagSet("check", "")
-	if _, err := c.m.parseArgs(fs, args); err != nil {
+	fs, cfgPath := c.m.newFlagSet("check", "[--config-only]")
+	configOnly := fs.Bool("config-only", false, "validate the configuration only, with no database (exit 0 and one line, or 2 and the error)")
+	positional, err := c.m.parseArgs(fs, args)
+	if err != nil {
 		return err
+	}
+	if len(positional) > 0 {
+		return usagef("check: unexpected argument %q", positional[0])
 	}
 	out := c.m.Stdout
 	loaded, err := c.m.loadConfig(*cfgPath)
 	if err != nil {
 		return err
+	}
+	if *configOnly {
+		fmt.Fprintf(out, "configuration ok (%s)\n", describeSource(loaded))
+		return nil
 	}
 	cfg := loaded.Config
 	fmt.Fprintf(out, "%-13s ok (%s)\n", "config", describeSource(loaded))

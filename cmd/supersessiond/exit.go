@@ -55,6 +55,7 @@ func ExitCode(err error) int {
 		un *store.UnavailableError
 		se *schema.SchemaError
 		co *schema.CollisionError
+		rr *schema.RemoveRefusal
 	)
 	switch {
 	case errors.As(err, &qe):
@@ -63,7 +64,7 @@ func ExitCode(err error) int {
 		return exitUsage
 	case errors.As(err, &un), errors.As(err, &se), errors.As(err, &co):
 		return exitUnavailable
-	case errors.Is(err, audit.ErrRefused):
+	case errors.Is(err, audit.ErrRefused), errors.As(err, &rr):
 		return exitRefused
 	}
 	return exitFailure

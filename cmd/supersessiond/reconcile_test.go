@@ -63,7 +63,7 @@ func TestReconcileOnce(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil || strings.Count(strings.TrimSpace(out), "\n") != 0 {
 		t.Fatalf("--json must print one JSON document: %v\n%s", err, out)
 	}
-	if r.Shadow || r.Examined != 3 || r.Preserved != 1 || r.Deleted != 2 || r.Backlog != 0 || r.Held != 1 || r.Budget == 0 {
+	if r.Shadow() || r.Examined != 3 || r.Preserved != 1 || r.Deleted != 2 || r.Backlog != 0 || r.Held != 1 || r.BudgetSeconds == 0 {
 		t.Fatalf("report: %+v", r)
 	}
 	if got := documentIDs(t, db.DB); got != "D T* Y" {
@@ -89,7 +89,7 @@ func TestReconcileOnceShadowAndFrozen(t *testing.T) {
 			reconcileWorld(t, db.DB)
 			before := documentIDs(t, db.DB)
 			code, out, errOut := newCLI(t, "SUPERSESSIOND_DATABASE_URL="+db.URL, env).run("", "reconcile", "--once")
-			if code != 0 || !strings.Contains(out, "shadow: nothing changed") || !strings.Contains(out, "would keep  1") || !strings.Contains(out, "would drop  2") {
+			if code != 0 || !strings.Contains(out, ": nothing changed") || !strings.Contains(out, "would keep  1") || !strings.Contains(out, "would drop  2") {
 				t.Fatalf("exit %d\n%s%s", code, out, errOut)
 			}
 			if got := documentIDs(t, db.DB); got != before {

@@ -12,9 +12,10 @@ import (
 	"github.com/supersessiond/supersessiond/sweep"
 )
 
-// SweepCommand is `sweep --once [--full] [--agent ID] [--json]`: one
-// supersession sweep now: incremental when a full pass is not due, full
-// with --full, of one agent's aspects with --agent.
+// SweepCommand is `sweep --once [--full] [--agent ID] [--dry-run] [--json]`:
+// one supersession sweep now: incremental when a full pass is not due, full
+// with --full, of one agent's aspects with --agent; with --dry-run, a full
+// pass that lists what it would supersede or propose and writes nothing.
 type SweepCommand struct{ m *Main }
 
 func (c *SweepCommand) Run(ctx context.Context, args []string) error {
@@ -22,10 +23,12 @@ func (c *SweepCommand) Run(ctx context.Context, args []string) error {
 	return c.m.runOnce(ctx, onceSpec{
 		name:  "sweep",
 		job:   schema.Supersession,
-		usage: "--once [--full] [--agent ID] [--json]",
+		usage: "--once [--full] [--agent ID] [--dry-run] [--json]",
 		flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&opt.Agent, "agent", "", "sweep only this agent's aspects (a full pass of them)")
 			fs.BoolVar(&opt.Full, "full", false, "examine every aspect, not only those that changed since the last pass")
+			fs.BoolVar(&opt.DryRun, "dry-run", false, "list each pair a full sweep would supersede or propose, and write nothing at all "+
+				"(no supersession, proposal, cursor, change record or cached LLM verdict)")
 		},
 		build: func(deps job.Deps, cfg *config.Config) (daemon.Job, error) {
 			return onceJob{sweep.New(deps, supersession.New(deps)), opt}, nil

@@ -9,7 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode/utf8"
+
+	"github.com/supersessiond/supersessiond/internal/supersession"
 )
 
 // Filter selects history rows.
@@ -34,6 +35,18 @@ type Entry struct {
 	ActorType  *string   `db:"actor_type" json:"actor_type"`
 	SessionID  *string   `db:"session_id" json:"session_id"`
 	RequestID  *string   `db:"request_id" json:"request_id"`
+	// UndoneBy is, on an attribute_superseded row that was undone, the id of
+	// its supersession_reverted row (History fills it; it is not a column).
+	UndoneBy *string `db:"undone_by" json:"undone_by,omitempty"`
+}
+
+// Events are the history events the daemon writes (SPEC §5, and protect's),
+// the names `history --event` accepts.
+var Events = []string{
+	"supersession_proposal", "attribute_superseded", "supersession_reverted",
+	"supersession_proposal_accepted", "supersession_proposal_rejected",
+	"compaction_retried", "compaction_failed",
+	"attribute_protected", "attribute_unprotected",
 }
 
 // JSONB is a nullable jsonb column that marshals as the JSON it holds
@@ -142,8 +155,11 @@ func WriteTable(w io.Writer, entries []Entry) error {
 			signals = strings.Join(names, ",")
 		}
 		event := e.Event
-		if m.Mode != "" && e.Event == "supersession_proposal" {
+		switch {
+		case m.Mode != "" && e.Event == "supersession_proposal":
 			event += " (" + m.Mode + ")"
+		case e.UndoneBy != nil:
+			event += " (undone)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.CreatedAt.UTC().Format("2006-01-02 15:04:05"), event,
 			orDash(m.AgentID), change(e, m.ProposalID, m.Reverted, m.Note, m.Error), conf, signals, e.ID)
@@ -176,14 +192,7 @@ func change(e Entry, proposalID, reverted, note, errText string) string {
 }
 
 // clip shortens s to n runes on one line, marking the cut.
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
-}
+func clip(s string, n int) string { return supersession.Clip(s, n) }
 
 func deref(s *string) string {
 	if s == nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -99,7 +100,19 @@ func (o *Ops) Review(ctx context.Context, proposalID string, accept bool, note s
 	if err != nil {
 		return "", fmt.Errorf("review %s: %w", proposalID, err)
 	}
+	o.logReview(id, event, note, Proposal{ID: proposalID, AgentID: m.AgentID, OldAttributeID: m.OldAttributeID,
+		NewAttributeID: m.NewAttributeID, OldContent: deref(e.OldContent), NewContent: deref(e.NewContent),
+		Confidence: m.Confidence, Signals: m.Signals})
 	return id, nil
+}
+
+// logReview is the change log's line for one recorded review.
+func (o *Ops) logReview(historyID, event, note string, p Proposal) {
+	o.log().Info("proposal reviewed", "source", supersession.SourceOperator, "history_id", historyID, "proposal_id", p.ID,
+		"decision", strings.TrimPrefix(event, "supersession_proposal_"), "agent_id", p.AgentID,
+		"old_attribute_id", p.OldAttributeID, "new_attribute_id", p.NewAttributeID,
+		"old_content", supersession.Short(p.OldContent), "new_content", supersession.Short(p.NewContent),
+		"confidence", p.Confidence, "signals", p.Signals.Names(), "note", supersession.Short(note))
 }
 
 // ---- apply ----
@@ -148,10 +161,11 @@ func (o *Ops) applyOne(ctx context.Context, proposalID string) (string, error) {
 		Meta: meta, OldContent: deref(e.OldContent), NewContent: deref(e.NewContent),
 		Reason: "applied from proposal " + proposalID + ": " + deref(e.Reason),
 	}
+	items := []supersession.Supersession{item}
 	var applied []supersession.Applied
 	err = store.InTx(ctx, db, func(tx *sqlx.Tx) error {
 		var err error
-		applied, err = o.engine.Apply(ctx, tx, cli, []supersession.Supersession{item})
+		applied, err = o.engine.Apply(ctx, tx, cli, items)
 		return err
 	})
 	if store.IsUniqueViolation(err, "supersessiond_history_one_apply") {
@@ -160,6 +174,7 @@ func (o *Ops) applyOne(ctx context.Context, proposalID string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("apply %s: %w", proposalID, err)
 	}
+	o.engine.LogApplied(supersession.SourceOperator, items, applied)
 	if len(applied) == 1 {
 		return applied[0].HistoryID, nil
 	}
@@ -234,6 +249,7 @@ func (o *Ops) Undo(ctx context.Context, cfg *config.Config, historyID string) (s
 		return "", frozen(op)
 	}
 	var revertID string
+	var done func()
 	err := store.InTx(ctx, db, func(tx *sqlx.Tx) error {
 		e, m, err := o.loadEntry(ctx, tx, historyID)
 		if err != nil {
@@ -285,11 +301,18 @@ func (o *Ops) Undo(ctx context.Context, cfg *config.Config, historyID string) (s
 		if store.IsUniqueViolation(err, "supersessiond_history_one_revert") {
 			return refuse(op, "supersession %s was already undone", historyID)
 		}
+		done = func() {
+			o.log().Info("supersession undone", "source", supersession.SourceOperator, "history_id", revertID,
+				"reverted_history_id", historyID, "agent_id", m.AgentID, "old_attribute_id", m.OldAttributeID,
+				"new_attribute_id", m.NewAttributeID, "old_content", supersession.Short(deref(e.OldContent)),
+				"new_content", supersession.Short(deref(e.NewContent)), "restored_status", m.Undo.Status)
+		}
 		return err
 	})
 	if err != nil {
 		return "", err
 	}
+	done()
 	return revertID, nil
 }
 
@@ -344,6 +367,7 @@ func (o *Ops) Supersede(ctx context.Context, cfg *config.Config, req SupersedeRe
 		return nil, refuse(op, "%s is both the new attribute (--by) and one of the old ones", req.New)
 	}
 	var applied []supersession.Applied
+	var logged []supersession.Supersession
 	err := store.InTx(ctx, o.db, func(tx *sqlx.Tx) error {
 		byID, err := o.lockForSupersede(ctx, tx, req.Agent, append([]string{req.New}, olds...))
 		if err != nil {
@@ -369,11 +393,13 @@ func (o *Ops) Supersede(ctx context.Context, cfg *config.Config, req SupersedeRe
 		if err == nil && len(applied) != len(items) {
 			err = fmt.Errorf("supersede: %d of %d rows changed under their locks; rolled back", len(items)-len(applied), len(items))
 		}
+		logged = items
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
+	o.engine.LogApplied(supersession.SourceOperator, logged, applied)
 	return applied, nil
 }
 
@@ -460,7 +486,7 @@ func (o *Ops) Protect(ctx context.Context, cfg *config.Config, attrID string, on
 	if cfg.Frozen() {
 		return false, frozen(op)
 	}
-	changed := false
+	changed, agent, content := false, "", ""
 	err := store.InTx(ctx, db, func(tx *sqlx.Tx) error {
 		var r struct {
 			AgentID   string  `db:"agent_id"`
@@ -493,13 +519,21 @@ func (o *Ops) Protect(ctx context.Context, cfg *config.Config, attrID string, on
 		if _, err := tx.ExecContext(ctx, o.sql.insertHistory, memID, event, r.Content, nil, cli.ChangedBy, nil, string(meta), cli.Type); err != nil {
 			return fmt.Errorf("protect %s: write history: %w", attrID, err)
 		}
-		changed = true
+		changed, agent, content = true, r.AgentID, r.Content
 		return nil
 	})
+	if err == nil && changed {
+		o.log().Info("attribute protection changed", "source", supersession.SourceOperator, "attribute_id", attrID,
+			"agent_id", agent, "protected", on, "content", supersession.Short(content))
+	}
 	return changed, err
 }
 
 // ---- helpers ----
+
+// log is the change log: the engine's logger (the daemon's, or the
+// command's on stderr).
+func (o *Ops) log() *slog.Logger { return o.engine.Logger() }
 
 // asOp re-labels a lookup refusal with the operation that needed it.
 func asOp(err error, op string) error {

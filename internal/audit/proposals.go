@@ -425,6 +425,7 @@ func (o *Ops) ReviewAll(ctx context.Context, req BulkReview) (*BulkReviewResult,
 		}
 		for _, p := range batch {
 			if h, ok := written[p.ID]; ok {
+				o.logReview(h, event, req.Note, p)
 				p.Status = verdict
 				p.Review = &ReviewRecord{HistoryID: h, Verdict: verdict, Note: req.Note}
 				res.Decided = append(res.Decided, Decided{Proposal: p, HistoryID: h})

@@ -39,15 +39,20 @@ type statements struct {
 }
 
 // historySQL serves every filter combination from the indexes migrate
-// creates: (created_at), (event, created_at), (agent, created_at).
+// creates: (created_at), (event, created_at), (agent, created_at). An
+// attribute_superseded row that was undone carries the id of its
+// supersession_reverted row (one index probe per supersession shown).
 const historySQL = `
-SELECT id, memory_id, event, old_content, new_content, changed_by, reason, metadata, created_at,
-       actor_type, session_id, request_id
-FROM {{.History}}
-WHERE ($1 = '' OR {{meta ""}} ->> 'agent_id' = $1)
-  AND ($2 = '' OR event = $2)
-  AND ($3::timestamptz IS NULL OR created_at >= $3)
-ORDER BY created_at DESC, id DESC
+SELECT h.id, h.memory_id, h.event, h.old_content, h.new_content, h.changed_by, h.reason, h.metadata, h.created_at,
+       h.actor_type, h.session_id, h.request_id,
+       CASE WHEN h.event = 'attribute_superseded' THEN (
+         SELECT r.id FROM {{.History}} r
+         WHERE r.event = 'supersession_reverted' AND {{meta "r"}} ->> 'reverted_history_id' = h.id LIMIT 1) END AS undone_by
+FROM {{.History}} h
+WHERE ($1 = '' OR {{meta "h"}} ->> 'agent_id' = $1)
+  AND ($2 = '' OR h.event = $2)
+  AND ($3::timestamptz IS NULL OR h.created_at >= $3)
+ORDER BY h.created_at DESC, h.id DESC
 LIMIT $4`
 
 const entrySQL = `

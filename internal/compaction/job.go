@@ -139,35 +139,39 @@ func (j *Job) Pass(ctx context.Context, cfg *config.Config) (*Report, error) {
 	if j.llm != nil {
 		client = j.llm.Client(cfg.Maintenance.LLM)
 	}
-	rep := newReport(start, cfg.Shadow(), client != nil, s)
+	rep := newReport(start, cfg.Mode(), client != nil, s)
+	err := j.pass(ctx, cfg, s, client, start, rep)
+	rep.Finish(ctx, j.now().Sub(start), err)
+	return rep, err
+}
+
+func (j *Job) pass(ctx context.Context, cfg *config.Config, s settings, client *llm.Client, start time.Time, rep *Report) error {
 	before, err := j.stats(ctx, s, start)
 	if err != nil {
-		return rep, fmt.Errorf("compaction: count pending events: %w", err)
+		return fmt.Errorf("compaction: count pending events: %w", err)
 	}
 	rep.examined(before)
 	if cfg.Shadow() {
 		err := j.shadow(ctx, s, start, rep)
 		j.setBacklog(rep, before, start)
-		rep.Duration = j.now().Sub(start).Round(time.Millisecond).String()
-		return rep, err
+		return err
 	}
 	runErr := j.live(ctx, s, start, client, rep)
 	// Outcomes arrive in completion order; a report reads better by event.
 	slices.SortFunc(rep.Events, func(a, b EventResult) int { return cmp.Compare(a.EventID, b.EventID) })
 	if n := rep.Examined.Due - rep.Claimed; n > 0 && runErr == nil {
-		rep.Skipped = append(rep.Skipped, Skip{Reason: "due at the start but taken meanwhile (by another daemon or `compact --once`, or finished by the agent)", Count: n})
+		rep.Skipped = append(rep.Skipped, skipOf("due at the start but taken meanwhile (by another daemon or `compact --once`, or finished by the agent)", n))
 	}
 	end := j.now()
 	after, err := j.stats(ctx, s, end)
 	if err != nil {
-		return rep, errors.Join(runErr, fmt.Errorf("compaction: count pending events after the pass: %w", err))
+		return errors.Join(runErr, fmt.Errorf("compaction: count pending events after the pass: %w", err))
 	}
 	j.setBacklog(rep, after, end)
-	rep.Duration = end.Sub(start).Round(time.Millisecond).String()
 	if n := len(rep.LLMErrors); n > 0 {
 		j.log.Warn("compaction: LLM calls failed; events rescheduled or given up", "llm_errors", rep.LLMErrors)
 	}
-	return rep, runErr
+	return runErr
 }
 
 // pendingStats is what statsSQL counts.

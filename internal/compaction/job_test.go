@@ -667,7 +667,7 @@ func TestShadowModeChangesNothing(t *testing.T) {
 			if len(e.llm.received()) != 0 {
 				t.Fatal("LLM called in shadow mode")
 			}
-			if rep.Mode != "shadow" || rep.WouldRetry != 3 || rep.Claimed != 0 || len(rep.Events) != 3 {
+			if !rep.shadow() || rep.WouldRetry != 3 || rep.Claimed != 0 || len(rep.Events) != 3 {
 				t.Fatalf("report: %s", rep.Text())
 			}
 			reasons := map[int64]string{}
@@ -986,7 +986,7 @@ func TestAReplyWithoutDurableFactsCompletesTheEvent(t *testing.T) {
 
 func TestReportLogsCountsOnly(t *testing.T) {
 	t.Parallel()
-	rep := newReport(time.Now(), false, true, settingsOf(config.Default()))
+	rep := newReport(time.Now(), config.ModeLive, true, settingsOf(config.Default()))
 	for i := range 300 {
 		rep.add(outcome{EventResult: EventResult{EventID: int64(i), Outcome: OutcomeCompleted, Facts: 1}})
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/internal/job"
 )
 
 // Outcomes of an event in a pass.
@@ -24,15 +25,13 @@ const maxListed = 200
 
 // Report says what one pass did.
 type Report struct {
-	Mode          config.Mode `json:"mode"` // live | shadow
-	StartedAt     time.Time   `json:"started_at"`
-	Duration      string      `json:"duration,omitempty"`
-	LLMConfigured bool        `json:"llm_configured"`
+	job.Run
+	LLMConfigured bool `json:"llm_configured"`
 	Settings      struct {
-		StaleAfter  string `json:"stale_after"`
-		Lookback    string `json:"lookback"`
-		MaxAttempts int    `json:"max_attempts"`
-		Concurrency int    `json:"concurrency"`
+		StaleAfterSeconds float64 `json:"stale_after_seconds"`
+		LookbackSeconds   float64 `json:"lookback_seconds"`
+		MaxAttempts       int     `json:"max_attempts"`
+		Concurrency       int     `json:"concurrency"`
 	} `json:"settings"`
 	// Examined counts the pending events when the pass started.
 	Examined Examined `json:"examined"`
@@ -54,8 +53,13 @@ type Report struct {
 	// Backlog is the stale backlog after the pass (what the gauges say).
 	Backlog Backlog `json:"backlog"`
 
-	skips map[string]int
+	skips                map[string]int
+	staleAfter, lookback time.Duration // for the text
 }
+
+// shadow reports whether the pass changed nothing (shadowMode or
+// mutationsFrozen).
+func (r *Report) shadow() bool { return r.Mode != config.ModeLive }
 
 // Examined counts pending events by what the pass does with them.
 type Examined struct {
@@ -66,12 +70,13 @@ type Examined struct {
 	BeyondLookback int `json:"beyond_lookback"` // pending for longer than lookback
 }
 
-// Skip is a reason things were left alone.
+// Skip is a reason things were left alone, and the events (some of them).
 type Skip struct {
-	Reason   string  `json:"reason"`
-	Count    int     `json:"count"`
+	job.Skip
 	EventIDs []int64 `json:"event_ids,omitempty"`
 }
+
+func skipOf(reason string, n int) Skip { return Skip{Skip: job.Skip{Reason: reason, Count: n}} }
 
 // Backlog is the stale pending events (within lookback) after the pass.
 type Backlog struct {
@@ -97,13 +102,11 @@ type EventResult struct {
 	Reason          string     `json:"reason,omitempty"`
 }
 
-func newReport(start time.Time, shadow, llmConfigured bool, s settings) *Report {
-	r := &Report{Mode: config.ModeLive, StartedAt: start.UTC(), LLMConfigured: llmConfigured, Skipped: []Skip{}, Events: []EventResult{}}
-	if shadow {
-		r.Mode = config.ModeShadow
-	}
-	r.Settings.StaleAfter = s.staleAfter.String()
-	r.Settings.Lookback = s.lookback.String()
+func newReport(start time.Time, mode config.Mode, llmConfigured bool, s settings) *Report {
+	r := &Report{Run: job.NewRun(Name, mode, start), LLMConfigured: llmConfigured, Skipped: []Skip{}, Events: []EventResult{},
+		staleAfter: s.staleAfter, lookback: s.lookback}
+	r.Settings.StaleAfterSeconds = job.Seconds(s.staleAfter)
+	r.Settings.LookbackSeconds = job.Seconds(s.lookback)
 	r.Settings.MaxAttempts = s.maxAttempts
 	r.Settings.Concurrency = s.concurrency
 	return r
@@ -118,13 +121,13 @@ func (r *Report) examined(st pendingStats) {
 		BeyondLookback: st.BeyondLookback,
 	}
 	if st.Fresh > 0 {
-		r.Skipped = append(r.Skipped, Skip{Reason: "not stale yet (pending for less than " + r.Settings.StaleAfter + ")", Count: st.Fresh})
+		r.Skipped = append(r.Skipped, skipOf("not stale yet (pending for less than "+r.staleAfter.String()+")", st.Fresh))
 	}
 	if st.BackingOff > 0 {
-		r.Skipped = append(r.Skipped, Skip{Reason: "backing off (next_attempt_at in the future)", Count: st.BackingOff})
+		r.Skipped = append(r.Skipped, skipOf("backing off (next_attempt_at in the future)", st.BackingOff))
 	}
 	if st.BeyondLookback > 0 {
-		r.Skipped = append(r.Skipped, Skip{Reason: "beyond lookback (pending for more than " + r.Settings.Lookback + "; never retried automatically)", Count: st.BeyondLookback})
+		r.Skipped = append(r.Skipped, skipOf("beyond lookback (pending for more than "+r.lookback.String()+"; never retried automatically)", st.BeyondLookback))
 	}
 }
 
@@ -170,7 +173,7 @@ func (r *Report) skip(reason string, id int64) {
 	if !ok {
 		i = len(r.Skipped)
 		r.skips[reason] = i
-		r.Skipped = append(r.Skipped, Skip{Reason: reason})
+		r.Skipped = append(r.Skipped, skipOf(reason, 0))
 	}
 	r.Skipped[i].Count++
 	if len(r.Skipped[i].EventIDs) < maxListed {
@@ -186,7 +189,7 @@ func (r *Report) LogValue() slog.Value {
 		slog.Int("pending", r.Examined.Pending),
 		slog.Int("due", r.Examined.Due),
 	}
-	if r.Mode == config.ModeShadow {
+	if r.shadow() {
 		attrs = append(attrs, slog.Int("would_retry", r.WouldRetry))
 	} else {
 		attrs = append(attrs, slog.Int("claimed", r.Claimed), slog.Int("completed", r.Completed),
@@ -204,8 +207,8 @@ func (r *Report) LogValue() slog.Value {
 func (r *Report) Text() string {
 	var b strings.Builder
 	mode := string(config.ModeLive)
-	if r.Mode == config.ModeShadow {
-		mode = "shadow mode: nothing changed"
+	if r.shadow() {
+		mode = string(r.Mode) + " mode: nothing changed"
 	}
 	llm := "LLM configured"
 	if !r.LLMConfigured {
@@ -215,7 +218,7 @@ func (r *Report) Text() string {
 	e := r.Examined
 	fmt.Fprintf(&b, "examined %d pending events: %d due, %d backing off, %d not yet stale, %d beyond lookback\n",
 		e.Pending, e.Due, e.BackingOff, e.Fresh, e.BeyondLookback)
-	if r.Mode == config.ModeShadow {
+	if r.shadow() {
 		fmt.Fprintf(&b, "would retry %d events\n", r.WouldRetry)
 	} else {
 		fmt.Fprintf(&b, "claimed %d: %d completed (%d facts inserted), %d rescheduled, %d failed, %d interrupted\n",

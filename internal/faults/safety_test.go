@@ -333,12 +333,20 @@ func TestPoisonedRows(t *testing.T) {
 			t.Fatalf("%s: sweep failed on poisoned rows: %v\n%s", db.Name, err, out)
 		}
 		var rep struct {
-			Complete      bool           `json:"complete"`
-			Supersessions int            `json:"supersessions"`
-			Skips         map[string]int `json:"skips"`
+			Complete      bool `json:"complete"`
+			Supersessions int  `json:"supersessions"`
+			Skipped       []struct {
+				Reason string `json:"reason"`
+				Count  int    `json:"count"`
+			} `json:"skipped"`
+			Skips map[string]int
 		}
 		if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &rep); err != nil {
 			t.Fatalf("%s: report: %v\n%s", db.Name, err, out)
+		}
+		rep.Skips = map[string]int{}
+		for _, s := range rep.Skipped {
+			rep.Skips[s.Reason] = s.Count
 		}
 		if !rep.Complete || rep.Skips["invalid_created_at"] != 1 || rep.Skips["write_failed"] != 1 {
 			t.Fatalf("%s: report %+v", db.Name, rep)

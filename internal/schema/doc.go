@@ -32,4 +32,9 @@
 //   - Migrate only adds, holds an advisory lock so concurrent runs serialise,
 //     and moves an earlier release's tables (kept in the agent's schema)
 //     into the own schema with their rows.
+//   - Remove (migrate --remove) takes the same lock and drops only what is
+//     the daemon's: the trigger and its function, the indexes it names on
+//     the agent's tables (name, table, uniqueness and method as migrate
+//     makes them), its own tables and schema. The added columns and every
+//     row of the agent's stay.
 package schema

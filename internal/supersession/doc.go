@@ -33,4 +33,14 @@
 // are inserted with ON CONFLICT against a unique index, never
 // read-then-write, so each (old, new) pair has at most one proposal ever,
 // whatever runs concurrently.
+//
+// A dry run (Pass.DryRun, `sweep --once --dry-run`) takes the same path and
+// stops where the writing begins: it reads siblings, vetoes, cached verdicts
+// and the proposals that exist, may ask the LLM, and writes nothing, not
+// even the verdict it was given; its decisions are what a real pass writes.
+//
+// The change log: every supersession applied (by the sweep, the inline
+// hook or an operator) is one log line with its ids and clipped contents;
+// proposals are one line per written batch; at debug level every pair the
+// plan examines is a line (changelog.go).
 package supersession

@@ -58,7 +58,10 @@ type Tally struct {
 	// Braked counts supersessions written as proposals because shadowMode
 	// or mutationsFrozen was turned on while the pass ran.
 	Braked int            `json:"braked,omitempty"`
-	Skips  map[string]int `json:"skips"`
+	Skips  map[string]int `json:"-"` // the report lists them (job.Skips)
+	// Planned lists, in a dry run, the decisions a real pass would write
+	// (then Supersessions and Proposals* count them).
+	Planned []Planned `json:"planned,omitempty"`
 }
 
 func (t *Tally) skip(reason string, n int) {
@@ -86,6 +89,7 @@ func (t *Tally) Add(u Tally) {
 	for k, v := range u.Skips {
 		t.skip(k, v)
 	}
+	t.Planned = append(t.Planned, u.Planned...)
 }
 
 // Pass configures one call of Process.
@@ -110,6 +114,10 @@ type Pass struct {
 	// mutationsFrozen turned on while the pass ran). Once it says yes, the
 	// rest of the pass writes proposals instead of supersessions.
 	Brake func() bool
+	// DryRun decides exactly as a real pass would and writes nothing at
+	// all: no supersession, no proposal, no cached LLM verdict. The
+	// decisions come back in Tally.Planned.
+	DryRun bool
 }
 
 // Budget bounds how many new questions a run may ask the LLM: a slow or
@@ -146,6 +154,7 @@ func (e *Engine) Process(ctx context.Context, cfg *config.Config, groups []*Grou
 		thresholds: Thresholds{Min: st.SupersessionMinConfidence, Review: st.SupersessionReviewConfidence},
 		shadow:     cfg.Shadow(),
 		focus:      pass.Focus,
+		trace:      e.log.Enabled(ctx, slog.LevelDebug),
 	}
 	if pass.Reloads {
 		in.keys = e.keys
@@ -168,6 +177,9 @@ func (e *Engine) Process(ctx context.Context, cfg *config.Config, groups []*Grou
 	if err != nil {
 		return t, err
 	}
+	if pass.DryRun {
+		return t, e.dryRun(ctx, candidates, &t)
+	}
 	return t, e.write(ctx, candidates, pass, &t)
 }
 
@@ -188,6 +200,7 @@ func (e *Engine) decideAll(ctx context.Context, cfg *config.Config, client *llm.
 		for k, v := range out.skips {
 			t.skip(k, v)
 		}
+		e.logTraces(ctx, pass.Source, out.traces)
 		candidates = append(candidates, out.candidates...)
 		if len(out.pending) > 0 {
 			again = append(again, preps[i])
@@ -204,7 +217,7 @@ func (e *Engine) decideAll(ctx context.Context, cfg *config.Config, client *llm.
 	if budget == nil {
 		budget = NewBudget(DefaultQuestions)
 	}
-	in.known, err = e.resolve(ctx, cfg, client, pending, groupOf, budget, t)
+	in.known, err = e.resolve(ctx, cfg, client, pending, groupOf, budget, !pass.DryRun, t)
 	if err != nil {
 		return candidates, err
 	}
@@ -214,6 +227,10 @@ func (e *Engine) decideAll(ctx context.Context, cfg *config.Config, client *llm.
 	for _, c := range candidates {
 		decided[c.Old.ID] = true
 	}
+	waiting := map[*Attribute]bool{}
+	for _, pp := range pending {
+		waiting[pp.old] = true
+	}
 	for _, p := range again {
 		out := plan(p, in)
 		for _, c := range out.candidates {
@@ -221,6 +238,13 @@ func (e *Engine) decideAll(ctx context.Context, cfg *config.Config, client *llm.
 				candidates = append(candidates, c)
 			}
 		}
+		traces := out.traces[:0]
+		for _, tr := range out.traces {
+			if waiting[tr.Old] {
+				traces = append(traces, tr)
+			}
+		}
+		e.logTraces(ctx, pass.Source, traces)
 	}
 	return candidates, nil
 }
@@ -320,6 +344,9 @@ func (e *Engine) applyChunk(ctx context.Context, items []Supersession, pass Pass
 				return err
 			})
 		})
+		if err == nil {
+			e.LogApplied(pass.Source, batch, done)
+		}
 		return len(done), err
 	}, func(s Supersession) Metadata { return s.Meta })
 	if err != nil {
@@ -349,6 +376,7 @@ func (e *Engine) proposeChunk(ctx context.Context, items []Proposal, pass Pass, 
 	if err != nil {
 		return err
 	}
+	e.logProposed(pass, len(items), modes, written)
 	t.ProposalsShadow += modes[ModeShadow]
 	t.ProposalsReview += modes[ModeReview]
 	for m, n := range modes {

@@ -198,6 +198,8 @@ type planInput struct {
 	known    verdicts
 	// keys, when set, remembers blocking keys across passes (Pass.Reloads).
 	keys *keyCache
+	// trace collects every pair examined, for the debug log.
+	trace bool
 }
 
 // planOutput is what plan found in one group.
@@ -208,6 +210,9 @@ type planOutput struct {
 	pending map[pairKey]pendingPair
 	pairs   int
 	skips   map[string]int
+	// traces are the pairs examined (with planInput.trace), except those of
+	// old attributes left pending: they are traced when planned again.
+	traces []PairTrace
 }
 
 type pendingPair struct{ old, new *Attribute }
@@ -289,8 +294,10 @@ func plan(p *prepared, in planInput) planOutput {
 		if in.focus != nil && !in.focus[old.ID] && !touchesFocus(old, g, newer, in) {
 			continue
 		}
+		traced := len(out.traces)
 		c, pending := decideOld(old, g, newer, in, &out)
 		if len(pending) > 0 {
+			out.traces = out.traces[:traced]
 			// A newer pair awaits its verdict: deciding now could pick an
 			// older target than the rule allows. Decide after resolution.
 			if out.pending == nil {
@@ -330,12 +337,14 @@ func touchesFocus(old *Attribute, g *Group, newer []int, in planInput) bool {
 // a semantic verdict first.
 func decideOld(old *Attribute, g *Group, newer []int, in planInput, out *planOutput) (*Candidate, map[pairKey]pendingPair) {
 	var review *Candidate
+	reviewTrace := -1
 	var pending map[pairKey]pendingPair
 	for _, j := range newer {
 		nw := g.Attrs[j]
 		out.pairs++
 		if in.vetoed[[2]string{old.ID, nw.ID}] {
 			out.skips[SkipVetoed]++
+			out.trace(in, old, nw, nil, outcomeVetoed)
 			continue
 		}
 		c, need := decide(old, nw, in)
@@ -344,24 +353,28 @@ func decideOld(old *Attribute, g *Group, newer []int, in planInput, out *planOut
 				pending = map[pairKey]pendingPair{}
 			}
 			pending[keyOf(old, nw)] = pendingPair{old, nw}
+			out.trace(in, old, nw, nil, outcomePending)
 			continue
 		}
 		if c == nil {
+			out.trace(in, old, nw, nil, outcomeNone)
 			continue
 		}
 		c.Group = g
-		if c.Confidence >= in.thresholds.Min {
-			if pending != nil {
-				return nil, pending
-			}
+		if c.Confidence >= in.thresholds.Min && pending == nil {
 			c.Mode = ModeLive
 			if in.shadow {
 				c.Mode = ModeShadow
 			}
+			out.trace(in, old, nw, c, outcomeOf(c.Mode))
 			return c, nil
 		}
+		i := out.trace(in, old, nw, c, outcomeContradiction)
+		if c.Confidence >= in.thresholds.Min {
+			return nil, pending
+		}
 		if c.Confidence >= in.thresholds.Review && review == nil {
-			review = c
+			review, reviewTrace = c, i
 		}
 	}
 	if pending != nil {
@@ -369,8 +382,49 @@ func decideOld(old *Attribute, g *Group, newer []int, in planInput, out *planOut
 	}
 	if review != nil {
 		review.Mode = ModeReview
+		if reviewTrace >= 0 {
+			out.traces[reviewTrace].Outcome = outcomeReview
+		}
 	}
 	return review, nil
+}
+
+// Outcomes of a traced pair (PairTrace.Outcome).
+const (
+	outcomeSupersede     = "supersede"
+	outcomeShadow        = "propose_shadow"
+	outcomeReview        = "propose_review"
+	outcomeContradiction = "contradiction"
+	outcomeNone          = "none"
+	outcomeVetoed        = "vetoed"
+	outcomePending       = "semantic_pending"
+)
+
+func outcomeOf(m Mode) string {
+	switch m {
+	case ModeShadow:
+		return outcomeShadow
+	case ModeReview:
+		return outcomeReview
+	}
+	return outcomeSupersede
+}
+
+// trace records a pair examined when the plan traces; it returns the
+// trace's index, or -1.
+func (out *planOutput) trace(in planInput, old, nw *Attribute, c *Candidate, outcome string) int {
+	if !in.trace {
+		return -1
+	}
+	t := PairTrace{Old: old, New: nw, Outcome: outcome}
+	if c != nil {
+		t.Confidence, t.Method = c.Confidence, c.Method
+		for _, s := range c.Signals {
+			t.Signals = append(t.Signals, s.Name)
+		}
+	}
+	out.traces = append(out.traces, t)
+	return len(out.traces) - 1
 }
 
 // decide returns the pair's decision, or need=true when it hinges on a

@@ -16,9 +16,10 @@ import (
 // else from the LLM while the run's budget lasts. Every pair gets an entry;
 // one the LLM could not answer (or that is over budget) is marked failed so
 // the plan treats it as "no contradiction" this run and asks again next run.
-// No transaction is open while the LLM is asked.
+// No transaction is open while the LLM is asked. A dry run (cache false)
+// asks but stores nothing.
 func (e *Engine) resolve(ctx context.Context, cfg *config.Config, client *llm.Client, pending map[pairKey]pendingPair,
-	groupOf map[*Attribute]*Group, budget *Budget, t *Tally) (verdicts, error) {
+	groupOf map[*Attribute]*Group, budget *Budget, cache bool, t *Tally) (verdicts, error) {
 	out := verdicts{}
 	if len(pending) == 0 {
 		return out, nil
@@ -76,7 +77,7 @@ func (e *Engine) resolve(ctx context.Context, cfg *config.Config, client *llm.Cl
 			defer func() { <-slots }()
 			v, err := client.Contradiction(ctx, pair, timeout)
 			verdict := semanticVerdict{contradicts: v.Contradicts, confidence: v.Confidence, reasoning: v.Reasoning}
-			if err == nil {
+			if err == nil && cache {
 				// Cached the moment it arrives: another daemon that takes
 				// this pair over (its claim expired while the LLM was slow)
 				// finds the answer instead of asking again.

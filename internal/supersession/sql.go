@@ -93,6 +93,14 @@ ON CONFLICT (({{meta ""}} ->> 'old_attribute_id'), ({{meta ""}} ->> 'new_attribu
   WHERE event = 'supersession_proposal' DO NOTHING
 RETURNING id, {{meta ""}} ->> 'mode', {{meta ""}} ->> 'old_attribute_id', {{meta ""}} ->> 'new_attribute_id'`
 
+// proposedSQL finds which of the given (old, new) pairs have a proposal
+// already (a dry run's stand-in for proposeSQL's ON CONFLICT).
+const proposedSQL = `
+SELECT {{meta ""}} ->> 'old_attribute_id' AS old_id, {{meta ""}} ->> 'new_attribute_id' AS new_id
+FROM {{.History}}
+WHERE event = 'supersession_proposal'
+  AND ({{meta ""}} ->> 'old_attribute_id', {{meta ""}} ->> 'new_attribute_id') IN (SELECT * FROM unnest($1::text[], $2::text[]))`
+
 // vetoesSQL finds the pairs a reviewer rejected or an operator undid among
 // the given old attributes. The plan reads them to pick another target; the
 // write re-checks them under the row lock (applySQL).
@@ -174,8 +182,8 @@ WHERE a.status = 'active' AND a.kind <> 'constraint'`
 
 // statements are the engine's SQL, rendered for one database.
 type statements struct {
-	lock, apply, propose, vetoes, cachedVerdicts, storeVerdicts, aspects string
-	chunkAfter, chunkFrom, names                                         string
+	lock, apply, propose, proposed, vetoes, cachedVerdicts, storeVerdicts, aspects string
+	chunkAfter, chunkFrom, names                                                   string
 }
 
 func render(n *schema.Names) statements {
@@ -183,7 +191,7 @@ func render(n *schema.Names) statements {
 		n = schema.ReferenceNames()
 	}
 	return statements{
-		lock: n.SQL(lockSQL), apply: n.SQL(applySQL), propose: n.SQL(proposeSQL), vetoes: n.SQL(vetoesSQL),
+		lock: n.SQL(lockSQL), apply: n.SQL(applySQL), propose: n.SQL(proposeSQL), proposed: n.SQL(proposedSQL), vetoes: n.SQL(vetoesSQL),
 		cachedVerdicts: n.SQL(cachedVerdictsSQL), storeVerdicts: n.SQL(storeVerdictsSQL),
 		aspects:    n.SQL(aspectsSQL),
 		chunkAfter: n.SQL(chunkAfterSQL), chunkFrom: n.SQL(chunkFromSQL), names: n.SQL(namesSQL),

@@ -56,7 +56,7 @@ func TestShadowAndFrozenCountButChangeNothing(t *testing.T) {
 				cfg := testConfig(batch)
 				set(cfg)
 				r := pass(t, db.DB, cfg)
-				if !r.Shadow || r.WouldPreserve != 1 || r.WouldDelete != 2 || r.WouldRelease != 1 || r.Examined != 3 || r.Rechecked != 1 {
+				if !r.Shadow() || r.WouldPreserve != 1 || r.WouldDelete != 2 || r.WouldRelease != 1 || r.Examined != 3 || r.Rechecked != 1 {
 					t.Fatalf("batch %d: shadow report: %+v", batch, r)
 				}
 				if r.Preserved != 0 || r.Deleted != 0 || r.Released != 0 {
@@ -354,7 +354,7 @@ func TestBudgetSpreadsABacklogOverPasses(t *testing.T) {
 			t.Fatalf("pass %d made no progress: %+v", passes, r)
 		case r.Backlog != int64(60-total):
 			t.Fatalf("pass %d: backlog %d, want %d", passes, r.Backlog, 60-total)
-		case r.Backlog > 0 && (!r.BudgetExhausted || r.LeftForLater != r.Backlog):
+		case r.Backlog > 0 && (!r.BudgetExhausted() || r.LeftForLater != r.Backlog):
 			t.Fatalf("pass %d stopped with a backlog it does not report as left for later: %+v", passes, r)
 		case passes > 60:
 			t.Fatal("the backlog never drains")

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/internal/job"
 )
 
 // Report says what one pass did. In a shadow pass (shadowMode or
@@ -12,7 +15,7 @@ import (
 // pass's own deletions never change another tombstone's fate: it only
 // removes soft-deleted documents, and those were never live dependents.)
 type Report struct {
-	Shadow bool `json:"shadow"`
+	job.Run
 	// Braked: the pass began live, and shadowMode or mutationsFrozen was
 	// turned on while it ran; it changed nothing from then on.
 	Braked bool `json:"braked,omitempty"`
@@ -35,12 +38,12 @@ type Report struct {
 	WouldDelete   int `json:"would_delete"`
 	WouldRelease  int `json:"would_release"`
 
-	// Budget is the pass's time budget. BudgetExhausted says the pass
-	// stopped because of it; LeftForLater is then the triage backlog it left
-	// to the next passes.
-	Budget          Duration `json:"budget"`
-	BudgetExhausted bool     `json:"budget_exhausted"`
-	LeftForLater    int64    `json:"left_for_later"`
+	// Budget is the pass's time budget. When it stopped the pass (Stopped
+	// is "budget"), LeftForLater is the triage backlog left to the next
+	// passes.
+	Budget        time.Duration `json:"-"`
+	BudgetSeconds float64       `json:"budget_seconds"`
+	LeftForLater  int64         `json:"left_for_later"`
 
 	// Backlog is what awaits triage after the pass (soft-deleted, older than
 	// minAge, not preserved); Held is how many preserved tombstones remain.
@@ -48,36 +51,32 @@ type Report struct {
 	Backlog int64 `json:"backlog"`
 	Held    int64 `json:"held"`
 
-	Duration Duration `json:"duration"`
+	// Skipped is always empty: a pass leaves no tombstone alone for a
+	// reason of its own (a row another pass holds is that pass's).
+	Skipped []job.Skip `json:"skipped"`
 }
 
-// Duration is a time.Duration that reads well in JSON ("1.5s").
-type Duration time.Duration
+// Shadow reports whether the pass changed nothing (shadowMode or
+// mutationsFrozen when it began).
+func (r *Report) Shadow() bool { return r.Mode != config.ModeLive }
 
-func (d Duration) String() string { return time.Duration(d).String() }
-
-func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
-
-func (d *Duration) UnmarshalText(b []byte) error {
-	v, err := time.ParseDuration(string(b))
-	*d = Duration(v)
-	return err
-}
+// BudgetExhausted reports whether the pass stopped at its time budget.
+func (r *Report) BudgetExhausted() bool { return r.Stopped == job.StoppedBudget }
 
 // Text is the report for people (`supersessiond reconcile --once`).
 func (r *Report) Text() string {
 	var b strings.Builder
 	mode := "live"
-	if r.Shadow {
-		mode = "shadow: nothing changed"
+	if r.Shadow() {
+		mode = string(r.Mode) + ": nothing changed"
 	}
-	fmt.Fprintf(&b, "tombstone reconciliation (%s) in %s\n", mode, r.Duration)
+	fmt.Fprintf(&b, "tombstone reconciliation (%s) in %s\n", mode, r.Duration().Round(time.Millisecond))
 	batches := "batches"
 	if r.Batches == 1 {
 		batches = "batch"
 	}
 	fmt.Fprintf(&b, "  triage      %d examined in %d %s\n", r.Examined, r.Batches, batches)
-	if r.Shadow {
+	if r.Shadow() {
 		fmt.Fprintf(&b, "  would keep  %d superseded, cited by a live document of the same workspace (embedding would be removed)\n", r.WouldPreserve)
 		fmt.Fprintf(&b, "  would drop  %d\n", r.WouldDelete)
 		fmt.Fprintf(&b, "  re-check    %d preserved re-checked, %d would be released\n", r.Rechecked, r.WouldRelease)
@@ -86,7 +85,7 @@ func (r *Report) Text() string {
 		fmt.Fprintf(&b, "  deleted     %d\n", r.Deleted)
 		fmt.Fprintf(&b, "  re-check    %d preserved re-checked, %d released (last live dependent gone)\n", r.Rechecked, r.Released)
 	}
-	if r.BudgetExhausted {
+	if r.BudgetExhausted() {
 		fmt.Fprintf(&b, "  budget      %s used up: %d left for later passes\n", r.Budget, r.LeftForLater)
 	} else {
 		fmt.Fprintf(&b, "  budget      %s, not used up\n", r.Budget)

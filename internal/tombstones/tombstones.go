@@ -143,29 +143,36 @@ func (p *pass) deadline() time.Time { return p.start.Add(p.budget) }
 // re-check of preserved ones, each in batches of maintenance.tombstones.
 // batchSize, each batch its own short transaction, within the time budget.
 func (j *Job) Reconcile(ctx context.Context, cfg *config.Config) (*Report, error) {
+	start := j.now()
+	r := &Report{Run: job.NewRun(Name, cfg.Mode(), start), Backlog: -1, Held: -1, Skipped: []job.Skip{}}
+	err := j.reconcile(ctx, cfg, start, r)
+	r.Finish(ctx, j.now().Sub(start), err)
+	return r, err
+}
+
+func (j *Job) reconcile(ctx context.Context, cfg *config.Config, start time.Time, r *Report) error {
 	p := &pass{
 		shadow:    cfg.Shadow(),
 		batchSize: max(cfg.Maintenance.Tombstones.BatchSize, 1),
-		start:     j.now(),
+		start:     start,
 		budget:    j.opts.Budget,
 	}
 	if p.budget <= 0 {
 		p.budget = Budget(cfg, p.start)
 	}
-	r := &Report{Shadow: p.shadow, Budget: Duration(p.budget), Backlog: -1, Held: -1}
-	defer func() { r.Duration = Duration(j.now().Sub(p.start)) }()
+	r.Budget, r.BudgetSeconds = p.budget, job.Seconds(p.budget)
 
 	if err := j.db.GetContext(ctx, &p.dbStart, j.sql.dbNow); err != nil {
-		return r, fmt.Errorf("tombstones: read the database clock: %w", err)
+		return fmt.Errorf("tombstones: read the database clock: %w", err)
 	}
 	p.cutoff = p.dbStart.Add(-cfg.Maintenance.Tombstones.MinAge)
 
 	stopped, err := j.triage(ctx, p, r)
 	if err != nil {
-		return r, err
+		return err
 	}
 	if err := j.recheck(ctx, p, r); err != nil {
-		return r, err
+		return err
 	}
 
 	// A shadow pass deleted nothing: count from the start, it costs nothing
@@ -176,19 +183,19 @@ func (j *Job) Reconcile(ctx context.Context, cfg *config.Config) (*Report, error
 	minAge := cfg.Maintenance.Tombstones.MinAge.Seconds()
 	stoppedAt, stoppedID := stopped.args("-infinity")
 	if err := j.db.GetContext(ctx, &r.Backlog, j.sql.backlog, minAge, stoppedAt, stoppedID); err != nil {
-		return r, fmt.Errorf("tombstones: count the backlog: %w", err)
+		return fmt.Errorf("tombstones: count the backlog: %w", err)
 	}
 	if err := j.db.GetContext(ctx, &r.Held, j.sql.held); err != nil {
-		return r, fmt.Errorf("tombstones: count preserved tombstones: %w", err)
+		return fmt.Errorf("tombstones: count preserved tombstones: %w", err)
 	}
 	j.m.Backlog.Set(float64(r.Backlog))
 	j.m.Held.Set(float64(r.Held))
-	if r.BudgetExhausted {
+	if r.BudgetExhausted() {
 		r.LeftForLater = r.Backlog
 		j.log.Info("time budget used up; the rest is left for later passes",
 			"budget", p.budget.String(), "left_for_later", r.LeftForLater, "recheck_complete", r.RecheckComplete)
 	}
-	return r, nil
+	return nil
 }
 
 // observeBrake turns a live pass into a counting one when shadowMode or
@@ -211,7 +218,7 @@ func (j *Job) triage(ctx context.Context, p *pass, r *Report) (position, error) 
 			return after, fmt.Errorf("tombstones: triage interrupted after %d batches: %w", r.Batches, err)
 		}
 		if r.Batches > 0 && !j.now().Before(p.triageDeadline()) {
-			r.BudgetExhausted = true
+			r.Stopped = job.StoppedBudget
 			return after, nil
 		}
 		j.observeBrake(p, r)
@@ -271,6 +278,7 @@ func (j *Job) triageBatch(ctx context.Context, p *pass, r *Report, after positio
 		r.Examined += len(batch)
 		r.WouldPreserve += len(keep)
 		r.WouldDelete += len(drop)
+		j.log.Debug("tombstones triaged (shadow: nothing changed)", "examined", len(batch), "would_preserve", len(keep), "would_delete", len(drop))
 		return len(batch), lastPos, nil
 	}
 	if j.hooks.beforeWrite != nil {
@@ -293,7 +301,13 @@ func (j *Job) triageBatch(ctx context.Context, p *pass, r *Report, after positio
 	r.Deleted += deleted
 	j.m.Preserved.Add(float64(preserved))
 	j.m.Deleted.Add(float64(deleted))
-	j.log.Debug("triage batch", "examined", len(batch), "preserved", preserved, "deleted", deleted)
+	// The change log: one line per batch that changed something, counts only.
+	level := slog.LevelDebug
+	if preserved+deleted > 0 {
+		level = slog.LevelInfo
+	}
+	j.log.Log(ctx, level, "tombstones triaged", "examined", len(batch), "preserved", preserved, "deleted", deleted,
+		"workspaces", distinctWorkspaces(batch))
 	return len(batch), lastPos, nil
 }
 
@@ -326,7 +340,7 @@ func (j *Job) recheck(ctx context.Context, p *pass, r *Report) error {
 				return fmt.Errorf("tombstones: re-check interrupted: %w", err)
 			}
 			if pages > 0 && !j.now().Before(p.deadline()) {
-				r.BudgetExhausted = true
+				r.Stopped = job.StoppedBudget
 				return nil
 			}
 			j.observeBrake(p, r)
@@ -382,6 +396,7 @@ func (j *Job) recheckBatch(ctx context.Context, p *pass, r *Report, after, until
 	if p.shadow {
 		r.Rechecked += len(page)
 		r.WouldRelease += len(gone)
+		j.log.Debug("preserved tombstones re-checked (shadow: nothing changed)", "rechecked", len(page), "would_release", len(gone))
 		return len(page), lastPos, nil
 	}
 	if j.hooks.beforeWrite != nil {
@@ -397,7 +412,12 @@ func (j *Job) recheckBatch(ctx context.Context, p *pass, r *Report, after, until
 	r.Rechecked += len(page)
 	r.Released += released
 	j.m.Released.Add(float64(released))
-	j.log.Debug("re-check batch", "rechecked", len(page), "released", released)
+	level := slog.LevelDebug
+	if released > 0 {
+		level = slog.LevelInfo
+	}
+	j.log.Log(ctx, level, "preserved tombstones re-checked", "rechecked", len(page), "released", released,
+		"workspaces", distinctWorkspaces(page))
 	return len(page), lastPos, nil
 }
 
@@ -424,6 +444,15 @@ func (j *Job) citedAmong(ctx context.Context, tx *sqlx.Tx, batch []candidate) (m
 		cited[id] = true
 	}
 	return cited, nil
+}
+
+// distinctWorkspaces counts the workspaces a batch touches.
+func distinctWorkspaces(batch []candidate) int {
+	seen := map[string]bool{}
+	for _, c := range batch {
+		seen[c.WorkspaceName] = true
+	}
+	return len(seen)
 }
 
 // execCount runs a statement over a set of ids and returns the rows it

@@ -1,0 +1,231 @@
+package schema
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// Removal says what Remove dropped and what it kept, one line each.
+type Removal struct {
+	Dropped []string
+	Kept    []string
+}
+
+// RemoveRefusal is a removal Remove will not start: the configured own
+// schema holds the agent's tables, so "the daemon's own tables" there might
+// be the agent's. The CLI maps it to exit code 4.
+type RemoveRefusal struct{ Reason string }
+
+func (e *RemoveRefusal) Error() string { return "migrate --remove refused: " + e.Reason }
+
+// Remove drops what Migrate created, whichever jobs are on now (a job
+// turned off since may have left objects): the classification trigger and
+// its function, the indexes the daemon names on the agent's tables (only
+// those that are its own: the name, the table, the uniqueness and method
+// it creates them with), its own tables, its own schema when nothing else
+// is left in it, and an earlier release's tables. It keeps the columns it
+// added, with their data, and every row of the agent's, the history rows
+// the daemon wrote included. Idempotent; it takes Migrate's advisory lock.
+func Remove(ctx context.Context, db *sqlx.DB, plan Plan) (*Removal, error) {
+	conn, err := db.Connx(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migrate --remove: connect: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, migrateLockKey); err != nil {
+		return nil, fmt.Errorf("migrate --remove: take the migration lock: %w", err)
+	}
+	defer func() {
+		_, _ = conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, migrateLockKey)
+	}()
+	plan.On = map[Job]bool{Supersession: true, Compaction: true, Tombstones: true}
+	if plan.Own == "" {
+		plan.Own = "supersessiond"
+	}
+	l, err := Inspect(ctx, conn, plan)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range l.Tables {
+		if t.Schema == plan.Own {
+			return nil, &RemoveRefusal{Reason: fmt.Sprintf("maintenance.database.ownSchema is %s, which holds the agent's table %s; "+
+				"the daemon's own schema must be a schema of its own", plan.Own, t.Display())}
+		}
+	}
+	r := &remover{conn: conn, l: l, res: &Removal{}}
+	for _, step := range []func(context.Context) error{r.trigger, r.indexes, r.own, r.legacy} {
+		if err := step(ctx); err != nil {
+			return nil, err
+		}
+	}
+	r.keptColumns()
+	return r.res, nil
+}
+
+type remover struct {
+	conn *sqlx.Conn
+	l    *Layout
+	res  *Removal
+}
+
+func (r *remover) exec(ctx context.Context, what, stmt string) error {
+	if _, err := r.conn.ExecContext(ctx, stmt); err != nil {
+		return fmt.Errorf("migrate --remove: %s: %w", what, err)
+	}
+	r.res.Dropped = append(r.res.Dropped, what)
+	return nil
+}
+
+// trigger drops the classification trigger, then its function (this
+// release's in the own schema, an earlier release's elsewhere).
+func (r *remover) trigger(ctx context.Context) error {
+	if t := r.l.Tables[Attributes]; t != nil {
+		var has bool
+		err := r.conn.GetContext(ctx, &has, `SELECT EXISTS (SELECT 1 FROM pg_trigger
+			WHERE tgrelid = $1 AND tgname = 'supersessiond_attribute_classified' AND NOT tgisinternal)`, t.OID)
+		if err != nil {
+			return fmt.Errorf("migrate --remove: look for the classification trigger: %w", err)
+		}
+		if has {
+			if err := r.exec(ctx, "drop trigger supersessiond_attribute_classified on "+t.Display(),
+				`DROP TRIGGER IF EXISTS supersessiond_attribute_classified ON `+t.Qualified()); err != nil {
+				return err
+			}
+		}
+	}
+	var fns []struct {
+		Display string `db:"display"`
+		Quoted  string `db:"quoted"`
+	}
+	err := r.conn.SelectContext(ctx, &fns, `
+		SELECT n.nspname || '.' || p.proname || '()' AS display, quote_ident(n.nspname) || '.' || quote_ident(p.proname) || '()' AS quoted
+		FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+		WHERE (n.nspname = $1 AND p.proname = 'attribute_classified') OR p.proname = 'supersessiond_attribute_classified'
+		ORDER BY 1`, r.l.Plan.Own)
+	if err != nil {
+		return fmt.Errorf("migrate --remove: look for the trigger's function: %w", err)
+	}
+	for _, fn := range fns {
+		if err := r.exec(ctx, "drop function "+fn.Display, `DROP FUNCTION IF EXISTS `+fn.Quoted); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// indexes drops the daemon's indexes on the agent's tables, and names the
+// indexes called like the daemon's that it keeps because they are not.
+func (r *remover) indexes(ctx context.Context) error {
+	specs := map[string]IndexSpec{} // by name: the shape's variant
+	var tables []string
+	for _, job := range Jobs {
+		for _, spec := range indexesOf(job) {
+			if spec.When == nil || spec.When(r.l.Names) {
+				specs[spec.Name] = spec
+			}
+		}
+		for _, tr := range tablesOf[job] {
+			tables = append(tables, tr.name)
+		}
+	}
+	seen := map[uint32]bool{}
+	for _, logical := range tables {
+		t := r.l.Tables[logical]
+		if t == nil || seen[t.OID] {
+			continue
+		}
+		seen[t.OID] = true
+		for _, ix := range t.Indexes {
+			if !strings.HasPrefix(ix.Name, "supersessiond_") {
+				continue
+			}
+			spec, known := specs[ix.Name]
+			if !known || spec.Table != logical || spec.Unique != ix.Unique || (spec.Method != "" && spec.Method != ix.Method) {
+				r.res.Kept = append(r.res.Kept, fmt.Sprintf("index %s on %s: named like the daemon's, but not one migrate creates there; not dropped",
+					ix.Name, t.Display()))
+				continue
+			}
+			if err := r.exec(ctx, fmt.Sprintf("drop index %s on %s", ix.Name, t.Display()),
+				`DROP INDEX IF EXISTS `+quoteIdent(t.Schema)+"."+quoteIdent(ix.Name)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// own drops the daemon's own tables, then its schema unless something that
+// is not the daemon's was put in it.
+func (r *remover) own(ctx context.Context) error {
+	own := r.l.Plan.Own
+	for _, name := range ownTables {
+		if r.l.Own[name] == nil {
+			continue
+		}
+		if err := r.exec(ctx, "drop table "+own+"."+name, `DROP TABLE IF EXISTS `+ownTable(own, name)); err != nil {
+			return err
+		}
+	}
+	var exists bool
+	if err := r.conn.GetContext(ctx, &exists, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)`, own); err != nil {
+		return fmt.Errorf("migrate --remove: look for schema %s: %w", own, err)
+	}
+	if !exists {
+		return nil
+	}
+	_, err := r.conn.ExecContext(ctx, `DROP SCHEMA `+quoteIdent(own)+` RESTRICT`)
+	var pqErr *pq.Error
+	if errors.As(err, &pqErr) && pqErr.Code == "2BP01" { // dependent_objects_still_exist
+		var left []string
+		_ = r.conn.SelectContext(ctx, &left, `
+			SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1
+			UNION ALL SELECT p.proname || '()' FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1
+			ORDER BY 1 LIMIT 10`, own)
+		r.res.Kept = append(r.res.Kept, fmt.Sprintf("schema %s: it holds objects that are not the daemon's (%s); not dropped",
+			own, strings.Join(left, ", ")))
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("migrate --remove: drop schema %s: %w", own, err)
+	}
+	r.res.Dropped = append(r.res.Dropped, "drop schema "+own)
+	return nil
+}
+
+// legacy drops an earlier release's tables, kept in the agent's schema.
+func (r *remover) legacy(ctx context.Context) error {
+	for _, full := range r.l.Legacy {
+		schemaName, name, _ := strings.Cut(full, ".")
+		if err := r.exec(ctx, "drop table "+full+" (an earlier release's)",
+			`DROP TABLE IF EXISTS `+quoteIdent(schemaName)+"."+quoteIdent(name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keptColumns names the columns SPEC §4 marks as added that the agent's
+// tables have: Remove keeps them and their data (the stack may have had
+// some of them before migrate, and their values are the agent's record).
+func (r *remover) keptColumns() {
+	seen := map[string]bool{}
+	for _, job := range Jobs {
+		for _, c := range requiredColumns(job) {
+			t := r.l.Tables[c.table]
+			if c.added == "" || !t.hasColumn(c.name) || seen[t.Display()+"."+c.name] {
+				continue
+			}
+			seen[t.Display()+"."+c.name] = true
+			r.res.Kept = append(r.res.Kept, fmt.Sprintf("column %s.%s, with its data (migrate adds it where missing; if the stack does not use it: "+
+				"ALTER TABLE %s DROP COLUMN %s)", t.Display(), c.name, t.Qualified(), quoteIdent(c.name)))
+		}
+	}
+	if h := r.l.Tables[History]; h != nil {
+		r.res.Kept = append(r.res.Kept, "the rows the daemon wrote in "+h.Display()+" (changed_by supersessiond:*): they are the agent's audit trail")
+	}
+}
