@@ -102,12 +102,15 @@ func (lx *lexicon) token(word string, flags uint32) token {
 		return token{raw: e.raw, stem: e.stem, hash: e.hash, flags: flags | e.flags, ant: e.ant, word: e.word}
 	}
 	t := token{raw: raw, stem: stem(raw), flags: flags}
-	// A plural of a known noun ("timezones", "weekends") is that noun.
-	if e, ok := lx.words[t.stem]; strings.HasSuffix(raw, "s") && t.stem != raw && ok {
-		t.stem, t.hash = e.stem, e.hash
-		t.flags |= e.flags
-		t.ant = e.ant
-		return t
+	// A plural of a known noun ("timezones", "weekends") is that noun. (The
+	// map is only asked about plurals: most unknown words are names.)
+	if strings.HasSuffix(raw, "s") && t.stem != raw {
+		if e, ok := lx.words[t.stem]; ok {
+			t.stem, t.hash = e.stem, e.hash
+			t.flags |= e.flags
+			t.ant = e.ant
+			return t
+		}
 	}
 	t.hash = fnv1a(t.stem)
 	return t

@@ -96,7 +96,7 @@ func wordEnd(s string, i int) (end int, curly bool) {
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
-		case isWordRune(r, size) || last != 0 && unicode.IsMark(r):
+		case isWordRune(r, size) || last != 0 && r >= utf8.RuneSelf && unicode.IsMark(r): // no ASCII character is a mark
 			last = 'a'
 			if unicode.IsDigit(r) {
 				last = 'd'
