@@ -1,6 +1,7 @@
 package heuristics
 
 import (
+	"math/bits"
 	"slices"
 	"strings"
 )
@@ -222,11 +223,11 @@ func (c *clause) valueKeys(anchors, probes []Key) ([]Key, []Key) {
 // has a number that counts (see counts): the quantity signal's key.
 func (c *clause) quantityKey() (Key, bool) {
 	h, numbers := mix(tagQuantity, b2u(c.irreal)), false
-	seq := c.sequence()
-	for k, i := range seq {
+	for m := c.coreIdx; m != 0; m &= m - 1 {
+		i := bits.TrailingZeros64(m)
 		t := c.tok(i)
 		if t.flags&tNumber != 0 {
-			numbers = numbers || c.counts(seq, k)
+			numbers = numbers || c.counts(i)
 			h = mix(h, keyEmpty)
 			continue
 		}

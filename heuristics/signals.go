@@ -450,42 +450,36 @@ func quantity(a, b *clause, e *explain) (fired, bool) {
 	if a.past || b.past || b.addAdv || !a.subject().equal(b.subject()) || !sameTime(a, b) {
 		return fired{}, false
 	}
-	sa, sb := a.sequence(), b.sequence()
-	if len(sa) != len(sb) {
+	// The words of both, in order (coreIdx), pairwise.
+	ma, mb := a.coreIdx, b.coreIdx
+	if bits.OnesCount64(ma) != bits.OnesCount64(mb) {
 		return fired{}, false
 	}
-	diff := -1
-	for k := range sa {
-		ta, tb := a.tok(sa[k]), b.tok(sb[k])
+	diffA, diffB := -1, -1
+	for ; ma != 0; ma, mb = ma&(ma-1), mb&(mb-1) {
+		i, j := bits.TrailingZeros64(ma), bits.TrailingZeros64(mb)
+		ta, tb := a.tok(i), b.tok(j)
 		if ta.stem == tb.stem {
 			continue
 		}
-		if diff >= 0 || ta.flags&tNumber == 0 || tb.flags&tNumber == 0 || agree(a.sel(1<<sa[k]), b.sel(1<<sb[k])) {
+		if diffA >= 0 || ta.flags&tNumber == 0 || tb.flags&tNumber == 0 || agree(a.sel(1<<i), b.sel(1<<j)) {
 			return fired{}, false
 		}
-		diff = k
+		diffA, diffB = i, j
 	}
-	if diff < 0 || !a.counts(sa, diff) || !b.counts(sb, diff) {
+	if diffA < 0 || !a.counts(diffA) || !b.counts(diffB) {
 		return fired{}, false
 	}
-	return fired{SignalValue, confValueDisjoint, change("quantity", a.sel(1<<sa[diff]), b.sel(1<<sb[diff]))}, true
+	return fired{SignalValue, confValueDisjoint, change("quantity", a.sel(1<<diffA), b.sel(1<<diffB))}, true
 }
 
-// counts reports whether the number at position k of the clause's word
-// sequence seq counts what follows it, or is the version of the capitalised
+// counts reports whether the number at token i, one of the clause's words
+// (coreIdx), counts what follows it, or is the version of the capitalised
 // name before it ("React 18"); a number that ends a statement otherwise
 // names something ("team 3").
-func (c *clause) counts(seq []int, k int) bool {
-	return k < len(seq)-1 || k > 0 && c.tok(seq[k-1]).flags&tCap != 0
-}
-
-// sequence is the clause's content words in order.
-func (c *clause) sequence() []int {
-	var out []int
-	for m := c.coreIdx; m != 0; m &= m - 1 {
-		out = append(out, bits.TrailingZeros64(m))
-	}
-	return out
+func (c *clause) counts(i int) bool {
+	before, after := c.coreIdx&(1<<i-1), c.coreIdx>>(i+1)
+	return after != 0 || before != 0 && c.tok(63-bits.LeadingZeros64(before)).flags&tCap != 0
 }
 
 // temporal: the newer clause says something changed (switched, moved,
