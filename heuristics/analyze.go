@@ -2,6 +2,7 @@ package heuristics
 
 import (
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -18,7 +19,7 @@ type Statement struct {
 	created    time.Time
 	constraint bool
 	toks       []token
-	clauses    []*clause
+	clauses    []clause
 	allIdx     uint64 // every content word, clauses and fragments alike
 }
 
@@ -29,19 +30,44 @@ var _ [64 - maxTokens]struct{}
 // built once at package initialisation from literals and never modified.
 var defaultLexicon = newLexicon()
 
+// scratch is the working memory of an analysis, reused through scratchPool
+// (so analyses may run concurrently, each with its own): a statement's
+// tokens are read into it and copied out at their exact size once the
+// analysis has marked them, and BlockKeys collects its keys in it.
+type scratch struct {
+	toks            [maxTokens]token
+	segs            []segment
+	anchors, probes []Key
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
 // Analyze prepares an attribute for many decisions.
 func Analyze(in Input) *Statement {
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
 	st := &Statement{created: in.CreatedAt, constraint: isConstraint(in.Kind)}
-	st.toks = tokenize(in.Content, defaultLexicon)
+	st.toks = tokenize(sc.toks[:0], in.Content, defaultLexicon)
+	sc.segs = st.read(sc.segs[:0])
+	// The statement keeps its tokens, not the scratch's (make and copy:
+	// one allocation of the exact size, not zeroed first).
+	toks := make([]token, len(st.toks))
+	copy(toks, st.toks)
+	st.toks = toks
+	return st
+}
+
+// read marks the statement's tokens and reads its clauses; segs is room for
+// its segments, returned for reuse.
+func (st *Statement) read(segs []segment) []segment {
 	st.markTime()
 	st.nounReadings()
 	var subj uint64 // the subject a clause without one shares with the clause before
-	var buf [4]segment
-	segs := st.segments(buf[:0])
-	st.clauses = make([]*clause, 0, len(segs))
+	segs = st.segments(segs)
+	st.clauses = make([]clause, 0, len(segs))
 	for i, seg := range segs {
-		c := st.readClause(seg, i == 0)
-		if c == nil {
+		c, ok := st.readClause(seg, i == 0)
+		if !ok {
 			continue
 		}
 		c.sets()
@@ -61,7 +87,7 @@ func Analyze(in Input) *Statement {
 			st.allIdx |= 1 << i
 		}
 	}
-	return st
+	return segs
 }
 
 func isConstraint(kind string) bool {

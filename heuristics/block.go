@@ -24,17 +24,21 @@ func (st *Statement) BlockKeys(anchors, probes []Key) ([]Key, []Key) {
 	if st.constraint {
 		return anchors, probes
 	}
-	// Room for the usual number of keys at once, rather than by growth.
-	anchors, probes = slices.Grow(anchors, 32), slices.Grow(probes, 4)
-	a0, p0 := len(anchors), len(probes)
-	for _, c := range st.clauses {
+	// The keys are collected in scratch space and appended at their exact
+	// number: the engine keeps every statement's keys for a whole batch.
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	a, p := sc.anchors[:0], sc.probes[:0]
+	for i := range st.clauses {
+		c := &st.clauses[i]
 		subj := setHash(c.subject())
-		anchors, probes = c.negationKeys(anchors, probes, subj)
-		anchors, probes = c.antonymKeys(anchors, probes, subj)
-		anchors, probes = c.valueKeys(anchors, probes)
-		anchors, probes = c.temporalKeys(anchors, probes, subj)
+		a, p = c.negationKeys(a, p, subj)
+		a, p = c.antonymKeys(a, p, subj)
+		a, p = c.valueKeys(a, p)
+		a, p = c.temporalKeys(a, p, subj)
 	}
-	return sortDistinct(anchors, a0), sortDistinct(probes, p0)
+	sc.anchors, sc.probes = a, p
+	return appendDistinct(anchors, a), appendDistinct(probes, p)
 }
 
 // ContentKeys appends one key per distinct content word of st, as
@@ -46,6 +50,7 @@ func (st *Statement) BlockKeys(anchors, probes []Key) ([]Key, []Key) {
 // whether to ask about them.
 func (st *Statement) ContentKeys(dst []Key) []Key {
 	n := len(dst)
+	dst = slices.Grow(dst, st.all().count()) // at most one key per word
 	for t := range st.all().words {
 		dst = append(dst, Key(hash64(t.stem)))
 	}
@@ -343,6 +348,38 @@ func hash64(s string) uint64 {
 // sortDistinct sorts keys[from:] and drops repeats.
 func sortDistinct(keys []Key, from int) []Key {
 	tail := keys[from:]
-	slices.Sort(tail)
+	sortKeys(tail)
 	return keys[:from+len(slices.Compact(tail))]
+}
+
+// appendDistinct sorts keys and appends them to dst without repeats.
+func appendDistinct(dst, keys []Key) []Key {
+	if len(keys) == 0 {
+		return dst
+	}
+	sortKeys(keys)
+	dst = slices.Grow(dst, len(keys))
+	dst = append(dst, keys[0])
+	for _, k := range keys[1:] {
+		if k != dst[len(dst)-1] {
+			dst = append(dst, k)
+		}
+	}
+	return dst
+}
+
+// sortKeys sorts keys. A statement has a few dozen keys at most, which an
+// insertion sort sorts about twice as fast as slices.Sort.
+func sortKeys(keys []Key) {
+	if len(keys) > 48 {
+		slices.Sort(keys)
+		return
+	}
+	for i := 1; i < len(keys); i++ {
+		k, j := keys[i], i
+		for ; j > 0 && keys[j-1] > k; j-- {
+			keys[j] = keys[j-1]
+		}
+		keys[j] = k
+	}
 }

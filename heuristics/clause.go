@@ -42,11 +42,11 @@ type clause struct {
 	noteKey           int    // where the value of a "key: value" note starts, 0 when the clause is no note
 }
 
-// readClause reads the segment as a clause, or returns nil for a fragment
+// readClause reads the segment as a clause, or returns false for a fragment
 // without a verb (the first segment of a statement is a clause whatever it
 // holds: "Vegetarian since 2015").
-func (st *Statement) readClause(seg segment, first bool) *clause {
-	c := &clause{st: st, start: seg.lo, hi: seg.hi, end: seg.end, verb: -1, replaceAt: -1}
+func (st *Statement) readClause(seg segment, first bool) (clause, bool) {
+	c := clause{st: st, start: seg.lo, hi: seg.hi, end: seg.end, verb: -1, replaceAt: -1}
 	j, copula, aux := 0, false, false
 	if seg.note {
 		// "timezone: CET" is "timezone is CET".
@@ -59,7 +59,7 @@ func (st *Statement) readClause(seg segment, first bool) *clause {
 		i := c.findSubject()
 		if i < 0 {
 			if !first || !st.hasContent(seg.lo, seg.hi) {
-				return nil
+				return clause{}, false
 			}
 			i = seg.lo // no verb at all ("Vegetarian since 2015"): all object
 		}
@@ -68,7 +68,7 @@ func (st *Statement) readClause(seg segment, first bool) *clause {
 	c.copular = copula && c.verb < 0
 	c.findFrame(j, copula, aux)
 	c.markers()
-	return c
+	return c, true
 }
 
 func (c *clause) tok(i int) *token { return &c.st.toks[i] }

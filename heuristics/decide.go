@@ -54,9 +54,9 @@ func DecideAnalyzed(older, newer *Statement) Decision {
 	}
 	var e explain
 	var best []fired
-	for _, a := range older.clauses {
-		for _, b := range newer.clauses {
-			if fs := decideClauses(a, b, &e); len(fs) > 0 && (best == nil || fs[0].conf > best[0].conf) {
+	for i := range older.clauses {
+		for j := range newer.clauses {
+			if fs := decideClauses(&older.clauses[i], &newer.clauses[j], &e); len(fs) > 0 && (best == nil || fs[0].conf > best[0].conf) {
 				best = fs
 			}
 		}

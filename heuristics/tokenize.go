@@ -37,12 +37,12 @@ const (
 // script) form words; an apostrophe between letters stays inside the word
 // ("doesn't"), and . , : - @ _ between letters or digits join ("1,800",
 // "7:30", "wi-fi", "node.js"). Sentence punctuation marks a clause break on
-// the next word; invalid UTF-8 is a separator.
-func tokenize(s string, lx *lexicon) []token {
+// the next word; invalid UTF-8 is a separator. The tokens are appended to
+// toks.
+func tokenize(toks []token, s string, lx *lexicon) []token {
 	if len(s) > maxInput {
 		s = s[:maxInput]
 	}
-	toks := make([]token, 0, min(strings.Count(s, " ")+1, maxTokens))
 	var brk uint32 // the breaks before the next word
 	for i := 0; i < len(s) && len(toks) < maxTokens; {
 		r, size := utf8.DecodeRuneInString(s[i:])
