@@ -232,37 +232,48 @@ func (st *Statement) noteKey() int {
 // about different times. Recurring scopes (on Fridays, in the summer) are
 // content and stay.
 func (st *Statement) markTime() {
-	toks := st.toks
-	mark := func(lo, hi int) {
-		for k := lo; k < hi; k++ {
-			toks[k].flags |= fWhen
+	for i := range st.toks {
+		n := st.timeAnchor(i)
+		for k := i; k < i+n; k++ {
+			st.toks[k].flags |= fWhen
 		}
 	}
-	for i := 0; i < len(toks); i++ {
-		t, next := &toks[i], func(k int) *token {
-			if i+k < len(toks) {
-				return &toks[i+k]
-			}
-			return &token{}
+}
+
+// timeAnchor returns the number of tokens of the time qualifier that starts
+// at token i, 0 when none does. A switch on the word (compiled to a search)
+// dismisses most tokens at once.
+func (st *Statement) timeAnchor(i int) int {
+	t, next := &st.toks[i], func(k int) *token {
+		if i+k < len(st.toks) {
+			return &st.toks[i+k]
 		}
-		switch {
-		case (t.raw == "next" || t.raw == "last" || t.raw == "this" || t.raw == "coming" || t.raw == "past") &&
-			next(1).flags&(fTime|fScope) != 0:
-			mark(i, i+2)
-		case t.raw == "these" && next(1).raw == "days", t.raw == "for" && next(1).raw == "now",
-			t.raw == "right" && next(1).raw == "now", t.raw == "at" && next(1).raw == "the" && next(2).raw == "moment":
-			mark(i, i+2+b2i(t.raw == "at"))
-		case (t.raw == "since" || t.raw == "until" || t.raw == "till" || t.raw == "in" || t.raw == "as") &&
-			(isYear(next(1)) || next(1).flags&fTime != 0 && next(1).flags&tNumber == 0):
-			mark(i, i+2)
-		case t.raw == "as" && next(1).raw == "of":
-			mark(i, i+2)
-		case t.flags&tNumber != 0 && next(1).flags&fTime != 0 && next(2).raw == "ago":
-			mark(i, i+3)
-		case t.raw == "anymore" || t.raw == "nowadays" || t.raw == "lately":
-			mark(i, i+1)
-		}
+		return &token{}
 	}
+	switch t.raw {
+	case "next", "last", "this", "coming", "past":
+		if next(1).flags&(fTime|fScope) != 0 {
+			return 2
+		}
+	case "these", "for", "right":
+		if t.raw == "these" && next(1).raw == "days" || t.raw != "these" && next(1).raw == "now" {
+			return 2
+		}
+	case "at":
+		if next(1).raw == "the" && next(2).raw == "moment" {
+			return 3
+		}
+	case "since", "until", "till", "in", "as":
+		if isYear(next(1)) || next(1).flags&fTime != 0 && next(1).flags&tNumber == 0 || t.raw == "as" && next(1).raw == "of" {
+			return 2
+		}
+	case "anymore", "nowadays", "lately":
+		return 1
+	}
+	if t.flags&tNumber != 0 && next(1).flags&fTime != 0 && next(2).raw == "ago" {
+		return 3 // no word above is a number
+	}
+	return 0
 }
 
 // nounReadings: a word the lexicon knows as a plan or a wish is a noun
@@ -282,11 +293,4 @@ func (st *Statement) nounReadings() {
 
 func isYear(t *token) bool {
 	return t.flags&tNumber != 0 && len(t.raw) == 4 && (strings.HasPrefix(t.raw, "19") || strings.HasPrefix(t.raw, "20"))
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
