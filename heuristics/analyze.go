@@ -18,6 +18,7 @@ type Input struct {
 type Statement struct {
 	created    time.Time
 	constraint bool
+	text       string // the strings of the tokens
 	toks       []token
 	clauses    []clause
 	allIdx     uint64 // every content word, clauses and fragments alike
@@ -36,6 +37,7 @@ var defaultLexicon = newLexicon()
 // analysis has marked them, and BlockKeys collects its keys in it.
 type scratch struct {
 	toks            [maxTokens]token
+	text            []byte
 	segs            []segment
 	anchors, probes []Key
 }
@@ -47,7 +49,8 @@ func Analyze(in Input) *Statement {
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
 	st := &Statement{created: in.CreatedAt, constraint: isConstraint(in.Kind)}
-	st.toks = tokenize(sc.toks[:0], in.Content, defaultLexicon)
+	st.toks, sc.text = tokenize(sc.toks[:0], sc.text[:0], in.Content, defaultLexicon)
+	st.text = string(sc.text)
 	sc.segs = st.read(sc.segs[:0])
 	// The statement keeps its tokens, not the scratch's (make and copy:
 	// one allocation of the exact size, not zeroed first).
@@ -89,6 +92,10 @@ func (st *Statement) read(segs []segment) []segment {
 	}
 	return segs
 }
+
+// raw and stem are token t's lowercased surface form and its stem.
+func (st *Statement) raw(t *token) string  { return st.text[t.raw.lo:t.raw.hi] }
+func (st *Statement) stem(t *token) string { return st.text[t.stem.lo:t.stem.hi] }
 
 func isConstraint(kind string) bool {
 	switch kind {
@@ -163,8 +170,9 @@ func (st *Statement) boundary(i int, cur segment) bool {
 	if cur.note && i == cur.kv {
 		return false
 	}
-	return t.flags&(tBreak|fSub) != 0 || t.flags&fConj != 0 && (t.raw == "and" || t.raw == "or") ||
-		t.raw == "but" || t.raw == "so" || t.raw == "then"
+	w := st.raw(t)
+	return t.flags&(tBreak|fSub) != 0 || t.flags&fConj != 0 && (w == "and" || w == "or") ||
+		w == "but" || w == "so" || w == "then"
 }
 
 // startsClause reports whether the tokens from i (after a coordinator and
@@ -175,7 +183,7 @@ func (st *Statement) startsClause(i int) bool {
 	}
 	for k := i; k < len(st.toks) && k < i+6; k++ {
 		t := &st.toks[k]
-		if k > i && t.flags&(tBreak|fConj) != 0 && t.raw != "then" {
+		if k > i && t.flags&(tBreak|fConj) != 0 && st.raw(t) != "then" {
 			return false
 		}
 		if st.verbal(k, len(st.toks)) && t.flags&(fAdv|fNow|fStrong|fAddAdv) == 0 {
@@ -187,7 +195,7 @@ func (st *Statement) startsClause(i int) bool {
 
 // isPrepSince: "since 2019", "since March" are time qualifiers, not reasons.
 func (st *Statement) isPrepSince(i int) bool {
-	return st.toks[i].raw == "since" && i+1 < len(st.toks) && st.toks[i+1].flags&(tNumber|fTime) != 0
+	return st.raw(&st.toks[i]) == "since" && i+1 < len(st.toks) && st.toks[i+1].flags&(tNumber|fTime) != 0
 }
 
 func (st *Statement) sentenceEnd(i int) int {
@@ -250,27 +258,28 @@ func (st *Statement) timeAnchor(i int) int {
 		}
 		return &token{}
 	}
-	switch t.raw {
+	w, next1 := st.raw(t), st.raw(next(1))
+	switch w {
 	case "next", "last", "this", "coming", "past":
 		if next(1).flags&(fTime|fScope) != 0 {
 			return 2
 		}
 	case "these", "for", "right":
-		if t.raw == "these" && next(1).raw == "days" || t.raw != "these" && next(1).raw == "now" {
+		if w == "these" && next1 == "days" || w != "these" && next1 == "now" {
 			return 2
 		}
 	case "at":
-		if next(1).raw == "the" && next(2).raw == "moment" {
+		if next1 == "the" && st.raw(next(2)) == "moment" {
 			return 3
 		}
 	case "since", "until", "till", "in", "as":
-		if isYear(next(1)) || next(1).flags&fTime != 0 && next(1).flags&tNumber == 0 || t.raw == "as" && next(1).raw == "of" {
+		if st.isYear(next(1)) || next(1).flags&fTime != 0 && next(1).flags&tNumber == 0 || w == "as" && next1 == "of" {
 			return 2
 		}
 	case "anymore", "nowadays", "lately":
 		return 1
 	}
-	if t.flags&tNumber != 0 && next(1).flags&fTime != 0 && next(2).raw == "ago" {
+	if t.flags&tNumber != 0 && next(1).flags&fTime != 0 && st.raw(next(2)) == "ago" {
 		return 3 // no word above is a number
 	}
 	return 0
@@ -291,6 +300,7 @@ func (st *Statement) nounReadings() {
 	}
 }
 
-func isYear(t *token) bool {
-	return t.flags&tNumber != 0 && len(t.raw) == 4 && (strings.HasPrefix(t.raw, "19") || strings.HasPrefix(t.raw, "20"))
+func (st *Statement) isYear(t *token) bool {
+	w := st.raw(t)
+	return t.flags&tNumber != 0 && len(w) == 4 && (strings.HasPrefix(w, "19") || strings.HasPrefix(w, "20"))
 }

@@ -52,7 +52,7 @@ func (st *Statement) ContentKeys(dst []Key) []Key {
 	n := len(dst)
 	dst = slices.Grow(dst, st.all().count()) // at most one key per word
 	for t := range st.all().words {
-		dst = append(dst, Key(hash64(t.stem)))
+		dst = append(dst, Key(hash64(st.stem(t))))
 	}
 	return sortDistinct(dst, n)
 }
@@ -147,8 +147,8 @@ func (c *clause) antonymKeys(anchors, probes []Key, subj uint64) ([]Key, []Key) 
 		}
 		if c.mayNegate(i) {
 			rest := setHash(c.predicate().without(morphPairID, i))
-			anchors = append(anchors, Key(mix(tagMorph, uint64(fnv1a(t.raw)), neg, subj, rest)))
-			if base, ok := negatedBase(t); ok {
+			anchors = append(anchors, Key(mix(tagMorph, uint64(fnv1a(c.raw(i))), neg, subj, rest)))
+			if base, ok := negatedBase(c.raw(i)); ok {
 				probes = append(probes, Key(mix(tagMorph, uint64(fnv1a(base)), neg, subj, rest)))
 			}
 		}
@@ -173,11 +173,11 @@ func (c *clause) antonymKeys(anchors, probes []Key, subj uint64) ([]Key, []Key) 
 	return anchors, probes
 }
 
-// negatedBase returns the word that t negates by a prefix ("unencrypted":
+// negatedBase returns the word that w negates by a prefix ("unencrypted":
 // "encrypted").
-func negatedBase(t *token) (string, bool) {
+func negatedBase(w string) (string, bool) {
 	for _, p := range negPrefixes {
-		if rest, ok := strings.CutPrefix(t.raw, p); ok && len(rest) >= 4 {
+		if rest, ok := strings.CutPrefix(w, p); ok && len(rest) >= 4 {
 			return rest, true
 		}
 	}

@@ -99,9 +99,9 @@ func SharedContentTokens(a, b *Statement) int {
 	bs := b.all()
 	var counted []string
 	for t := range a.all().words {
-		if !slices.Contains(counted, t.stem) {
-			counted = append(counted, t.stem)
-			if bs.has(t) {
+		if s := a.stem(t); !slices.Contains(counted, s) {
+			counted = append(counted, s)
+			if bs.has(s) {
 				n++
 			}
 		}
