@@ -30,6 +30,7 @@ type clause struct {
 	fromIdx, tgtIdx   uint64 // a change's old and new values ("from X to Y")
 	alts              []uint64
 	copular, passive  bool
+	linking           bool // the main verb is a linking verb (see linkingVerbs)
 	implicit          bool // a passive without an agent: anyone may be the subject of its active
 	negated, cease    bool // an odd number of negations; one of them a cessation (quit, used to)
 	past, irreal      bool // history ("lived in"); a plan or a wish

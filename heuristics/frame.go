@@ -9,6 +9,7 @@ func (c *clause) findFrame(j int, copula, aux bool) {
 	k := j
 	if c.verb >= 0 {
 		vt := c.tok(c.verb)
+		c.linking = linkingVerbs[c.stem(c.verb)]
 		// Past tense only without auxiliary or copula ("is married" is a
 		// state; "lived in" is history), and never for change verbs (a move
 		// is news) or "born" (a birthplace does not expire).

@@ -236,7 +236,7 @@ func (c *clause) mayNegate(i int) bool {
 	if i == c.verb {
 		return c.passive
 	}
-	return c.valIdx&(1<<i) != 0 && (c.copular || c.verb >= 0 && linkingVerbs[c.stem(c.verb)])
+	return c.valIdx&(1<<i) != 0 && (c.copular || c.linking)
 }
 
 // linkingVerbs say what their subject is, as a copula does.
