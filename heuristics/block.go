@@ -119,8 +119,9 @@ func (c *clause) negationKeys(anchors, probes []Key, subj uint64) ([]Key, []Key)
 		words = c.sel(c.predIdx | c.subjIdx)
 	}
 	base := mix(tagNegation, subj, b2u(c.irreal))
+	withVerb, anyVerb := mix(base, verb), mix(base, keyAnyVerb) // mix(base, v, w) == mixOn(mix(base, v), w)
 	for t := range words.words {
-		anchors = append(anchors, Key(mix(base, verb, uint64(t.hash))), Key(mix(base, keyAnyVerb, uint64(t.hash))))
+		anchors = append(anchors, Key(mixOn(withVerb, uint64(t.hash))), Key(mixOn(anyVerb, uint64(t.hash))))
 	}
 	return anchors, probes
 }
@@ -164,9 +165,10 @@ func (c *clause) antonymKeys(anchors, probes []Key, subj uint64) ([]Key, []Key) 
 				w = uint64(c.tok(j).hash)
 			}
 			probes = append(probes, Key(mix(other, w)))
-			anchors = append(anchors, Key(mix(own, keyEmpty)))
+			own = mix(own) // mix(own, w) == mixOn(mix(own), w)
+			anchors = append(anchors, Key(mixOn(own, keyEmpty)))
 			for t := range pred.words {
-				anchors = append(anchors, Key(mix(own, uint64(t.hash))))
+				anchors = append(anchors, Key(mixOn(own, uint64(t.hash))))
 			}
 		}
 	}
@@ -318,7 +320,12 @@ func b2u(b bool) uint64 {
 
 // mix combines words into a key.
 func mix(first uint64, rest ...uint64) uint64 {
-	h := mix64(first ^ 0x2545_f491_4f6c_dd1d)
+	return mixOn(mix64(first^0x2545_f491_4f6c_dd1d), rest...)
+}
+
+// mixOn continues a mix with more words: mix(a, b, c) == mixOn(mix(a, b), c),
+// so that keys sharing their first words need not mix those again.
+func mixOn(h uint64, rest ...uint64) uint64 {
 	for _, x := range rest {
 		h = mix64(h ^ x*0x9e37_79b9_7f4a_7c15)
 	}
@@ -354,18 +361,8 @@ func sortDistinct(keys []Key, from int) []Key {
 
 // appendDistinct sorts keys and appends them to dst without repeats.
 func appendDistinct(dst, keys []Key) []Key {
-	if len(keys) == 0 {
-		return dst
-	}
 	sortKeys(keys)
-	dst = slices.Grow(dst, len(keys))
-	dst = append(dst, keys[0])
-	for _, k := range keys[1:] {
-		if k != dst[len(dst)-1] {
-			dst = append(dst, k)
-		}
-	}
-	return dst
+	return append(dst, slices.Compact(keys)...)
 }
 
 // sortKeys sorts keys. A statement has a few dozen keys at most, which an
