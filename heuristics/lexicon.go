@@ -99,23 +99,23 @@ var namedWords = map[string]uint8{
 	"gave": wordGive, "give": wordGive, "gives": wordGive, "giving": wordGive, "given": wordGive,
 }
 
-// token makes the token of a word of the text, with the flags the text
+// token makes t the token of a word of the text, with the flags the text
 // gives it, and appends its strings to text. The word is lowercased into
 // text and looked up from there (m[string(b)] does not allocate).
-func (lx *lexicon) token(word string, flags uint32, text []byte) (token, []byte) {
+func (lx *lexicon) token(t *token, word string, flags uint32, text []byte) []byte {
 	if isASCIIDigit(word[0]) {
 		flags |= tNumber
 	}
 	lo := len(text)
 	text = appendLower(text, word)
 	raw := text[lo:]
-	t := token{raw: str{uint16(lo), uint16(len(text))}, flags: flags}
+	*t = token{raw: str{uint16(lo), uint16(len(text))}, flags: flags}
 	if i, ok := lx.index[string(raw)]; ok {
 		e := &lx.entries[i]
 		t.hash, t.flags, t.ant, t.word = e.hash, t.flags|e.flags, e.ant, e.word
 		if e.stemInWord {
 			t.stem = str{t.raw.lo, t.raw.lo + uint16(len(e.stem))}
-			return t, text
+			return text
 		}
 		return t.withStem(text, e.stem)
 	}
@@ -151,13 +151,13 @@ func appendLower(text []byte, w string) []byte {
 
 // withStem gives t the stem s: a prefix of its surface form when s is one
 // ("lives": "live"), else s appended to text.
-func (t token) withStem(text []byte, s string) (token, []byte) {
+func (t *token) withStem(text []byte, s string) []byte {
 	if raw := text[t.raw.lo:t.raw.hi]; len(s) <= len(raw) && string(raw[:len(s)]) == s {
 		t.stem = str{t.raw.lo, t.raw.lo + uint16(len(s))}
-		return t, text
+		return text
 	}
 	t.stem = str{uint16(len(text)), uint16(len(text) + len(s))}
-	return t, append(text, s...)
+	return append(text, s...)
 }
 
 // valuedness says how many values a predicate holds at once.

@@ -69,9 +69,9 @@ func tokenize(toks []token, text []byte, s string, lx *lexicon) ([]token, []byte
 		if curly {
 			word = strings.NewReplacer("\u2019", "'", "\u02bc", "'").Replace(word)
 		}
-		var t token
-		t, text = lx.token(word, flags, text)
-		toks = append(toks, t)
+		toks = append(toks, token{})
+		t := &toks[len(toks)-1]
+		text = lx.token(t, word, flags, text)
 		// What ends the word: a separator, perhaps a clause break. The
 		// period of "Dr. Nguyen" or "vs. Code" ends no clause.
 		r, size = utf8.DecodeRuneInString(s[end:])
