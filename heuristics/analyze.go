@@ -22,6 +22,9 @@ type Statement struct {
 	toks       []token
 	clauses    []clause
 	allIdx     uint64 // every content word, clauses and fragments alike
+	// first is room for the first clause: most statements have one, which
+	// then costs no allocation of its own (a second moves them out).
+	first [1]clause
 }
 
 // Token indexes fit a bitmap.
@@ -67,7 +70,7 @@ func (st *Statement) read(segs []segment) []segment {
 	st.nounReadings()
 	var subj uint64 // the subject a clause without one shares with the clause before
 	segs = st.segments(segs)
-	st.clauses = make([]clause, 0, len(segs))
+	st.clauses = st.first[:0]
 	for i, seg := range segs {
 		c, ok := st.readClause(seg, i == 0)
 		if !ok {
