@@ -261,22 +261,21 @@ func (st *Statement) timeAnchor(i int) int {
 		}
 		return &token{}
 	}
-	w, next1 := st.raw(t), st.raw(next(1))
-	switch w {
+	switch w := st.raw(t); w {
 	case "next", "last", "this", "coming", "past":
 		if next(1).flags&(fTime|fScope) != 0 {
 			return 2
 		}
 	case "these", "for", "right":
-		if w == "these" && next1 == "days" || w != "these" && next1 == "now" {
+		if w == "these" && st.raw(next(1)) == "days" || w != "these" && st.raw(next(1)) == "now" {
 			return 2
 		}
 	case "at":
-		if next1 == "the" && st.raw(next(2)) == "moment" {
+		if st.raw(next(1)) == "the" && st.raw(next(2)) == "moment" {
 			return 3
 		}
 	case "since", "until", "till", "in", "as":
-		if st.isYear(next(1)) || next(1).flags&fTime != 0 && next(1).flags&tNumber == 0 || w == "as" && next1 == "of" {
+		if st.isYear(next(1)) || next(1).flags&fTime != 0 && next(1).flags&tNumber == 0 || w == "as" && st.raw(next(1)) == "of" {
 			return 2
 		}
 	case "anymore", "nowadays", "lately":
