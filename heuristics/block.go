@@ -165,10 +165,10 @@ func (c *clause) antonymKeys(anchors, probes []Key, subj uint64) ([]Key, []Key) 
 				w = uint64(c.tok(j).hash)
 			}
 			probes = append(probes, Key(mix(other, w)))
-			own = mix(own) // mix(own, w) == mixOn(mix(own), w)
-			anchors = append(anchors, Key(mixOn(own, keyEmpty)))
+			ownH := mix(own) // mix(own, w) == mixOn(mix(own), w)
+			anchors = append(anchors, Key(mixOn(ownH, keyEmpty)))
 			for t := range pred.words {
-				anchors = append(anchors, Key(mixOn(own, uint64(t.hash))))
+				anchors = append(anchors, Key(mixOn(ownH, uint64(t.hash))))
 			}
 		}
 	}
