@@ -72,12 +72,17 @@ func (st *Statement) read(segs []segment) []segment {
 	segs = st.segments(segs)
 	st.clauses = st.first[:0]
 	for i, seg := range segs {
-		c, ok := st.readClause(seg, i == 0)
-		if !ok {
+		// A clause is read in the place it is kept (a clause is 248 bytes:
+		// no copies); a fragment is dropped again.
+		st.clauses = append(st.clauses, clause{})
+		c := &st.clauses[len(st.clauses)-1]
+		if !st.readClause(c, seg, i == 0) {
+			st.clauses = st.clauses[:len(st.clauses)-1]
 			continue
 		}
 		c.sets()
-		if c.subjSpan == 0 && c.start > 0 && len(st.clauses) > 0 && st.toks[c.start].flags&tFull == 0 {
+		prev := len(st.clauses) > 1 // a clause before this one
+		if c.subjSpan == 0 && c.start > 0 && prev && st.toks[c.start].flags&tFull == 0 {
 			// "Left Acme and joined Globex": the subject carries over.
 			c.subjIdx = subj
 			c.coreIdx |= subj
@@ -86,7 +91,6 @@ func (st *Statement) read(segs []segment) []segment {
 			}
 		}
 		subj = c.subjIdx
-		st.clauses = append(st.clauses, c)
 	}
 	for i := range st.toks {
 		if st.toks[i].content() {

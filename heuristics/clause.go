@@ -43,11 +43,11 @@ type clause struct {
 	noteKey           int    // where the value of a "key: value" note starts, 0 when the clause is no note
 }
 
-// readClause reads the segment as a clause, or returns false for a fragment
-// without a verb (the first segment of a statement is a clause whatever it
-// holds: "Vegetarian since 2015").
-func (st *Statement) readClause(seg segment, first bool) (clause, bool) {
-	c := clause{st: st, start: seg.lo, hi: seg.hi, end: seg.end, verb: -1, replaceAt: -1}
+// readClause reads the segment as a clause into c, or returns false for a
+// fragment without a verb (the first segment of a statement is a clause
+// whatever it holds: "Vegetarian since 2015").
+func (st *Statement) readClause(c *clause, seg segment, first bool) bool {
+	*c = clause{st: st, start: seg.lo, hi: seg.hi, end: seg.end, verb: -1, replaceAt: -1}
 	j, copula, aux := 0, false, false
 	if seg.note {
 		// "timezone: CET" is "timezone is CET".
@@ -60,7 +60,7 @@ func (st *Statement) readClause(seg segment, first bool) (clause, bool) {
 		i := c.findSubject()
 		if i < 0 {
 			if !first || !st.hasContent(seg.lo, seg.hi) {
-				return clause{}, false
+				return false
 			}
 			i = seg.lo // no verb at all ("Vegetarian since 2015"): all object
 		}
@@ -69,7 +69,7 @@ func (st *Statement) readClause(seg segment, first bool) (clause, bool) {
 	c.copular = copula && c.verb < 0
 	c.findFrame(j, copula, aux)
 	c.markers()
-	return c, true
+	return true
 }
 
 func (c *clause) tok(i int) *token { return &c.st.toks[i] }
