@@ -43,13 +43,14 @@ const (
 const nonContent = fStop | fNeg | fAux | fCopula | fLight | fPrep | fConj | fSub | fCease | fReplace |
 	fStrong | fNow | fAddVerb | fAddAdv | fIrreal | fAdv | fUsed | fDet | fSelf | fWhen
 
-// entry is what the lexicon knows about one surface form (or stem).
+// entry is what the lexicon knows about one surface form (or stem). (Its
+// fields are ordered for size: 32 bytes, two entries to a cache line.)
 type entry struct {
 	flags uint32
+	hash  uint32 // of the stem, which compile resolves
 	stem  string // canonical stem, when the algorithmic one would be wrong or a spelling variant
 	ant   uint16 // index+1 into lexicon.ants
 	word  uint8  // the word's name (wordTo...), for the words the analysis knows by name
-	hash  uint32 // of the stem, which compile resolves
 	// stemInWord: the stem starts the word ("lives": "live"), so a token
 	// takes it from its surface form without reading the stem's bytes.
 	stemInWord bool
