@@ -2,6 +2,7 @@ package heuristics
 
 import (
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -17,9 +18,13 @@ type Input struct {
 type Statement struct {
 	created    time.Time
 	constraint bool
+	text       string // the strings of the tokens
 	toks       []token
-	clauses    []*clause
+	clauses    []clause
 	allIdx     uint64 // every content word, clauses and fragments alike
+	// first is room for the first clause: most statements have one, which
+	// then costs no allocation of its own (a second moves them out).
+	first [1]clause
 }
 
 // Token indexes fit a bitmap.
@@ -29,23 +34,55 @@ var _ [64 - maxTokens]struct{}
 // built once at package initialisation from literals and never modified.
 var defaultLexicon = newLexicon()
 
+// scratch is the working memory of an analysis, reused through scratchPool
+// (so analyses may run concurrently, each with its own): a statement's
+// tokens are read into it and copied out at their exact size once the
+// analysis has marked them, and BlockKeys collects its keys in it.
+type scratch struct {
+	toks            [maxTokens]token
+	text            []byte
+	segs            []segment
+	anchors, probes []Key
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
 // Analyze prepares an attribute for many decisions.
 func Analyze(in Input) *Statement {
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
 	st := &Statement{created: in.CreatedAt, constraint: isConstraint(in.Kind)}
-	st.toks = tokenize(in.Content, defaultLexicon)
+	st.toks, sc.text = tokenize(sc.toks[:0], sc.text[:0], in.Content, defaultLexicon)
+	st.text = string(sc.text)
+	sc.segs = st.read(sc.segs[:0])
+	// The statement keeps its tokens, not the scratch's (make and copy:
+	// one allocation of the exact size, not zeroed first).
+	toks := make([]token, len(st.toks))
+	copy(toks, st.toks)
+	st.toks = toks
+	return st
+}
+
+// read marks the statement's tokens and reads its clauses; segs is room for
+// its segments, returned for reuse.
+func (st *Statement) read(segs []segment) []segment {
 	st.markTime()
 	st.nounReadings()
 	var subj uint64 // the subject a clause without one shares with the clause before
-	var buf [4]segment
-	segs := st.segments(buf[:0])
-	st.clauses = make([]*clause, 0, len(segs))
+	segs = st.segments(segs)
+	st.clauses = st.first[:0]
 	for i, seg := range segs {
-		c := st.readClause(seg, i == 0)
-		if c == nil {
+		// A clause is read in the place it is kept (a clause is 248 bytes:
+		// no copies); a fragment is dropped again.
+		st.clauses = append(st.clauses, clause{})
+		c := &st.clauses[len(st.clauses)-1]
+		if !st.readClause(c, seg, i == 0) {
+			st.clauses = st.clauses[:len(st.clauses)-1]
 			continue
 		}
 		c.sets()
-		if c.subjSpan == 0 && c.start > 0 && len(st.clauses) > 0 && st.toks[c.start].flags&tFull == 0 {
+		prev := len(st.clauses) > 1 // a clause before this one
+		if c.subjSpan == 0 && c.start > 0 && prev && st.toks[c.start].flags&tFull == 0 {
 			// "Left Acme and joined Globex": the subject carries over.
 			c.subjIdx = subj
 			c.coreIdx |= subj
@@ -54,15 +91,18 @@ func Analyze(in Input) *Statement {
 			}
 		}
 		subj = c.subjIdx
-		st.clauses = append(st.clauses, c)
 	}
 	for i := range st.toks {
 		if st.toks[i].content() {
 			st.allIdx |= 1 << i
 		}
 	}
-	return st
+	return segs
 }
+
+// raw and stem are token t's lowercased surface form and its stem.
+func (st *Statement) raw(t *token) string  { return st.text[t.raw.lo:t.raw.hi] }
+func (st *Statement) stem(t *token) string { return st.text[t.stem.lo:t.stem.hi] }
 
 func isConstraint(kind string) bool {
 	switch kind {
@@ -137,8 +177,9 @@ func (st *Statement) boundary(i int, cur segment) bool {
 	if cur.note && i == cur.kv {
 		return false
 	}
-	return t.flags&(tBreak|fSub) != 0 || t.flags&fConj != 0 && (t.raw == "and" || t.raw == "or") ||
-		t.raw == "but" || t.raw == "so" || t.raw == "then"
+	w := st.raw(t)
+	return t.flags&(tBreak|fSub) != 0 || t.flags&fConj != 0 && (w == "and" || w == "or") ||
+		w == "but" || w == "so" || w == "then"
 }
 
 // startsClause reports whether the tokens from i (after a coordinator and
@@ -149,7 +190,7 @@ func (st *Statement) startsClause(i int) bool {
 	}
 	for k := i; k < len(st.toks) && k < i+6; k++ {
 		t := &st.toks[k]
-		if k > i && t.flags&(tBreak|fConj) != 0 && t.raw != "then" {
+		if k > i && t.flags&(tBreak|fConj) != 0 && st.raw(t) != "then" {
 			return false
 		}
 		if st.verbal(k, len(st.toks)) && t.flags&(fAdv|fNow|fStrong|fAddAdv) == 0 {
@@ -161,7 +202,7 @@ func (st *Statement) startsClause(i int) bool {
 
 // isPrepSince: "since 2019", "since March" are time qualifiers, not reasons.
 func (st *Statement) isPrepSince(i int) bool {
-	return st.toks[i].raw == "since" && i+1 < len(st.toks) && st.toks[i+1].flags&(tNumber|fTime) != 0
+	return st.raw(&st.toks[i]) == "since" && i+1 < len(st.toks) && st.toks[i+1].flags&(tNumber|fTime) != 0
 }
 
 func (st *Statement) sentenceEnd(i int) int {
@@ -206,37 +247,48 @@ func (st *Statement) noteKey() int {
 // about different times. Recurring scopes (on Fridays, in the summer) are
 // content and stay.
 func (st *Statement) markTime() {
-	toks := st.toks
-	mark := func(lo, hi int) {
-		for k := lo; k < hi; k++ {
-			toks[k].flags |= fWhen
+	for i := range st.toks {
+		n := st.timeAnchor(i)
+		for k := i; k < i+n; k++ {
+			st.toks[k].flags |= fWhen
 		}
 	}
-	for i := 0; i < len(toks); i++ {
-		t, next := &toks[i], func(k int) *token {
-			if i+k < len(toks) {
-				return &toks[i+k]
-			}
-			return &token{}
+}
+
+// timeAnchor returns the number of tokens of the time qualifier that starts
+// at token i, 0 when none does. A switch on the word (compiled to a search)
+// dismisses most tokens at once.
+func (st *Statement) timeAnchor(i int) int {
+	t, next := &st.toks[i], func(k int) *token {
+		if i+k < len(st.toks) {
+			return &st.toks[i+k]
 		}
-		switch {
-		case (t.raw == "next" || t.raw == "last" || t.raw == "this" || t.raw == "coming" || t.raw == "past") &&
-			next(1).flags&(fTime|fScope) != 0:
-			mark(i, i+2)
-		case t.raw == "these" && next(1).raw == "days", t.raw == "for" && next(1).raw == "now",
-			t.raw == "right" && next(1).raw == "now", t.raw == "at" && next(1).raw == "the" && next(2).raw == "moment":
-			mark(i, i+2+b2i(t.raw == "at"))
-		case (t.raw == "since" || t.raw == "until" || t.raw == "till" || t.raw == "in" || t.raw == "as") &&
-			(isYear(next(1)) || next(1).flags&fTime != 0 && next(1).flags&tNumber == 0):
-			mark(i, i+2)
-		case t.raw == "as" && next(1).raw == "of":
-			mark(i, i+2)
-		case t.flags&tNumber != 0 && next(1).flags&fTime != 0 && next(2).raw == "ago":
-			mark(i, i+3)
-		case t.raw == "anymore" || t.raw == "nowadays" || t.raw == "lately":
-			mark(i, i+1)
-		}
+		return &token{}
 	}
+	switch w := st.raw(t); w {
+	case "next", "last", "this", "coming", "past":
+		if next(1).flags&(fTime|fScope) != 0 {
+			return 2
+		}
+	case "these", "for", "right":
+		if w == "these" && st.raw(next(1)) == "days" || w != "these" && st.raw(next(1)) == "now" {
+			return 2
+		}
+	case "at":
+		if st.raw(next(1)) == "the" && st.raw(next(2)) == "moment" {
+			return 3
+		}
+	case "since", "until", "till", "in", "as":
+		if st.isYear(next(1)) || next(1).flags&fTime != 0 && next(1).flags&tNumber == 0 || w == "as" && st.raw(next(1)) == "of" {
+			return 2
+		}
+	case "anymore", "nowadays", "lately":
+		return 1
+	}
+	if t.flags&tNumber != 0 && next(1).flags&fTime != 0 && st.raw(next(2)) == "ago" {
+		return 3 // no word above is a number
+	}
+	return 0
 }
 
 // nounReadings: a word the lexicon knows as a plan or a wish is a noun
@@ -254,13 +306,7 @@ func (st *Statement) nounReadings() {
 	}
 }
 
-func isYear(t *token) bool {
-	return t.flags&tNumber != 0 && len(t.raw) == 4 && (strings.HasPrefix(t.raw, "19") || strings.HasPrefix(t.raw, "20"))
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
+func (st *Statement) isYear(t *token) bool {
+	w := st.raw(t)
+	return t.flags&tNumber != 0 && len(w) == 4 && (strings.HasPrefix(w, "19") || strings.HasPrefix(w, "20"))
 }

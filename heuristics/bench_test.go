@@ -90,3 +90,47 @@ func reportRates(b *testing.B, cpu0 int64) {
 		b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
 	}
 }
+
+// BenchmarkAnalyzeKeys: one op is what a full pass spends per attribute in
+// the heuristics: Analyze, then BlockKeys (and, in the +content cases,
+// ContentKeys), called as the engine calls them and kept, as the engine
+// keeps a batch of statements with their keys. corpus cycles through every
+// statement of both corpora; generated through the statements of the
+// sweep's synthetic memories (mostly "Lives in X", "Speaks Y", "Plays Z",
+// as internal/bench writes them).
+func BenchmarkAnalyzeKeys(b *testing.B) {
+	var gen []Input
+	for _, a := range zipfAspects(zipfSpec{attributes: 20000, maxSiblings: 3000, planted: 0.05, seed: 1}, nil) {
+		gen = append(gen, a...)
+	}
+	for _, tc := range []struct {
+		name    string
+		in      []Input
+		content bool
+	}{
+		{"corpus", corpusInputs(b), false},
+		{"generated", gen, false},
+		{"corpus+content", corpusInputs(b), true},
+		{"generated+content", gen, true},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			type kept struct {
+				st                       *Statement
+				anchors, probes, content []Key
+			}
+			keep := make([]kept, 1024)
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu0 := cpuNanos()
+			for i := 0; i < b.N; i++ {
+				k := &keep[i%len(keep)]
+				k.st = Analyze(tc.in[i%len(tc.in)])
+				k.anchors, k.probes = k.st.BlockKeys(nil, nil) // as the engine calls them
+				if tc.content {
+					k.content = k.st.ContentKeys(nil)
+				}
+			}
+			reportRates(b, cpu0)
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package heuristics
 
 import (
+	"math/bits"
 	"slices"
 	"strings"
 )
@@ -23,17 +24,21 @@ func (st *Statement) BlockKeys(anchors, probes []Key) ([]Key, []Key) {
 	if st.constraint {
 		return anchors, probes
 	}
-	// Room for the usual number of keys at once, rather than by growth.
-	anchors, probes = slices.Grow(anchors, 32), slices.Grow(probes, 4)
-	a0, p0 := len(anchors), len(probes)
-	for _, c := range st.clauses {
+	// The keys are collected in scratch space and appended at their exact
+	// number: the engine keeps every statement's keys for a whole batch.
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	a, p := sc.anchors[:0], sc.probes[:0]
+	for i := range st.clauses {
+		c := &st.clauses[i]
 		subj := setHash(c.subject())
-		anchors, probes = c.negationKeys(anchors, probes, subj)
-		anchors, probes = c.antonymKeys(anchors, probes, subj)
-		anchors, probes = c.valueKeys(anchors, probes)
-		anchors, probes = c.temporalKeys(anchors, probes, subj)
+		a, p = c.negationKeys(a, p, subj)
+		a, p = c.antonymKeys(a, p, subj)
+		a, p = c.valueKeys(a, p)
+		a, p = c.temporalKeys(a, p, subj)
 	}
-	return sortDistinct(anchors, a0), sortDistinct(probes, p0)
+	sc.anchors, sc.probes = a, p
+	return appendDistinct(anchors, a), appendDistinct(probes, p)
 }
 
 // ContentKeys appends one key per distinct content word of st, as
@@ -45,8 +50,9 @@ func (st *Statement) BlockKeys(anchors, probes []Key) ([]Key, []Key) {
 // whether to ask about them.
 func (st *Statement) ContentKeys(dst []Key) []Key {
 	n := len(dst)
+	dst = slices.Grow(dst, st.all().count()) // at most one key per word
 	for t := range st.all().words {
-		dst = append(dst, Key(hash64(t.stem)))
+		dst = append(dst, Key(hash64(st.stem(t))))
 	}
 	return sortDistinct(dst, n)
 }
@@ -113,8 +119,9 @@ func (c *clause) negationKeys(anchors, probes []Key, subj uint64) ([]Key, []Key)
 		words = c.sel(c.predIdx | c.subjIdx)
 	}
 	base := mix(tagNegation, subj, b2u(c.irreal))
+	withVerb, anyVerb := mix(base, verb), mix(base, keyAnyVerb) // mix(base, v, w) == mixOn(mix(base, v), w)
 	for t := range words.words {
-		anchors = append(anchors, Key(mix(base, verb, uint64(t.hash))), Key(mix(base, keyAnyVerb, uint64(t.hash))))
+		anchors = append(anchors, Key(mixOn(withVerb, uint64(t.hash))), Key(mixOn(anyVerb, uint64(t.hash))))
 	}
 	return anchors, probes
 }
@@ -141,8 +148,8 @@ func (c *clause) antonymKeys(anchors, probes []Key, subj uint64) ([]Key, []Key) 
 		}
 		if c.mayNegate(i) {
 			rest := setHash(c.predicate().without(morphPairID, i))
-			anchors = append(anchors, Key(mix(tagMorph, uint64(fnv1a(t.raw)), neg, subj, rest)))
-			if base, ok := negatedBase(t); ok {
+			anchors = append(anchors, Key(mix(tagMorph, uint64(fnv1a(c.raw(i))), neg, subj, rest)))
+			if base, ok := negatedBase(c.raw(i)); ok {
 				probes = append(probes, Key(mix(tagMorph, uint64(fnv1a(base)), neg, subj, rest)))
 			}
 		}
@@ -158,20 +165,21 @@ func (c *clause) antonymKeys(anchors, probes []Key, subj uint64) ([]Key, []Key) 
 				w = uint64(c.tok(j).hash)
 			}
 			probes = append(probes, Key(mix(other, w)))
-			anchors = append(anchors, Key(mix(own, keyEmpty)))
+			ownH := mix(own) // mix(own, w) == mixOn(mix(own), w)
+			anchors = append(anchors, Key(mixOn(ownH, keyEmpty)))
 			for t := range pred.words {
-				anchors = append(anchors, Key(mix(own, uint64(t.hash))))
+				anchors = append(anchors, Key(mixOn(ownH, uint64(t.hash))))
 			}
 		}
 	}
 	return anchors, probes
 }
 
-// negatedBase returns the word that t negates by a prefix ("unencrypted":
+// negatedBase returns the word that w negates by a prefix ("unencrypted":
 // "encrypted").
-func negatedBase(t *token) (string, bool) {
+func negatedBase(w string) (string, bool) {
 	for _, p := range negPrefixes {
-		if rest, ok := strings.CutPrefix(t.raw, p); ok && len(rest) >= 4 {
+		if rest, ok := strings.CutPrefix(w, p); ok && len(rest) >= 4 {
 			return rest, true
 		}
 	}
@@ -222,11 +230,11 @@ func (c *clause) valueKeys(anchors, probes []Key) ([]Key, []Key) {
 // has a number that counts (see counts): the quantity signal's key.
 func (c *clause) quantityKey() (Key, bool) {
 	h, numbers := mix(tagQuantity, b2u(c.irreal)), false
-	seq := c.sequence()
-	for k, i := range seq {
+	for m := c.coreIdx; m != 0; m &= m - 1 {
+		i := bits.TrailingZeros64(m)
 		t := c.tok(i)
 		if t.flags&tNumber != 0 {
-			numbers = numbers || c.counts(seq, k)
+			numbers = numbers || c.counts(i)
 			h = mix(h, keyEmpty)
 			continue
 		}
@@ -312,7 +320,12 @@ func b2u(b bool) uint64 {
 
 // mix combines words into a key.
 func mix(first uint64, rest ...uint64) uint64 {
-	h := mix64(first ^ 0x2545_f491_4f6c_dd1d)
+	return mixOn(mix64(first^0x2545_f491_4f6c_dd1d), rest...)
+}
+
+// mixOn continues a mix with more words: mix(a, b, c) == mixOn(mix(a, b), c),
+// so that keys sharing their first words need not mix those again.
+func mixOn(h uint64, rest ...uint64) uint64 {
 	for _, x := range rest {
 		h = mix64(h ^ x*0x9e37_79b9_7f4a_7c15)
 	}
@@ -342,6 +355,28 @@ func hash64(s string) uint64 {
 // sortDistinct sorts keys[from:] and drops repeats.
 func sortDistinct(keys []Key, from int) []Key {
 	tail := keys[from:]
-	slices.Sort(tail)
+	sortKeys(tail)
 	return keys[:from+len(slices.Compact(tail))]
+}
+
+// appendDistinct sorts keys and appends them to dst without repeats.
+func appendDistinct(dst, keys []Key) []Key {
+	sortKeys(keys)
+	return append(dst, slices.Compact(keys)...)
+}
+
+// sortKeys sorts keys. A statement has a few dozen keys at most, which an
+// insertion sort sorts about twice as fast as slices.Sort.
+func sortKeys(keys []Key) {
+	if len(keys) > 48 {
+		slices.Sort(keys)
+		return
+	}
+	for i := 1; i < len(keys); i++ {
+		k, j := keys[i], i
+		for ; j > 0 && keys[j-1] > k; j-- {
+			keys[j] = keys[j-1]
+		}
+		keys[j] = k
+	}
 }

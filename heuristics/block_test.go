@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -502,6 +503,41 @@ func withFriends(cities []string, round int) string {
 		return ""
 	}
 	return " with friends from " + cities[round%len(cities)]
+}
+
+// TestAnalyzeConcurrently: statements analysed and keyed on several
+// goroutines at once (each with scratch space from the pool) have the keys
+// and decide as those made one at a time, and statements are safe to share
+// (run with -race).
+func TestAnalyzeConcurrently(t *testing.T) {
+	t.Parallel()
+	ins := corpusInputs(t)
+	if testing.Short() {
+		ins = ins[:200]
+	}
+	want := keyAll(ins)
+	shared := want[0].st
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range ins {
+				k := (i*7 + g*131) % len(ins) // another order on each goroutine
+				st := Analyze(ins[k])
+				a, p := st.BlockKeys(nil, nil)
+				if !slices.Equal(a, want[k].anchors) || !slices.Equal(p, want[k].probes) || !slices.Equal(st.ContentKeys(nil), want[k].content) {
+					t.Errorf("%q: keys differ when analysed concurrently", ins[k].Content)
+					return
+				}
+				if got, w := DecideAnalyzed(shared, st), DecideAnalyzed(shared, want[k].st); got.Reason != w.Reason {
+					t.Errorf("%q: %q, want %q", ins[k].Content, got.Reason, w.Reason)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // TestBlockKeysShape: what each signal's keys look like on small examples.

@@ -30,6 +30,7 @@ type clause struct {
 	fromIdx, tgtIdx   uint64 // a change's old and new values ("from X to Y")
 	alts              []uint64
 	copular, passive  bool
+	linking           bool // the main verb is a linking verb (see linkingVerbs)
 	implicit          bool // a passive without an agent: anyone may be the subject of its active
 	negated, cease    bool // an odd number of negations; one of them a cessation (quit, used to)
 	past, irreal      bool // history ("lived in"); a plan or a wish
@@ -42,11 +43,11 @@ type clause struct {
 	noteKey           int    // where the value of a "key: value" note starts, 0 when the clause is no note
 }
 
-// readClause reads the segment as a clause, or returns nil for a fragment
-// without a verb (the first segment of a statement is a clause whatever it
-// holds: "Vegetarian since 2015").
-func (st *Statement) readClause(seg segment, first bool) *clause {
-	c := &clause{st: st, start: seg.lo, hi: seg.hi, end: seg.end, verb: -1, replaceAt: -1}
+// readClause reads the segment as a clause into c, or returns false for a
+// fragment without a verb (the first segment of a statement is a clause
+// whatever it holds: "Vegetarian since 2015").
+func (st *Statement) readClause(c *clause, seg segment, first bool) bool {
+	*c = clause{st: st, start: seg.lo, hi: seg.hi, end: seg.end, verb: -1, replaceAt: -1}
 	j, copula, aux := 0, false, false
 	if seg.note {
 		// "timezone: CET" is "timezone is CET".
@@ -59,7 +60,7 @@ func (st *Statement) readClause(seg segment, first bool) *clause {
 		i := c.findSubject()
 		if i < 0 {
 			if !first || !st.hasContent(seg.lo, seg.hi) {
-				return nil
+				return false
 			}
 			i = seg.lo // no verb at all ("Vegetarian since 2015"): all object
 		}
@@ -68,10 +69,14 @@ func (st *Statement) readClause(seg segment, first bool) *clause {
 	c.copular = copula && c.verb < 0
 	c.findFrame(j, copula, aux)
 	c.markers()
-	return c
+	return true
 }
 
 func (c *clause) tok(i int) *token { return &c.st.toks[i] }
+
+// raw and stem are the strings of token i (see token).
+func (c *clause) raw(i int) string  { return c.st.raw(c.tok(i)) }
+func (c *clause) stem(i int) string { return c.st.stem(c.tok(i)) }
 
 // is reports whether token i of the clause is the named word w (wordTo...).
 func (c *clause) is(i int, w uint8) bool { return i >= c.start && i < c.hi && c.tok(i).word == w }
@@ -112,7 +117,7 @@ func (c *clause) verbByForm() int {
 		if t.flags&(fPrep|fConj) != 0 {
 			return -1
 		}
-		r := t.raw
+		r := c.raw(k)
 		if t.flags&nonContent == 0 && t.flags&tNumber == 0 && len(r) > 3 && strings.HasSuffix(r, "s") &&
 			!strings.HasSuffix(r, "ss") && !strings.HasSuffix(r, "us") && !strings.HasSuffix(r, "is") &&
 			k+1 < c.hi && c.tok(k+1).flags&(fDet|fPrep|tNumber|tCap) != 0 {
@@ -152,13 +157,13 @@ func (st *Statement) verbal(i, end int) bool {
 	t := &st.toks[i]
 	for k := i + 1; k < end && k <= i+3; k++ {
 		n := &st.toks[k]
-		inflected := n.raw != n.stem && strings.HasSuffix(n.raw, "s")
+		inflected := st.raw(n) != st.stem(n) && strings.HasSuffix(st.raw(n), "s")
 		switch {
 		case n.flags&(fCopula|fAux) != 0:
 			return false
-		case k == i+1 && inflected && n.content() && (f&fAttr != 0 || t.raw == t.stem && (i == 0 || t.flags&tBreak != 0) && k+1 < end && st.toks[k+1].flags&(fPrep|fDet|tNumber) != 0):
+		case k == i+1 && inflected && n.content() && (f&fAttr != 0 || st.raw(t) == st.stem(t) && (i == 0 || t.flags&tBreak != 0) && k+1 < end && st.toks[k+1].flags&(fPrep|fDet|tNumber) != 0):
 			return false
-		case !n.content() || n.flags&fVerb != 0 && n.raw != n.stem:
+		case !n.content() || n.flags&fVerb != 0 && st.raw(n) != st.stem(n):
 			return true
 		}
 	}
@@ -278,6 +283,6 @@ func (st *Statement) participle(i int) bool {
 	if t.flags&(fVerb|fCease) == 0 {
 		return false
 	}
-	r := t.raw
-	return t.flags&fPast != 0 || r != t.stem && len(r) > 3 && (strings.HasSuffix(r, "ed") || strings.HasSuffix(r, "en"))
+	r := st.raw(t)
+	return t.flags&fPast != 0 || r != st.stem(t) && len(r) > 3 && (strings.HasSuffix(r, "ed") || strings.HasSuffix(r, "en"))
 }

@@ -54,9 +54,9 @@ func DecideAnalyzed(older, newer *Statement) Decision {
 	}
 	var e explain
 	var best []fired
-	for _, a := range older.clauses {
-		for _, b := range newer.clauses {
-			if fs := decideClauses(a, b, &e); len(fs) > 0 && (best == nil || fs[0].conf > best[0].conf) {
+	for i := range older.clauses {
+		for j := range newer.clauses {
+			if fs := decideClauses(&older.clauses[i], &newer.clauses[j], &e); len(fs) > 0 && (best == nil || fs[0].conf > best[0].conf) {
 				best = fs
 			}
 		}
@@ -99,9 +99,9 @@ func SharedContentTokens(a, b *Statement) int {
 	bs := b.all()
 	var counted []string
 	for t := range a.all().words {
-		if !slices.Contains(counted, t.stem) {
-			counted = append(counted, t.stem)
-			if bs.has(t) {
+		if s := a.stem(t); !slices.Contains(counted, s) {
+			counted = append(counted, s)
+			if bs.has(s) {
 				n++
 			}
 		}

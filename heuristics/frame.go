@@ -9,12 +9,13 @@ func (c *clause) findFrame(j int, copula, aux bool) {
 	k := j
 	if c.verb >= 0 {
 		vt := c.tok(c.verb)
+		c.linking = linkingVerbs[c.stem(c.verb)]
 		// Past tense only without auxiliary or copula ("is married" is a
 		// state; "lived in" is history), and never for change verbs (a move
 		// is news) or "born" (a birthplace does not expire).
 		p, n := c.lookupPred(c.verb)
 		switch {
-		case c.replaceAt >= 0 || vt.stem == "born":
+		case c.replaceAt >= 0 || c.stem(c.verb) == "born":
 			c.past = false
 		case !copula && !aux:
 			// "Married to Jon" is a state, as a participle of a stative
@@ -42,7 +43,7 @@ func (c *clause) findFrame(j int, copula, aux bool) {
 // lookupPred finds the longest predicate key at verb v: its canonical stem
 // followed by up to three words. It returns the number of tokens used.
 func (c *clause) lookupPred(v int) (*predicate, int) {
-	node := defaultLexicon.predRoots[c.tok(v).stem]
+	node := defaultLexicon.predRoots[c.stem(v)]
 	var best *predicate
 	n := 0
 	for m := 0; node != nil; m++ {
@@ -52,7 +53,7 @@ func (c *clause) lookupPred(v int) (*predicate, int) {
 		if m == 3 || v+m+1 >= c.hi {
 			break
 		}
-		node = node.next[c.tok(v+m+1).raw]
+		node = node.next[c.raw(v+m+1)]
 	}
 	return best, n
 }
@@ -82,7 +83,7 @@ func (c *clause) readValue(k int, copula bool) {
 	c.splitConjuncts(v0, k)
 	// "as (the) main editor", "as a backend engineer".
 	for m := k; m < c.hi; m++ {
-		if c.is(m, wordAs) && !(m+1 < c.hi && c.tok(m+1).raw == "well") {
+		if c.is(m, wordAs) && !(m+1 < c.hi && c.raw(m+1) == "well") {
 			c.asIdx = c.phrase(m + 1)
 			break
 		}
@@ -136,7 +137,7 @@ var byMeans = toSet(`default hand bike bicycle car train bus plane air boat ferr
 // replaced by GitHub Actions" the agent is the new value.
 func (c *clause) agent() {
 	for m := c.verb + 1; m+1 < c.hi; m++ {
-		if c.tok(m).raw != "by" || byMeans[c.tok(m+1).raw] || c.tok(m+1).flags&(fTime|fScope|tNumber) != 0 {
+		if c.raw(m) != "by" || byMeans[c.raw(m+1)] || c.tok(m+1).flags&(fTime|fScope|tNumber) != 0 {
 			continue
 		}
 		agent := c.phrase(m + 1)
@@ -159,7 +160,7 @@ func (c *clause) agent() {
 // "traded X for Y", "X was replaced with Y", "Y instead of X".
 func (c *clause) readChange() {
 	for m := c.start; m+1 < c.hi; m++ {
-		if c.tok(m).flags&fStrong != 0 && c.tok(m+1).raw == "of" {
+		if c.tok(m).flags&fStrong != 0 && c.raw(m+1) == "of" {
 			c.fromIdx = c.phrase(m + 2) // "Redpanda instead of Kafka"
 		}
 	}
@@ -168,7 +169,7 @@ func (c *clause) readChange() {
 		return
 	}
 	into := [2]uint8{wordTo, wordInto}
-	switch c.tok(c.replaceAt).stem {
+	switch c.stem(c.replaceAt) {
 	case "replace", "swap", "trade":
 		into = [2]uint8{wordWith, wordFor}
 	}
@@ -247,7 +248,7 @@ func (c *clause) age() bool {
 			continue
 		}
 		n := i - 1
-		if n > c.start && c.tok(n).stem == "year" {
+		if n > c.start && c.stem(n) == "year" {
 			n--
 		}
 		if c.tok(n).flags&tNumber != 0 {
@@ -285,12 +286,13 @@ func (c *clause) nounSlot() {
 		return
 	}
 	h := c.tok(head)
-	plural := h.stem != h.raw && h.raw[len(h.raw)-1] == 's' && h.flags&fAttr == 0
+	raw, stem := c.raw(head), c.stem(head)
+	plural := stem != raw && raw[len(raw)-1] == 's' && h.flags&fAttr == 0
 	one := h.flags&fAttr != 0 || c.noteKey > 0 || c.nounSubject() || c.nominalValue()
 	if !one || plural && !c.numericValue() {
 		return
 	}
-	if slot, ok := defaultLexicon.nounSlots[h.stem]; ok {
+	if slot, ok := defaultLexicon.nounSlots[stem]; ok {
 		c.pred = slot
 		c.ownerIdx = c.roles[rSubj] &^ (1 << head) &^ c.modifiers()
 		return
@@ -316,7 +318,7 @@ func (c *clause) nominalValue() bool {
 	lo := bits.TrailingZeros64(c.valIdx)
 	for i := lo; i < c.hi && c.valIdx&(1<<i) != 0; i++ {
 		t := c.tok(i)
-		if t.flags&(tNumber|tCap) != 0 || t.raw == "the" && i == lo {
+		if t.flags&(tNumber|tCap) != 0 || c.raw(i) == "the" && i == lo {
 			return true
 		}
 	}
@@ -339,12 +341,13 @@ func (c *clause) markers() {
 	for i := c.start; i < c.hi; i++ {
 		t := c.tok(i)
 		f := t.flags
-		if f&fNeg != 0 && t.raw != "nor" && !(t.word == wordNo && i+1 < c.hi && c.tok(i+1).raw == "matter") {
+		w := c.raw(i)
+		if f&fNeg != 0 && w != "nor" && !(t.word == wordNo && i+1 < c.hi && c.raw(i+1) == "matter") {
 			neg = !neg
 		}
-		c.now = c.now || f&fNow != 0 || t.raw == "these" && i+1 < c.hi && c.tok(i+1).raw == "days"
+		c.now = c.now || f&fNow != 0 || w == "these" && i+1 < c.hi && c.raw(i+1) == "days"
 		c.strong = c.strong || f&fStrong != 0
-		c.addAdv = c.addAdv || f&fAddAdv != 0 || t.word == wordAs && i+1 < c.hi && c.tok(i+1).raw == "well"
+		c.addAdv = c.addAdv || f&fAddAdv != 0 || t.word == wordAs && i+1 < c.hi && c.raw(i+1) == "well"
 		c.irreal = c.irreal || f&fIrreal != 0 && f&fAdv != 0
 	}
 	c.negated = neg

@@ -241,8 +241,8 @@ func TestHostileContent(t *testing.T) {
 		}
 		st := Analyze(Input{Content: a})
 		n := 0
-		for _, tk := range st.toks {
-			n += len(tk.raw)
+		for i := range st.toks {
+			n += len(st.raw(&st.toks[i]))
 		}
 		if len(st.toks) > maxTokens || n > 2*maxInput {
 			t.Fatalf("%.20q: %d tokens, %d bytes", a, len(st.toks), n)

@@ -1,6 +1,7 @@
 package heuristics
 
 import (
+	"math"
 	"strings"
 	"unicode/utf8"
 
@@ -42,20 +43,28 @@ const (
 const nonContent = fStop | fNeg | fAux | fCopula | fLight | fPrep | fConj | fSub | fCease | fReplace |
 	fStrong | fNow | fAddVerb | fAddAdv | fIrreal | fAdv | fUsed | fDet | fSelf | fWhen
 
-// entry is what the lexicon knows about one surface form (or stem).
+// entry is what the lexicon knows about one surface form (or stem). (Its
+// fields are ordered for size: 32 bytes, two entries to a cache line.)
 type entry struct {
 	flags uint32
+	hash  uint32 // of the stem, which compile resolves
 	stem  string // canonical stem, when the algorithmic one would be wrong or a spelling variant
 	ant   uint16 // index+1 into lexicon.ants
 	word  uint8  // the word's name (wordTo...), for the words the analysis knows by name
-	hash  uint32 // of the stem, which compile resolves
-	raw   string // the word itself, so that a capitalised form needs no new string
+	// stemInWord: the stem starts the word ("lives": "live"), so a token
+	// takes it from its surface form without reading the stem's bytes.
+	stemInWord bool
 }
 
 // lexicon is the read-only word table. It is built once, by newLexicon, and
 // never written afterwards, so it is safe for concurrent use.
 type lexicon struct {
-	words map[string]entry
+	// index maps every word to its entry in entries. (words is the table
+	// while it is built; compile indexes it. A map of small values stays in
+	// cache better than one of entries: tokenizing is ~10% faster.)
+	index   map[string]uint16
+	entries []entry
+	words   map[string]entry
 	// Predicate keys ("live in", "go to bed at") as a trie: predRoots maps
 	// a verb stem to its node.
 	predRoots map[string]*predNode
@@ -91,26 +100,65 @@ var namedWords = map[string]uint8{
 	"gave": wordGive, "give": wordGive, "gives": wordGive, "giving": wordGive, "given": wordGive,
 }
 
-// token makes the token of a word of the text, with the flags the text
-// gives it.
-func (lx *lexicon) token(word string, flags uint32) token {
+// token makes t the token of a word of the text, with the flags the text
+// gives it, and appends its strings to text. The word is lowercased into
+// text and looked up from there (m[string(b)] does not allocate).
+func (lx *lexicon) token(t *token, word string, flags uint32, text []byte) []byte {
 	if isASCIIDigit(word[0]) {
 		flags |= tNumber
 	}
-	raw, e, ok := lx.lookup(word)
-	if ok {
-		return token{raw: e.raw, stem: e.stem, hash: e.hash, flags: flags | e.flags, ant: e.ant, word: e.word}
+	lo := len(text)
+	text = appendLower(text, word)
+	raw := text[lo:]
+	*t = token{raw: str{uint16(lo), uint16(len(text))}, flags: flags}
+	if i, ok := lx.index[string(raw)]; ok {
+		e := &lx.entries[i]
+		t.hash, t.flags, t.ant, t.word = e.hash, t.flags|e.flags, e.ant, e.word
+		if e.stemInWord {
+			t.stem = str{t.raw.lo, t.raw.lo + uint16(len(e.stem))}
+			return text
+		}
+		return t.withStem(text, e.stem)
 	}
-	t := token{raw: raw, stem: stem(raw), flags: flags}
-	// A plural of a known noun ("timezones", "weekends") is that noun.
-	if e, ok := lx.words[t.stem]; strings.HasSuffix(raw, "s") && t.stem != raw && ok {
-		t.stem, t.hash = e.stem, e.hash
-		t.flags |= e.flags
-		t.ant = e.ant
-		return t
+	s := stem(string(raw))
+	// A plural of a known noun ("timezones", "weekends") is that noun. (The
+	// map is only asked about plurals: most unknown words are names.)
+	if raw[len(raw)-1] == 's' && s != string(raw) {
+		if i, ok := lx.index[s]; ok {
+			e := &lx.entries[i]
+			t.hash, t.flags, t.ant = e.hash, t.flags|e.flags, e.ant
+			return t.withStem(text, e.stem)
+		}
 	}
-	t.hash = fnv1a(t.stem)
-	return t
+	t.hash = fnv1a(s)
+	return t.withStem(text, s)
+}
+
+// appendLower appends w, lowercased, to text.
+func appendLower(text []byte, w string) []byte {
+	lo := len(text)
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if c >= utf8.RuneSelf {
+			return append(text[:lo], strings.ToLower(w)...) // a word of any script: rare
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		text = append(text, c)
+	}
+	return text
+}
+
+// withStem gives t the stem s: a prefix of its surface form when s is one
+// ("lives": "live"), else s appended to text.
+func (t *token) withStem(text []byte, s string) []byte {
+	if raw := text[t.raw.lo:t.raw.hi]; len(s) <= len(raw) && string(raw[:len(s)]) == s {
+		t.stem = str{t.raw.lo, t.raw.lo + uint16(len(s))}
+		return text
+	}
+	t.stem = str{uint16(len(text)), uint16(len(text) + len(s))}
+	return append(text, s...)
 }
 
 // valuedness says how many values a predicate holds at once.
@@ -311,40 +359,6 @@ var canonicalStems = []struct{ stem, words string }{
 	{"with", `w with`},
 }
 
-// lookup lowercases word and looks it up. Most words of a statement are
-// lowercase already, and its capitalised first word is usually one the
-// lexicon knows ("Lives", "Speaks"), which is lowercased in place to be
-// looked up: only an unknown capitalised word costs a new string.
-func (lx *lexicon) lookup(word string) (string, entry, bool) {
-	var buf [24]byte
-	if len(word) <= len(buf) {
-		b := buf[:0]
-		for i := 0; i < len(word); i++ {
-			c := word[i]
-			if c >= utf8.RuneSelf {
-				b = nil
-				break
-			}
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			b = append(b, c)
-		}
-		if b != nil {
-			if e, ok := lx.words[string(b)]; ok {
-				return e.raw, e, true
-			}
-			if string(b) == word {
-				return word, entry{}, false
-			}
-			return string(b), entry{}, false
-		}
-	}
-	raw := strings.ToLower(word)
-	e, ok := lx.words[raw]
-	return raw, e, ok
-}
-
 // compile resolves every word's stem (its canonical one; the word itself
 // for a function word; else as stem derives it), builds the predicate trie
 // and names the words the analysis knows by name.
@@ -362,9 +376,18 @@ func (lx *lexicon) compile() {
 		default:
 			e.stem = stem(w)
 		}
-		e.hash, e.raw = fnv1a(e.stem), w
+		e.hash, e.stemInWord = fnv1a(e.stem), strings.HasPrefix(w, e.stem)
 		lx.words[w] = e
 	}
+	if len(lx.words) > math.MaxUint16 {
+		panic("heuristics: the lexicon outgrew its index")
+	}
+	lx.index = make(map[string]uint16, len(lx.words))
+	for w, e := range lx.words {
+		lx.index[w] = uint16(len(lx.entries))
+		lx.entries = append(lx.entries, e)
+	}
+	lx.words = nil // lookups use the index from here on
 	lx.predRoots = map[string]*predNode{}
 	for k, p := range lx.preds {
 		words := strings.Split(k, " ")

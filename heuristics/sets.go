@@ -52,10 +52,10 @@ func (s sel) without(p, i int) sel {
 	return s
 }
 
-// has reports whether s contains a token with the stem of t.
-func (s sel) has(t *token) bool {
+// has reports whether s contains a token with the stem.
+func (s sel) has(stem string) bool {
 	for u := range s.words {
-		if u.stem == t.stem {
+		if s.st.stem(u) == stem {
 			return true
 		}
 	}
@@ -67,7 +67,7 @@ func (s sel) count() int { return bits.OnesCount64(s.idx) }
 // subsetOf reports whether every token of s is in o.
 func (s sel) subsetOf(o sel) bool {
 	for t := range s.words {
-		if !o.has(t) {
+		if !o.has(s.st.stem(t)) {
 			return false
 		}
 	}
@@ -80,7 +80,7 @@ func (s sel) equal(o sel) bool { return s.subsetOf(o) && o.subsetOf(s) }
 func (s sel) shared(o sel) int {
 	n := 0
 	for t := range s.words {
-		if o.has(t) {
+		if o.has(s.st.stem(t)) {
 			n++
 		}
 	}
@@ -90,7 +90,7 @@ func (s sel) shared(o sel) int {
 // sharedFlag reports whether a shared token has one of the flags.
 func (s sel) sharedFlag(o sel, flags uint32) bool {
 	for t := range s.words {
-		if t.flags&flags != 0 && o.has(t) {
+		if t.flags&flags != 0 && o.has(s.st.stem(t)) {
 			return true
 		}
 	}
@@ -104,7 +104,7 @@ func (s sel) last() int { return 63 - bits.LeadingZeros64(s.idx) }
 func (s sel) text() string {
 	var words []string
 	for t := range s.words {
-		words = append(words, t.raw)
+		words = append(words, s.st.raw(t))
 	}
 	return strings.Join(words, " ")
 }

@@ -105,7 +105,7 @@ func negation(a, b *clause, e *explain) (fired, bool) {
 	}
 	if neg.verb >= 0 && pos.verb >= 0 {
 		nv, pv := neg.tok(neg.verb), pos.tok(pos.verb)
-		if nv.content() && pv.content() && nv.stem != pv.stem {
+		if nv.content() && pv.content() && neg.stem(neg.verb) != pos.stem(pos.verb) {
 			e.miss("No contradiction: the negation is about a different action.")
 			return fired{}, false
 		}
@@ -130,7 +130,7 @@ func negation(a, b *clause, e *explain) (fired, bool) {
 
 // sameVerb reports clauses whose main verbs are the same content verb.
 func sameVerb(a, b *clause) bool {
-	return a.verb >= 0 && b.verb >= 0 && a.tok(a.verb).content() && a.tok(a.verb).stem == b.tok(b.verb).stem
+	return a.verb >= 0 && b.verb >= 0 && a.tok(a.verb).content() && a.stem(a.verb) == b.stem(b.verb)
 }
 
 // denied is what a negated clause denies: its predicate, or, for a
@@ -192,7 +192,7 @@ func opposed(a, b *clause, i, j, pair int, e *explain) (fired, bool) {
 }
 
 func antonymDetail(a, b *clause, i, j int, rest sel) string {
-	d := a.tok(i).raw + " → " + b.tok(j).raw
+	d := a.raw(i) + " → " + b.raw(j)
 	if rest.count() > 0 {
 		d += " (" + rest.text() + ")"
 	}
@@ -220,7 +220,7 @@ func (a *clause) opposite(i int, b *clause, j int) int {
 			}
 		}
 	}
-	if a.mayNegate(i) && b.mayNegate(j) && (morphPair(ta, tb) || morphPair(tb, ta)) {
+	if a.mayNegate(i) && b.mayNegate(j) && (morphPair(ta, a.raw(i), b.raw(j)) || morphPair(tb, b.raw(j), a.raw(i))) {
 		return morphPairID
 	}
 	return noPair
@@ -236,7 +236,7 @@ func (c *clause) mayNegate(i int) bool {
 	if i == c.verb {
 		return c.passive
 	}
-	return c.valIdx&(1<<i) != 0 && (c.copular || c.verb >= 0 && linkingVerbs[c.tok(c.verb).stem])
+	return c.valIdx&(1<<i) != 0 && (c.copular || c.linking)
 }
 
 // linkingVerbs say what their subject is, as a copula does.
@@ -252,10 +252,11 @@ const (
 // negPrefixes make the negation of a word when both forms occur.
 var negPrefixes = []string{"un", "non-", "non", "dis"}
 
-// morphPair reports whether neg is base negated by a prefix.
-func morphPair(base, neg *token) bool {
+// morphPair reports whether the word neg is the word of token base negated
+// by a prefix.
+func morphPair(base *token, baseRaw, neg string) bool {
 	b, ok := negatedBase(neg)
-	return ok && base.content() && b == base.raw
+	return ok && base.content() && b == baseRaw
 }
 
 // modifiesObject reports whether token i, after the verb of a predicate
@@ -355,9 +356,8 @@ func slotConfidence(a, b *clause, va, vb sel, e *explain) (float64, bool) {
 	case usually:
 		return confValueUsually, true
 	case category:
-		ha, hb := a.tok(va.last()), b.tok(vb.last())
 		switch {
-		case ha.stem == hb.stem:
+		case a.stem(va.last()) == b.stem(vb.last()):
 			return confValueCategory, true
 		case va.count() == 1 && vb.count() == 1 && a.objIdx == a.valIdx && b.objIdx == b.valIdx:
 			return confValueCatBare, true
@@ -379,7 +379,7 @@ func agree(va, vb sel) bool {
 	if va.count() != 1 || vb.count() != 1 {
 		return false
 	}
-	x, y := va.st.toks[va.last()].raw, vb.st.toks[vb.last()].raw
+	x, y := va.st.raw(&va.st.toks[va.last()]), vb.st.raw(&vb.st.toks[vb.last()])
 	for _, sep := range []string{".", "-"} {
 		if strings.HasPrefix(x, y+sep) || strings.HasPrefix(y, x+sep) {
 			return true // "20" and "20.11.1", "Berlin" and "Berlin-Kreuzberg"
@@ -431,10 +431,10 @@ func (c *clause) valueKind() int {
 	}
 	v0 := bits.TrailingZeros64(c.valIdx)
 	first := c.tok(v0)
-	if first.flags&(fScope|fTime) != 0 || byMeans[first.raw] || first.raw == "home" {
+	if w := c.raw(v0); first.flags&(fScope|fTime) != 0 || byMeans[w] || w == "home" {
 		return valueNone
 	}
-	if v0 > c.start && (c.tok(v0-1).raw == "a" || c.tok(v0-1).raw == "an") {
+	if v0 > c.start && (c.raw(v0-1) == "a" || c.raw(v0-1) == "an") {
 		return valueKind
 	}
 	return valueName
@@ -450,42 +450,36 @@ func quantity(a, b *clause, e *explain) (fired, bool) {
 	if a.past || b.past || b.addAdv || !a.subject().equal(b.subject()) || !sameTime(a, b) {
 		return fired{}, false
 	}
-	sa, sb := a.sequence(), b.sequence()
-	if len(sa) != len(sb) {
+	// The words of both, in order (coreIdx), pairwise.
+	ma, mb := a.coreIdx, b.coreIdx
+	if bits.OnesCount64(ma) != bits.OnesCount64(mb) {
 		return fired{}, false
 	}
-	diff := -1
-	for k := range sa {
-		ta, tb := a.tok(sa[k]), b.tok(sb[k])
-		if ta.stem == tb.stem {
+	diffA, diffB := -1, -1
+	for ; ma != 0; ma, mb = ma&(ma-1), mb&(mb-1) {
+		i, j := bits.TrailingZeros64(ma), bits.TrailingZeros64(mb)
+		ta, tb := a.tok(i), b.tok(j)
+		if a.stem(i) == b.stem(j) {
 			continue
 		}
-		if diff >= 0 || ta.flags&tNumber == 0 || tb.flags&tNumber == 0 || agree(a.sel(1<<sa[k]), b.sel(1<<sb[k])) {
+		if diffA >= 0 || ta.flags&tNumber == 0 || tb.flags&tNumber == 0 || agree(a.sel(1<<i), b.sel(1<<j)) {
 			return fired{}, false
 		}
-		diff = k
+		diffA, diffB = i, j
 	}
-	if diff < 0 || !a.counts(sa, diff) || !b.counts(sb, diff) {
+	if diffA < 0 || !a.counts(diffA) || !b.counts(diffB) {
 		return fired{}, false
 	}
-	return fired{SignalValue, confValueDisjoint, change("quantity", a.sel(1<<sa[diff]), b.sel(1<<sb[diff]))}, true
+	return fired{SignalValue, confValueDisjoint, change("quantity", a.sel(1<<diffA), b.sel(1<<diffB))}, true
 }
 
-// counts reports whether the number at position k of the clause's word
-// sequence seq counts what follows it, or is the version of the capitalised
+// counts reports whether the number at token i, one of the clause's words
+// (coreIdx), counts what follows it, or is the version of the capitalised
 // name before it ("React 18"); a number that ends a statement otherwise
 // names something ("team 3").
-func (c *clause) counts(seq []int, k int) bool {
-	return k < len(seq)-1 || k > 0 && c.tok(seq[k-1]).flags&tCap != 0
-}
-
-// sequence is the clause's content words in order.
-func (c *clause) sequence() []int {
-	var out []int
-	for m := c.coreIdx; m != 0; m &= m - 1 {
-		out = append(out, bits.TrailingZeros64(m))
-	}
-	return out
+func (c *clause) counts(i int) bool {
+	before, after := c.coreIdx&(1<<i-1), c.coreIdx>>(i+1)
+	return after != 0 || before != 0 && c.tok(63-bits.LeadingZeros64(before)).flags&tCap != 0
 }
 
 // temporal: the newer clause says something changed (switched, moved,
@@ -509,7 +503,7 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 	}
 	marker := "now"
 	if b.replaceAt >= 0 {
-		marker = b.tok(b.replaceAt).raw
+		marker = b.raw(b.replaceAt)
 	} else if b.strong {
 		marker = "instead"
 	}
@@ -519,7 +513,7 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 		return fired{SignalTemporal, confTemporalFrom, change(marker, f, b.target())}, true
 	}
 	if b.replaceAt >= 0 && !b.passive {
-		switch b.tok(b.replaceAt).stem {
+		switch b.stem(b.replaceAt) {
 		case "replace", "swap", "trade", "convert":
 			if v := b.value(); v.count() > 0 && v.subsetOf(a.core()) {
 				return fired{SignalTemporal, confTemporalFrom, change(marker, v, b.target())}, true
@@ -559,7 +553,7 @@ func changedSlot(a, b *clause, marker string) (fired, bool) {
 // nowChange: "now" or "instead" with the older clause's verb and another
 // object ("uses Slack" / "now uses Discord").
 func nowChange(a, b *clause, marker string) (fired, bool) {
-	if a.verb < 0 || b.verb < 0 || !a.tok(a.verb).content() || a.tok(a.verb).stem != b.tok(b.verb).stem {
+	if a.verb < 0 || b.verb < 0 || !a.tok(a.verb).content() || a.stem(a.verb) != b.stem(b.verb) {
 		return fired{}, false
 	}
 	oa, ob := a.object(), b.object()

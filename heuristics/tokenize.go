@@ -14,15 +14,24 @@ const (
 	maxTokens = 48  // token sets are bitmaps of 64 bits
 )
 
-// token is a word of the analysed content.
+// token is a word of the analysed content. Its strings are spans of its
+// statement's text (Statement.raw and Statement.stem read them), so that
+// tokens hold no pointers: the garbage collector need not scan the tokens
+// of the statements a sweep keeps, nor zero them when they are allocated.
 type token struct {
-	raw   string // lowercased surface form
-	stem  string // what comparisons use
-	hash  uint32 // of the stem: blocking keys are made of it
-	flags uint32 // lexicon flags, plus tBreak, tNumber, tCap
-	ant   uint16 // index+1 into lexicon.ants, 0 when none
-	word  uint8  // wordTo...: the word's name, when the lexicon knows it by name
+	hash      uint32 // of the stem: blocking keys are made of it
+	flags     uint32 // lexicon flags, plus tBreak, tNumber, tCap
+	raw, stem str    // lowercased surface form; what comparisons use
+	ant       uint16 // index+1 into lexicon.ants, 0 when none
+	word      uint8  // wordTo...: the word's name, when the lexicon knows it by name
 }
+
+// str is the string text[lo:hi] of a statement's text.
+type str struct{ lo, hi uint16 }
+
+// Token strings fit a str: the input is cut at maxInput bytes, and a word
+// lowercased or stemmed grows by a few bytes at most.
+var _ [1<<16 - 8*maxInput]struct{}
 
 // Flags a token gets from the text rather than the lexicon (high bits).
 const (
@@ -37,12 +46,12 @@ const (
 // script) form words; an apostrophe between letters stays inside the word
 // ("doesn't"), and . , : - @ _ between letters or digits join ("1,800",
 // "7:30", "wi-fi", "node.js"). Sentence punctuation marks a clause break on
-// the next word; invalid UTF-8 is a separator.
-func tokenize(s string, lx *lexicon) []token {
+// the next word; invalid UTF-8 is a separator. The tokens are appended to
+// toks (empty), their strings to text (empty).
+func tokenize(toks []token, text []byte, s string, lx *lexicon) ([]token, []byte) {
 	if len(s) > maxInput {
 		s = s[:maxInput]
 	}
-	toks := make([]token, 0, min(strings.Count(s, " ")+1, maxTokens))
 	var brk uint32 // the breaks before the next word
 	for i := 0; i < len(s) && len(toks) < maxTokens; {
 		r, size := utf8.DecodeRuneInString(s[i:])
@@ -60,18 +69,19 @@ func tokenize(s string, lx *lexicon) []token {
 		if curly {
 			word = strings.NewReplacer("\u2019", "'", "\u02bc", "'").Replace(word)
 		}
-		toks = append(toks, lx.token(word, flags))
-		raw := toks[len(toks)-1].raw
+		toks = append(toks, token{})
+		t := &toks[len(toks)-1]
+		text = lx.token(t, word, flags, text)
 		// What ends the word: a separator, perhaps a clause break. The
 		// period of "Dr. Nguyen" or "vs. Code" ends no clause.
 		r, size = utf8.DecodeRuneInString(s[end:])
 		brk = 0
-		if end < len(s) && !(r == '.' && isAbbrev(raw)) {
+		if end < len(s) && !(r == '.' && isAbbrev(string(text[t.raw.lo:t.raw.hi]))) {
 			brk = breakFlags(r)
 		}
 		i = end + size
 	}
-	return toks
+	return toks, text
 }
 
 func isWordRune(r rune, size int) bool {
@@ -96,7 +106,7 @@ func wordEnd(s string, i int) (end int, curly bool) {
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
-		case isWordRune(r, size) || last != 0 && unicode.IsMark(r):
+		case isWordRune(r, size) || last != 0 && r >= utf8.RuneSelf && unicode.IsMark(r): // no ASCII character is a mark
 			last = 'a'
 			if unicode.IsDigit(r) {
 				last = 'd'

@@ -8,9 +8,10 @@ import (
 
 // words returns the raw and stem forms of the tokens of s.
 func words(s string) (raw, stems []string) {
-	for _, t := range Analyze(Input{Content: s}).toks {
-		raw = append(raw, t.raw)
-		stems = append(stems, t.stem)
+	st := Analyze(Input{Content: s})
+	for i := range st.toks {
+		raw = append(raw, st.raw(&st.toks[i]))
+		stems = append(stems, st.stem(&st.toks[i]))
 	}
 	return raw, stems
 }
@@ -118,12 +119,13 @@ func FuzzTokenize(f *testing.F) {
 				t.Fatalf("clause [%d, %d, %d) of %d tokens", c.start, c.hi, c.end, len(st.toks))
 			}
 		}
-		for i, tk := range st.toks {
-			if tk.raw == "" || len(tk.stem) > len(tk.raw)+maxStemGrowth {
-				t.Fatalf("token %d: %+v", i, tk)
+		for i := range st.toks {
+			raw, stem := st.raw(&st.toks[i]), st.stem(&st.toks[i])
+			if raw == "" || len(stem) > len(raw)+maxStemGrowth {
+				t.Fatalf("token %d: %q %q", i, raw, stem)
 			}
-			if !utf8.ValidString(tk.raw) && utf8.ValidString(s) {
-				t.Fatalf("token %q of valid input is not UTF-8", tk.raw)
+			if !utf8.ValidString(raw) && utf8.ValidString(s) {
+				t.Fatalf("token %q of valid input is not UTF-8", raw)
 			}
 		}
 		_ = Decide(Input{Content: s}, Input{Content: "Lives in Toronto"})
