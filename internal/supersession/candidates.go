@@ -1,8 +1,8 @@
 package supersession
 
 import (
-	"cmp"
 	"slices"
+	"sync"
 
 	"github.com/supersessiond/supersessiond/heuristics"
 )
@@ -20,12 +20,12 @@ import (
 type candidates struct {
 	attrs    []*Attribute
 	el       []elig
-	anchorIx keyIndex
-	probeIx  keyIndex
+	anchorIx *keyIndex
+	probeIx  *keyIndex
 	anchors  [][]heuristics.Key
 	probes   [][]heuristics.Key
 	content  [][]heuristics.Key
-	contIx   keyIndex
+	contIx   *keyIndex
 
 	// relevant marks the attributes in the index: everything without a
 	// focus; with one (the inline hook), the focus, the siblings whose keys
@@ -85,54 +85,92 @@ func newCandidates(attrs []*Attribute, el []elig, semantic bool, focus map[strin
 	return c
 }
 
-// keyIndex maps a key to the attributes that have it, in ascending order:
-// one sorted slice rather than a map of slices, so that building it costs
-// one allocation and a sort, however many distinct keys a group has.
-type keyIndex []keyEntry
-
-type keyEntry struct {
-	key heuristics.Key
-	at  int32
+// keyIndex maps a key to the attributes that have it, newest first: an
+// open-addressing table from key to the newest entry, and each entry
+// chained to the next older one. Building it is one probe per key (keys
+// are hashes already: their low bits are the slot), and a lookup for the
+// siblings newer than i stops at the first that is not. A group of
+// thousands holds tens of thousands of keys; a sort or a Go map of slices
+// cost more than reading the group.
+type keyIndex struct {
+	slots []keySlot
+	mask  uint64
+	next  []int32 // entry → the next older entry with the same key, or -1
+	at    []int32 // entry → its attribute
 }
 
+type keySlot struct {
+	key  heuristics.Key
+	head int32 // newest entry + 1; 0: empty slot
+}
+
+// indexBuffers recycles the tables of keyIndex across groups: a pass
+// builds three for every group, and allocating them was a tenth of its time.
+var indexBuffers = sync.Pool{New: func() any { return new(keyIndex) }}
+
 // newKeyIndex indexes keys[i] of every attribute i marked in include.
-func newKeyIndex(keys [][]heuristics.Key, include []bool) keyIndex {
+// release returns its memory once the index is no longer used.
+func newKeyIndex(keys [][]heuristics.Key, include []bool) *keyIndex {
 	n := 0
 	for i, ks := range keys {
 		if include[i] {
 			n += len(ks)
 		}
 	}
-	ix := make(keyIndex, 0, n)
+	size := 16
+	for size < 2*n {
+		size *= 2
+	}
+	ix := indexBuffers.Get().(*keyIndex)
+	if cap(ix.slots) < size {
+		ix.slots = make([]keySlot, size)
+	}
+	ix.slots = ix.slots[:size]
+	clear(ix.slots)
+	ix.mask, ix.next, ix.at = uint64(size-1), ix.next[:0], ix.at[:0]
 	for i, ks := range keys {
-		if include[i] {
-			for _, k := range ks {
-				ix = append(ix, keyEntry{k, int32(i)})
-			}
+		if !include[i] {
+			continue
+		}
+		for _, k := range ks {
+			s := ix.slot(k)
+			e := int32(len(ix.at))
+			ix.at = append(ix.at, int32(i))
+			ix.next = append(ix.next, s.head-1)
+			s.key, s.head = k, e+1
 		}
 	}
-	slices.SortFunc(ix, func(a, b keyEntry) int {
-		if a.key != b.key {
-			return cmp.Compare(a.key, b.key)
-		}
-		return cmp.Compare(a.at, b.at)
-	})
 	return ix
 }
 
-// after returns the entries of key k for attributes after i, in order.
-func (ix keyIndex) after(k heuristics.Key, i int) keyIndex {
-	lo, _ := slices.BinarySearchFunc(ix, keyEntry{k, int32(i + 1)}, func(e, t keyEntry) int {
-		if e.key != t.key {
-			return cmp.Compare(e.key, t.key)
-		}
-		return cmp.Compare(e.at, t.at)
-	})
-	hi := lo
-	for hi < len(ix) && ix[hi].key == k {
-		hi++
+func (ix *keyIndex) release() {
+	if ix != nil && cap(ix.slots) <= 1<<20 { // a rare giant group's table is not kept
+		indexBuffers.Put(ix)
 	}
-	return ix[lo:hi]
+}
+
+// slot is k's slot: the one holding k, or the empty one where it goes.
+func (ix *keyIndex) slot(k heuristics.Key) *keySlot {
+	for h := uint64(k) & ix.mask; ; h = (h + 1) & ix.mask {
+		if s := &ix.slots[h]; s.head == 0 || s.key == k {
+			return s
+		}
+	}
+}
+
+// newer calls fn for each attribute after i that has key k, newest first.
+func (ix *keyIndex) newer(k heuristics.Key, i int, fn func(j int32)) {
+	for e := ix.slot(k).head - 1; e >= 0 && int(ix.at[e]) > i; e = ix.next[e] {
+		fn(ix.at[e])
+	}
+}
+
+// release returns the indexes' memory; c is not used after.
+func (c *candidates) release() {
+	c.anchorIx.release()
+	c.probeIx.release()
+	c.contIx.release()
+	c.anchorIx, c.probeIx, c.contIx = nil, nil, nil
 }
 
 // narrow limits the index to what a focused pass needs, so a classification
@@ -240,24 +278,23 @@ func (c *candidates) meets(i int, anchors, probes map[heuristics.Key]bool, conte
 func (c *candidates) newerThan(i int) []int {
 	c.gen++
 	c.buf = c.buf[:0]
-	collect := func(list keyIndex) {
-		for _, e := range list {
-			if j := e.at; c.seen[j] != c.gen && c.el[j].new {
-				c.seen[j] = c.gen
-				c.buf = append(c.buf, int(j))
-			}
+	collect := func(j int32) {
+		if c.seen[j] != c.gen && c.el[j].new {
+			c.seen[j] = c.gen
+			c.buf = append(c.buf, int(j))
 		}
 	}
 	for _, k := range c.probes[i] {
-		collect(c.anchorIx.after(k, i))
+		c.anchorIx.newer(k, i, collect)
 	}
 	for _, k := range c.anchors[i] {
-		collect(c.probeIx.after(k, i))
+		c.probeIx.newer(k, i, collect)
 	}
 	if c.content != nil {
 		c.semanticCandidates(i)
 	}
-	slices.SortFunc(c.buf, func(a, b int) int { return b - a })
+	slices.Sort(c.buf)
+	slices.Reverse(c.buf)
 	return c.buf
 }
 
@@ -266,15 +303,14 @@ func (c *candidates) newerThan(i int) []int {
 func (c *candidates) semanticCandidates(i int) {
 	var touched []int32
 	for _, k := range c.content[i] {
-		for _, e := range c.contIx.after(k, i) {
-			j := e.at
+		c.contIx.newer(k, i, func(j int32) {
 			if c.hits[j] == 0 {
 				touched = append(touched, j)
 			}
 			if c.hits[j] < 255 {
 				c.hits[j]++
 			}
-		}
+		})
 	}
 	for _, j := range touched {
 		if c.hits[j] >= 3 && c.seen[j] != c.gen && c.el[j].new {

@@ -284,6 +284,7 @@ func plan(p *prepared, in planInput) planOutput {
 		// Without a focus the index is built for this plan only: a batch of
 		// thousands of groups need not hold thousands of indexes at once.
 		cands = newCandidates(p.g.Attrs, p.el, in.semantic, nil, in.keys)
+		defer cands.release()
 	}
 	g := p.g
 	for i, old := range g.Attrs {
