@@ -24,7 +24,8 @@ type change struct {
 // incremental examines the aspects the change records name, a batch at a
 // time: claim the records (all of an aspect's at once, so that no other
 // daemon examines the aspect for the same change), decide the aspects
-// whole, then delete the records. It takes only records that existed when it
+// whole (loaded batchAttributes at a time, so that memory stays flat
+// however large the claimed aspects are), then delete the records. It takes only records that existed when it
 // started, so it ends however fast the agent writes; a change made while it
 // runs stays recorded for the next pass. An aspect with a pair the LLM did
 // not answer is recorded again, for the next pass. A daemon that dies leaves
@@ -76,19 +77,21 @@ func (j *Job) examine(ctx context.Context, cfg *config.Config, claimed []change,
 	}, func(err error) {
 		j.log.Warn("sweep: could not renew claims on change records; another daemon may take them over", "err", err)
 	})
-	groups, err := j.engine.LoadAspects(ctx, agents, aspects)
-	if err == nil {
-		err = j.decide(ctx, cfg, groups, pass, r)
-	}
+	var again []string // aspects to record anew (the LLM owes them an answer)
+	err := j.engine.LoadAspectsBounded(ctx, agents, aspects, batchAttributes, func(groups []*supersession.Group) error {
+		if err := j.decide(ctx, cfg, groups, pass, r); err != nil {
+			return err
+		}
+		for _, g := range groups {
+			if g.Unsettled {
+				again = append(again, g.AgentID, g.AspectID)
+			}
+		}
+		return nil
+	})
 	release()
 	if err != nil {
 		return err // the claims expire; the records are taken again
-	}
-	var again []string // aspects to record anew (the LLM owes them an answer)
-	for _, g := range groups {
-		if g.Unsettled {
-			again = append(again, g.AgentID, g.AspectID)
-		}
 	}
 	err = store.InTx(ctx, j.db, func(tx *sqlx.Tx) error {
 		if _, err := tx.ExecContext(ctx, j.sql.consume, pq.Array(seqs), j.holder); err != nil {

@@ -103,3 +103,45 @@ func (e *Engine) LoadAspects(ctx context.Context, agents, aspects []string) ([]*
 	}
 	return groups, nil
 }
+
+// LoadAspectsBounded loads the given (agent, aspect) pairs as LoadAspects
+// does, but at most maxAttributes active attributes at a time (an aspect
+// larger than that comes whole, alone), and hands each batch to fn before
+// loading the next: the memory a caller holds follows the bound, not how
+// many aspects it names. The sizes are counted first, in one query.
+func (e *Engine) LoadAspectsBounded(ctx context.Context, agents, aspects []string, maxAttributes int, fn func([]*Group) error) error {
+	var sizes []struct {
+		AgentID  string `db:"agent_id"`
+		AspectID string `db:"aspect_id"`
+		N        int    `db:"n"`
+	}
+	if err := e.db.SelectContext(ctx, &sizes, e.sql.aspectSizes, pq.Array(agents), pq.Array(aspects)); err != nil {
+		return fmt.Errorf("supersession: count siblings: %w", err)
+	}
+	var batchAgents, batchAspects []string
+	held := 0
+	flush := func() error {
+		if len(batchAgents) == 0 {
+			return nil
+		}
+		groups, err := e.LoadAspects(ctx, batchAgents, batchAspects)
+		if err != nil {
+			return err
+		}
+		batchAgents, batchAspects, held = batchAgents[:0], batchAspects[:0], 0
+		return fn(groups)
+	}
+	for _, s := range sizes {
+		if s.N == 0 {
+			continue
+		}
+		if held > 0 && held+s.N > maxAttributes {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		batchAgents, batchAspects = append(batchAgents, s.AgentID), append(batchAspects, s.AspectID)
+		held += s.N
+	}
+	return flush()
+}

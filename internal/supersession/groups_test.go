@@ -153,3 +153,67 @@ func TestScanHandsOverEveryAspectWholeOnceWhateverTheChunkSize(t *testing.T) {
 		t.Errorf("after %v for agent b: got %v, want %v", cur, after, wantAfter)
 	}
 }
+
+// LoadAspectsBounded must hand over every named aspect that has an active
+// attribute exactly once, whole and oldest first, in batches that hold at
+// most the bound (an aspect larger than the bound alone in its batch).
+func TestLoadAspectsBoundedHandsOverEveryAspectWholeOnceWithinTheBound(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := memtest.New(t, db.DB)
+	want := map[string][]string{}
+	var agents, aspects []string
+	var attrs []memtest.Attr
+	for _, agent := range []string{"a", "b"} {
+		for k, size := range []int{2, 2, 5, 1, 0, 3, 9} {
+			aspect := s.Aspect(agent, "E", fmt.Sprintf("x%d", k))
+			agents, aspects = append(agents, agent), append(aspects, aspect)
+			var ids []string
+			for i := range size {
+				id := fmt.Sprintf("%s-%d-%02d", agent, k, i)
+				attrs = append(attrs, memtest.Attr{ID: id, Agent: agent, Aspect: aspect, Content: "Likes item " + id,
+					At: memtest.Base.Add(time.Duration(size-i) * -time.Hour)})
+				ids = append(ids, id)
+			}
+			attrs = append(attrs, memtest.Attr{ID: fmt.Sprintf("%s-%d-c", agent, k), Agent: agent, Aspect: aspect,
+				Kind: "constraint", Content: "Never moves"})
+			if size > 0 {
+				want[agent+" "+aspect] = ids
+			}
+		}
+	}
+	slices.Reverse(attrs)
+	s.Add(attrs...)
+	engine := supersession.New(job.Deps{DB: db.DB, Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry()})
+	for _, bound := range []int{1, 3, 4, 10, 1000} {
+		got := map[string][]string{}
+		batches := 0
+		err := engine.LoadAspectsBounded(t.Context(), agents, aspects, bound, func(groups []*supersession.Group) error {
+			batches++
+			held := 0
+			for _, g := range groups {
+				k := g.AgentID + " " + g.AspectID
+				if _, dup := got[k]; dup {
+					t.Errorf("bound %d: aspect %s handed over twice", bound, k)
+				}
+				for _, a := range g.Attrs {
+					got[k] = append(got[k], a.ID)
+				}
+				held += len(g.Attrs)
+			}
+			if held > bound && len(groups) > 1 {
+				t.Errorf("bound %d: a batch of %d attributes in %d aspects", bound, held, len(groups))
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("bound %d:\ngot  %v\nwant %v", bound, got, want)
+		}
+		if bound == 1000 && batches != 1 {
+			t.Errorf("bound %d: %d batches, want 1", bound, batches)
+		}
+	}
+}

@@ -65,6 +65,7 @@ func (c *keyCache) keys(a *Attribute) {
 	}
 	c.mu.Unlock()
 	anchors, probes := a.blockKeys()
+	a.stmt = nil // as Analyze does: keep the keys; the few in a pair are read again
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.items[a.ID]; ok {

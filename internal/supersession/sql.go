@@ -180,10 +180,19 @@ JOIN {{.Attributes}} a ON a.agent_id = k.agent_id AND a.aspect_id = k.aspect_id
 ` + aspectJoin + `
 WHERE a.status = 'active' AND a.kind <> 'constraint'`
 
+// aspectSizesSQL counts what aspectsSQL would load of each given aspect,
+// so that a caller can load many aspects a bounded batch at a time.
+const aspectSizesSQL = `
+SELECT k.agent_id, k.aspect_id, count(a.id) AS n
+FROM unnest($1::text[], $2::text[]) AS k(agent_id, aspect_id)
+LEFT JOIN {{.Attributes}} a ON a.agent_id = k.agent_id AND a.aspect_id = k.aspect_id
+  AND a.status = 'active' AND a.kind <> 'constraint'
+GROUP BY k.agent_id, k.aspect_id`
+
 // statements are the engine's SQL, rendered for one database.
 type statements struct {
-	lock, apply, propose, proposed, vetoes, cachedVerdicts, storeVerdicts, aspects string
-	chunkAfter, chunkFrom, names                                                   string
+	lock, apply, propose, proposed, vetoes, cachedVerdicts, storeVerdicts, aspects, aspectSizes string
+	chunkAfter, chunkFrom, names                                                                string
 }
 
 func render(n *schema.Names) statements {
@@ -193,7 +202,7 @@ func render(n *schema.Names) statements {
 	return statements{
 		lock: n.SQL(lockSQL), apply: n.SQL(applySQL), propose: n.SQL(proposeSQL), proposed: n.SQL(proposedSQL), vetoes: n.SQL(vetoesSQL),
 		cachedVerdicts: n.SQL(cachedVerdictsSQL), storeVerdicts: n.SQL(storeVerdictsSQL),
-		aspects:    n.SQL(aspectsSQL),
+		aspects: n.SQL(aspectsSQL), aspectSizes: n.SQL(aspectSizesSQL),
 		chunkAfter: n.SQL(chunkAfterSQL), chunkFrom: n.SQL(chunkFromSQL), names: n.SQL(namesSQL),
 	}
 }
