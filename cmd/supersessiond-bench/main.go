@@ -83,7 +83,7 @@ func main() {
 	flag.IntVar(&o.llmConcurrency, "llm-concurrency", 8, "maintenance.llm.maxConcurrency for compaction")
 	flag.IntVar(&o.classifyRate, "classify-rate", 500, "classifications per second for the inline-hook lag")
 	flag.DurationVar(&o.classifyFor, "classify-for", 20*time.Second, "how long to sustain the classification rate")
-	rates := flag.String("inline-rates", "500,1000,1500,2000,2500,3000,4000,5000,6000,8000", "classification rates the inline search tries, in order")
+	rates := flag.String("inline-rates", "100,200,300,400,500,750,1000,1500,2000,3000,4000", "classification rates the inline search tries, in order (it stops at the first that misses)")
 	flag.DurationVar(&o.inlineStep, "inline-step", 8*time.Second, "how long the inline search sustains each rate")
 	flag.Float64Var(&o.changeShare, "change-share", 0.001, "share of the attributes changed before the incremental sweep")
 	flag.StringVar(&o.only, "only", "", "comma-separated subset: heuristics,sweep,inline,tombstones,compaction")
