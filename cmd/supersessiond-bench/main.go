@@ -339,7 +339,8 @@ func printTable(w io.Writer, r result) {
 	if s := r.Sweep; s != nil {
 		fmt.Fprintf(tw, "sweep: attributes\t%d (%d aspects with siblings, largest %d, %d pairs)\t\n", s.Data.Attributes, s.Data.AspectsWithSiblings, s.Data.LargestAspect, s.Data.Pairs)
 		fmt.Fprintf(tw, "sweep: read floor (one streaming read)\t%.2f s\t\n", s.FloorSeconds)
-		fmt.Fprintf(tw, "sweep: full pass\t%.2f s (%.2f× the floor)\t≤ 2.0× the floor\n", s.Seconds, s.FloorRatio)
+		fmt.Fprintf(tw, "sweep: full pass\t%.2f s (%.2f× the floor), %d supersessions written\t≤ 2.0× the floor\n", s.Seconds, s.FloorRatio, s.Supersessions)
+		fmt.Fprintf(tw, "sweep: full pass again, nothing to write\t%.2f s (%.2f× the floor)\t\n", s.Again.Seconds, s.Again.FloorRatio)
 		fmt.Fprintf(tw, "sweep: incremental after %d changes\t%.2f s, %d aspects (%.1f%% of the full pass)\t≤ 5%%\n",
 			s.Incremental.Changed, s.Incremental.Seconds, s.Incremental.Aspects, 100*s.Incremental.Seconds/s.Seconds)
 		fmt.Fprintf(tw, "sweep: throughput\t%.0f attributes/s\t\n", s.AttributesPerSec)
