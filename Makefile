@@ -54,7 +54,8 @@ demo-stop:
 	$(GO) run ./cmd/supersessiond-demo --stop
 
 # The figures of the README's Performance section, at the issue's scale
-# (about five minutes on two cores). BENCH_FLAGS adds or overrides flags.
+# (about seven minutes on two cores; with BENCH_FLAGS="--attributes 10000000" about eight and
+# 15 GB of free disk). BENCH_FLAGS adds or overrides flags.
 BENCH_FLAGS ?=
 bench: prereqs build
 	$(GO) build -o bin/supersessiond-bench ./cmd/supersessiond-bench
