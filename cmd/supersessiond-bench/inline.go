@@ -19,6 +19,7 @@ import (
 	"github.com/supersessiond/supersessiond/internal/bench"
 	"github.com/supersessiond/supersessiond/internal/inline"
 	"github.com/supersessiond/supersessiond/internal/job"
+	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 )
 
@@ -62,7 +63,11 @@ func (e *benchEnv) inline(ctx context.Context) (*inlineResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := startHook(ctx, db, dbURL)
+	// The agent's writers keep their connections (database/sql keeps two
+	// idle by default: four writers would reconnect all the time); the hook
+	// has a pool of its own, sized as the daemon sizes it.
+	db.SetMaxIdleConns(8)
+	h, err := startHook(ctx, dbURL)
 	if err != nil {
 		return nil, err
 	}
@@ -210,21 +215,27 @@ func waitDrained(ctx context.Context, db *sqlx.DB, limit time.Duration) error {
 // observed exactly (the histogram's buckets are too coarse for a p99).
 type runningHook struct {
 	hook   *inline.Hook
+	db     *sqlx.DB
 	cancel context.CancelFunc
 	done   chan struct{}
 	mu     sync.Mutex
 	seen   []float64
 }
 
-func startHook(ctx context.Context, db *sqlx.DB, dbURL string) (*runningHook, error) {
+func startHook(ctx context.Context, dbURL string) (*runningHook, error) {
 	cfg := config.Default()
 	cfg.Maintenance.Database.URL = dbURL
+	dc := cfg.Maintenance.Database
+	db, err := store.Open(ctx, dbURL, store.Pool{MaxOpen: dc.MaxOpenConns, MaxIdle: dc.MaxIdleConns, IdleTime: 30 * time.Second}, 10*time.Second)
+	if err != nil {
+		return nil, err
+	}
 	log := slog.New(slog.DiscardHandler)
 	if os.Getenv("BENCH_DEBUG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	deps := job.Deps{DB: db, Logger: log, Registry: prometheus.NewRegistry()}
-	h := &runningHook{hook: inline.New(deps, supersession.New(deps)), done: make(chan struct{})}
+	h := &runningHook{hook: inline.New(deps, supersession.New(deps)), db: db, done: make(chan struct{})}
 	h.hook.ObserveLag = func(s float64) { h.mu.Lock(); h.seen = append(h.seen, s); h.mu.Unlock() }
 	hctx, cancel := context.WithCancel(ctx)
 	h.cancel = cancel
@@ -241,6 +252,7 @@ func startHook(ctx context.Context, db *sqlx.DB, dbURL string) (*runningHook, er
 func (h *runningHook) stop() {
 	h.cancel()
 	<-h.done
+	_ = h.db.Close()
 }
 
 // lags returns the lags observed so far, in seconds, and forgets them.
