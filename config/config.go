@@ -58,7 +58,7 @@ type Database struct {
 	// LISTEN connection of the inline hook comes on top): the agent's own
 	// writes must never find the server full because of us.
 	MaxOpenConns int `koanf:"maxOpenConns" default:"3" check:"range=1..100"`
-	MaxIdleConns int `koanf:"maxIdleConns" default:"1" check:"range=0..100"`
+	MaxIdleConns int `koanf:"maxIdleConns" default:"3" check:"range=0..100"`
 	// Schema holds the agent's tables ("" = the connection's search path);
 	// OwnSchema the daemon's own.
 	Schema    string `koanf:"schema" default:""`

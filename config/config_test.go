@@ -399,3 +399,39 @@ func Keys() []string {
 	sort.Strings(out)
 	return out
 }
+
+// The pool keeps idle as many connections as it may open, so that a pass
+// using two or three at once does not reconnect for every write; a smaller
+// maxOpenConns takes the default idle count down with it, while an explicit
+// maxIdleConns above maxOpenConns stays an error (TestInvalid).
+func TestIdleConnectionsFollowOpenConnectionsByDefault(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		body    string
+		environ func() []string
+		want    int
+	}{
+		{"", noEnv, 3},
+		{"maintenance:\n  database:\n    maxOpenConns: 2\n", noEnv, 2},
+		{"maintenance:\n  database:\n    maxOpenConns: 1\n    maxIdleConns: 0\n", noEnv, 0},
+		{"maintenance:\n  database:\n    maxOpenConns: 8\n", noEnv, 3},
+		{"maintenance:\n  log:\n    level: info\n", envOf("SUPERSESSIOND_MAINTENANCE__DATABASE__MAXOPENCONNS=1"), 1},
+	} {
+		body := tc.body
+		if body == "" {
+			body = "maintenance:\n  log:\n    level: info\n"
+		}
+		l, err := load(t, body, envOf(append(tc.environ(), "SUPERSESSIOND_DATABASE_URL=postgres://u@db/agent")...))
+		if err != nil {
+			t.Fatalf("%q: %v", tc.body, err)
+		}
+		if got := l.Config.Maintenance.Database.MaxIdleConns; got != tc.want {
+			t.Errorf("%q %v: maxIdleConns %d, want %d", tc.body, tc.environ(), got, tc.want)
+		}
+	}
+	_, err := load(t, "maintenance:\n  database:\n    maxOpenConns: 1\n", envOf("SUPERSESSIOND_DATABASE_URL=postgres://u@db/agent",
+		"SUPERSESSIOND_MAINTENANCE__DATABASE__MAXIDLECONNS=2"))
+	if err == nil || !strings.Contains(err.Error(), "maxIdleConns") {
+		t.Fatalf("an explicit maxIdleConns above maxOpenConns must be refused, got %v", err)
+	}
+}

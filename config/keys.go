@@ -25,12 +25,13 @@ type key struct {
 type schema struct {
 	leaves   map[string]key    // lower-cased path → key
 	sections map[string]string // lower-cased section path → canonical path
+	given    map[string]bool   // lower-cased paths the file or the environment set
 }
 
 var durationType = reflect.TypeOf(time.Duration(0))
 
 func newSchema() *schema {
-	s := &schema{leaves: map[string]key{}, sections: map[string]string{}}
+	s := &schema{leaves: map[string]key{}, sections: map[string]string{}, given: map[string]bool{}}
 	s.walk(reflect.TypeOf(Config{}), "", nil)
 	return s
 }

@@ -176,6 +176,7 @@ func (s *schema) apply(cfg *Config, prefix string, tree map[string]any) []Proble
 			if err := k.set(cfg, raw); err != nil {
 				problems = append(problems, Problem{Key: k.path, Rule: err.Error()})
 			}
+			s.given[lower] = true
 			continue
 		}
 		if canonical, ok := s.sections[lower]; ok {
@@ -246,6 +247,7 @@ func (s *schema) applyEnv(cfg *Config, environ func() []string) ([]Problem, []st
 				problems = append(problems, Problem{Key: k.path, Rule: err.Error() + " (from " + name + ")"})
 				continue
 			}
+			s.given[path] = true
 			notes = append(notes, fmt.Sprintf("%s overridden by %s", k.path, name))
 			continue
 		}

@@ -120,6 +120,9 @@ func (v *validation) database() {
 			v.add(&d.ListenURL, "%v", err)
 		}
 	}
+	if d.MaxIdleConns > d.MaxOpenConns && !v.s.given["maintenance.database.maxidleconns"] {
+		d.MaxIdleConns = d.MaxOpenConns // the default keeps what the pool may open
+	}
 	if d.MaxIdleConns > d.MaxOpenConns {
 		v.add(&d.MaxIdleConns, "%d is out of range: must be between 0 and maxOpenConns (%d)", d.MaxIdleConns, d.MaxOpenConns)
 	}

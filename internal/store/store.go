@@ -39,7 +39,7 @@ type Pool struct {
 }
 
 // DefaultPool is what a command-line run uses: one operation at a time.
-var DefaultPool = Pool{MaxOpen: 2, MaxIdle: 1, IdleTime: 30 * time.Second}
+var DefaultPool = Pool{MaxOpen: 2, MaxIdle: 2, IdleTime: 30 * time.Second}
 
 // ApplicationName is how the daemon's sessions appear in pg_stat_activity
 // unless the connection string names them otherwise.
