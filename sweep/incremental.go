@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -78,7 +79,7 @@ func (j *Job) examine(ctx context.Context, cfg *config.Config, claimed []change,
 		j.log.Warn("sweep: could not renew claims on change records; another daemon may take them over", "err", err)
 	})
 	var again []string // aspects to record anew (the LLM owes them an answer)
-	err := j.engine.LoadAspectsBounded(ctx, agents, aspects, batchAttributes, func(groups []*supersession.Group) error {
+	err := j.engine.LoadAspectsBounded(ctx, agents, aspects, batchAttributes, runtime.GOMAXPROCS(0), func(groups []*supersession.Group) error {
 		if err := j.decide(ctx, cfg, groups, pass, r); err != nil {
 			return err
 		}

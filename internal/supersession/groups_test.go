@@ -188,7 +188,7 @@ func TestLoadAspectsBoundedHandsOverEveryAspectWholeOnceWithinTheBound(t *testin
 	for _, bound := range []int{1, 3, 4, 10, 1000} {
 		got := map[string][]string{}
 		batches := 0
-		err := engine.LoadAspectsBounded(t.Context(), agents, aspects, bound, func(groups []*supersession.Group) error {
+		err := engine.LoadAspectsBounded(t.Context(), agents, aspects, bound, 2, func(groups []*supersession.Group) error {
 			batches++
 			held := 0
 			for _, g := range groups {
