@@ -36,8 +36,10 @@ func (j *Job) incremental(ctx context.Context, cfg *config.Config, budget time.D
 	if err := j.db.GetContext(ctx, &upto, j.sql.lastChange); err != nil {
 		return fmt.Errorf("sweep: read the change records: %w", err)
 	}
+	// No key cache (Pass.Reloads): a pass reads each changed aspect once,
+	// hundreds of thousands of attributes for a Zipf-shaped graph, more than
+	// the cache holds; it would only cost memory.
 	pass := j.newPass(r.RunID)
-	pass.Reloads = true
 	for {
 		var claimed []change
 		err := j.db.SelectContext(ctx, &claimed, j.sql.claim, j.holder, upto, j.BatchAspects, j.ClaimFor.Seconds())

@@ -105,9 +105,9 @@ type Pass struct {
 	// deferred to a later pass. Nil: DefaultQuestions for this call.
 	Questions *Budget
 	// Reloads says the pass loads aspects it (or another) loaded before: the
-	// inline hook, an incremental pass. Their attributes' blocking keys are
-	// then remembered across passes, so that only new or edited attributes
-	// are analysed whole.
+	// inline hook. Their attributes' blocking keys are then remembered
+	// across passes, so that only new or edited attributes are analysed
+	// whole.
 	Reloads bool
 	// Brake, when set, is asked before every write batch whether the
 	// configuration now in force forbids changing agent data (shadowMode or

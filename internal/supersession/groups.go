@@ -109,9 +109,7 @@ func (e *Engine) LoadAspects(ctx context.Context, agents, aspects []string) ([]*
 // larger than that comes whole, alone), and hands each batch to fn before
 // loading the next: the memory a caller holds follows the bound, not how
 // many aspects it names. The sizes are counted first, in one query. Each
-// batch is analysed on up to workers goroutines before fn sees it, with
-// the keys of attributes loaded before taken from the engine's cache (a
-// pass that reloads aspects, Pass.Reloads).
+// batch is analysed on up to workers goroutines before fn sees it (Analyze).
 func (e *Engine) LoadAspectsBounded(ctx context.Context, agents, aspects []string, maxAttributes, workers int, fn func([]*Group) error) error {
 	var sizes []struct {
 		AgentID  string `db:"agent_id"`
@@ -132,7 +130,7 @@ func (e *Engine) LoadAspectsBounded(ctx context.Context, agents, aspects []strin
 			return err
 		}
 		batchAgents, batchAspects, held = batchAgents[:0], batchAspects[:0], 0
-		analyze(groups, workers, e.keys)
+		Analyze(groups, workers)
 		return fn(groups)
 	}
 	for _, s := range sizes {

@@ -10,10 +10,10 @@ import (
 
 // keyCache remembers the blocking keys of attributes, by id and what the
 // analysis reads (content, kind, creation time), least recently used out.
-// The inline hook and incremental passes load whole aspects again and again
-// (a classification in an aspect of thousands) while only the new attribute
-// needs reading: with the keys of the others at hand, only the pairs that
-// may contradict are analysed. A full pass reads every attribute once and
+// The inline hook loads whole aspects again and again (a classification in
+// an aspect of thousands) while only the new attribute needs reading: with
+// the keys of the others at hand, only the pairs that may contradict are
+// analysed. A sweep, full or incremental, reads each attribute once and
 // does not use it.
 type keyCache struct {
 	mu    sync.Mutex

@@ -194,11 +194,7 @@ func (e *Engine) name(ctx context.Context, groups []*Group) error {
 // so that a pass can analyse the next batch while it decides and writes
 // this one. Process would do it anyway, on first use; the groups must not
 // be in use elsewhere until Analyze returns.
-func Analyze(groups []*Group, workers int) { analyze(groups, workers, nil) }
-
-// analyze is Analyze, taking the keys of attributes seen before from cache
-// (and remembering the others) when there is one.
-func analyze(groups []*Group, workers int, cache *keyCache) {
+func Analyze(groups []*Group, workers int) {
 	var attrs []*Attribute
 	for _, g := range groups {
 		if g.Dangling {
@@ -215,10 +211,6 @@ func analyze(groups []*Group, workers int, cache *keyCache) {
 	for w := range workers {
 		wg.Go(func() {
 			for i := w; i < len(attrs); i += workers {
-				if cache != nil {
-					cache.keys(attrs[i])
-					continue
-				}
 				attrs[i].blockKeys()
 				// Most attributes meet no sibling: keep the keys, not the
 				// analysis (the few in a candidate pair are read again), so
