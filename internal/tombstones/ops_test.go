@@ -513,7 +513,12 @@ func TestFailureMidBatchLeavesNothingHalfDone(t *testing.T) {
 					t.Fatalf("%s: preserved=%v but embedding_null=%v", id, row.Preserved, row.EmbeddingNull)
 				}
 			}
-			// The next pass, on the same pool, finishes the job.
+			// The next pass, on the same pool, finishes the job, once the
+			// interrupted transaction is really gone: its backend may still
+			// be rolling back (a killed or cancelled session ends
+			// asynchronously), and until then its rows are locked, which
+			// a pass skips (SKIP LOCKED) and leaves for the next.
+			waitNoOpenTransaction(t, db, "tombstones-job")
 			tombstones.SetBeforeWrite(job, nil)
 			if _, err := job.Reconcile(context.Background(), cfg); err != nil {
 				t.Fatalf("pass after the failure: %v", err)
@@ -595,4 +600,23 @@ func value(t *testing.T, m prometheus.Metric) float64 {
 		return c.GetValue()
 	}
 	return out.GetGauge().GetValue()
+}
+
+// waitNoOpenTransaction waits until no session named app is inside a
+// transaction.
+func waitNoOpenTransaction(t *testing.T, db *pgtest.DB, app string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var open int
+		if err := db.Get(&open, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND application_name = $1 AND xact_start IS NOT NULL`, app); err != nil {
+			t.Fatal(err)
+		}
+		if open == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sessions of %s still in a transaction after 10 s", open, app)
+		}
+	}
 }
