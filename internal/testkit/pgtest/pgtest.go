@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -207,13 +208,23 @@ type Stack struct {
 // is pgvector's vector(1536) with its HNSW index when the server has the
 // extension, and a real[] stand-in otherwise (Debian bookworm does not
 // package pgvector): the daemon never reads it, only sets it NULL, so the
-// tests hold either way.
+// tests hold either way. A line "-- INCLUDE <file>" stands for that file
+// of the same directory: the shapes of one stack share their other tables
+// and rows.
 func LoadStack(t testing.TB, db *DB, path string) *Stack {
 	t.Helper()
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	raw = includeLine.ReplaceAllFunc(raw, func(line []byte) []byte {
+		name := includeLine.FindSubmatch(line)[1]
+		part, err := os.ReadFile(filepath.Join(filepath.Dir(path), string(name)))
+		if err != nil {
+			t.Fatalf("pgtest: %s: %v", path, err)
+		}
+		return part
+	})
 	st := &Stack{Expect: map[string][]string{}}
 	var available bool
 	if err := db.Get(&available, `SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')`); err != nil {
@@ -239,6 +250,7 @@ func LoadStack(t testing.TB, db *DB, path string) *Stack {
 var (
 	pgvectorBlock = regexp.MustCompile(`(?s)-- BEGIN PGVECTOR\n.*?-- END PGVECTOR\n`)
 	expectLine    = regexp.MustCompile(`(?m)^-- EXPECT (\w+): (.*)$`)
+	includeLine   = regexp.MustCompile(`(?m)^-- INCLUDE (\S+)\n`)
 )
 
 // Reopen connects to db's database again, with fresh sessions (that see,
