@@ -267,7 +267,7 @@ func (d *Daemon) connect(ctx context.Context, cfg *config.Config) (*sqlx.DB, err
 	delay := 250 * time.Millisecond
 	for {
 		dc := cfg.Maintenance.Database
-		db, err := store.Open(ctx, dc.URL, store.Pool{MaxOpen: dc.MaxOpenConns, MaxIdle: dc.MaxIdleConns, IdleTime: 30 * time.Second}, 5*time.Second)
+		db, err := store.Open(ctx, dc.URL, store.PoolOf(dc), 5*time.Second)
 		if err == nil {
 			return db, nil
 		}

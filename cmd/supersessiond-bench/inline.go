@@ -225,8 +225,7 @@ type runningHook struct {
 func startHook(ctx context.Context, dbURL string) (*runningHook, error) {
 	cfg := config.Default()
 	cfg.Maintenance.Database.URL = dbURL
-	dc := cfg.Maintenance.Database
-	db, err := store.Open(ctx, dbURL, store.Pool{MaxOpen: dc.MaxOpenConns, MaxIdle: dc.MaxIdleConns, IdleTime: 30 * time.Second}, 10*time.Second)
+	db, err := store.Open(ctx, dbURL, store.PoolOf(cfg.Maintenance.Database), 10*time.Second)
 	if err != nil {
 		return nil, err
 	}

@@ -139,13 +139,7 @@ func (m *Main) cliLogger(cfg *config.Config) *slog.Logger {
 
 // openDB connects to the configured database, failing with exit code 3.
 func openDB(ctx context.Context, cfg *config.Config) (*sqlx.DB, error) {
-	return store.Open(ctx, cfg.Maintenance.Database.URL, poolOf(cfg), 10*time.Second)
-}
-
-// poolOf is the connection pool the configuration allows.
-func poolOf(cfg *config.Config) store.Pool {
-	d := cfg.Maintenance.Database
-	return store.Pool{MaxOpen: d.MaxOpenConns, MaxIdle: d.MaxIdleConns, IdleTime: 30 * time.Second}
+	return store.Open(ctx, cfg.Maintenance.Database.URL, store.PoolOf(cfg.Maintenance.Database), 10*time.Second)
 }
 
 // cmdEnv is what a command that works on the database needs.

@@ -13,6 +13,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/redact"
 )
 
@@ -38,8 +39,16 @@ type Pool struct {
 	IdleTime time.Duration
 }
 
+// idleTime is how long an unused connection stays open.
+const idleTime = 30 * time.Second
+
 // DefaultPool is what a command-line run uses: one operation at a time.
-var DefaultPool = Pool{MaxOpen: 2, MaxIdle: 2, IdleTime: 30 * time.Second}
+var DefaultPool = Pool{MaxOpen: 2, MaxIdle: 2, IdleTime: idleTime}
+
+// PoolOf is the pool maintenance.database allows.
+func PoolOf(d config.Database) Pool {
+	return Pool{MaxOpen: d.MaxOpenConns, MaxIdle: d.MaxIdleConns, IdleTime: idleTime}
+}
 
 // ApplicationName is how the daemon's sessions appear in pg_stat_activity
 // unless the connection string names them otherwise.
