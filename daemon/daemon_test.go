@@ -1,7 +1,6 @@
 package daemon_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,34 +20,17 @@ import (
 	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
+	"github.com/supersessiond/supersessiond/internal/testkit/proctest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
-
-// syncBuffer is a log sink safe for the daemon's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 type harness struct {
 	t       *testing.T
 	path    string
 	signals chan os.Signal
 	addr    string
-	log     *syncBuffer
+	log     *proctest.Buffer
 	done    chan error
 	exited  chan struct{}
 	d       *daemon.Daemon
@@ -75,7 +56,7 @@ func start(t *testing.T, dbURL string, extraYAML string, jobs []daemon.Job, twea
 // the file the harness edits; "" means the harness's file itself.
 func startAt(t *testing.T, configPath, dbURL string, extraYAML string, jobs []daemon.Job, tweaks ...func(*daemon.Options)) *harness {
 	t.Helper()
-	h := &harness{t: t, signals: make(chan os.Signal, 4), log: &syncBuffer{}, done: make(chan error, 1), exited: make(chan struct{})}
+	h := &harness{t: t, signals: make(chan os.Signal, 4), log: &proctest.Buffer{}, done: make(chan error, 1), exited: make(chan struct{})}
 	h.path = filepath.Join(t.TempDir(), "agent.yaml")
 	h.write(fmt.Sprintf(baseYAML, dbURL) + extraYAML)
 	if configPath == "" {

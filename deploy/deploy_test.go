@@ -14,7 +14,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -25,6 +24,7 @@ import (
 	"github.com/supersessiond/supersessiond/daemon"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
+	"github.com/supersessiond/supersessiond/internal/testkit/proctest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -285,7 +285,7 @@ maintenance:
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &proctest.Buffer{}
 	signals := make(chan os.Signal, 1)
 	addr := make(chan string, 1)
 	d, err := daemon.New(daemon.Options{
@@ -343,23 +343,6 @@ maintenance:
 		}
 		return names
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // make install honours DESTDIR and PREFIX; make uninstall removes what it

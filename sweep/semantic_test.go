@@ -1,7 +1,6 @@
 package sweep_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -20,26 +19,9 @@ import (
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
+	"github.com/supersessiond/supersessiond/internal/testkit/proctest"
 	"github.com/supersessiond/supersessiond/sweep"
 )
-
-// lockedBuffer is a log sink for concurrent writers.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // An LLM endpoint with credentials in its URL, and a server that echoes the
 // request's Authorization header in its error: the semantic path's log
@@ -55,7 +37,7 @@ func TestSemanticFailuresLogNoCredentials(t *testing.T) {
 	endpoint := strings.Replace(srv.URL, "http://", "http://ops:Hunter2secret@", 1)
 	cfg := semanticCfg(endpoint)
 	cfg.Maintenance.LLM.APIKeyEnv = "TEST_KEY"
-	var logs lockedBuffer
+	var logs proctest.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	llms := llm.NewProvider(func(k string) string {
 		if k == "TEST_KEY" {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
+	"github.com/supersessiond/supersessiond/internal/testkit/proctest"
 )
 
 func seedCLI(t *testing.T) (*pgtest.DB, *memtest.Seeder, *cli) {
@@ -146,12 +147,12 @@ func TestRunDecidesClassificationsInline(t *testing.T) {
 		memtest.Attr{ID: "r1", Agent: "a", Aspect: asp, Content: "Lives in Toronto"},
 		memtest.Attr{ID: "r2", Agent: "a", Content: "Lives in Montreal"},
 	)
-	port := freePort(t)
+	port := proctest.FreePort(t)
 	path := writeConfig(t, fmt.Sprintf("maintenance:\n  http:\n    listen: 127.0.0.1:%d\n  inlineHook:\n    pollInterval: 1h\n  log:\n    format: text\n", port))
 	exe, _ := os.Executable()
 	cmd := exec.Command(exe, "run", "--config", path)
 	cmd.Env = append(os.Environ(), beMainEnv+"=1", "SUPERSESSIOND_DATABASE_URL="+db.URL)
-	var logs syncBuf
+	var logs proctest.Buffer
 	cmd.Stderr = &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -11,12 +11,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
+	"github.com/supersessiond/supersessiond/internal/testkit/proctest"
 )
 
 // When the test binary is re-executed with this variable set it behaves as
@@ -174,7 +174,7 @@ func TestNoCommandPrintsAPassword(t *testing.T) {
 func TestRunProcessSignals(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
-	port := freePort(t)
+	port := proctest.FreePort(t)
 	path := writeConfig(t, "")
 	write := func(extra string) {
 		body := fmt.Sprintf("maintenance:\n  http:\n    listen: 127.0.0.1:%d\n  log:\n    format: text\n%s", port, extra)
@@ -193,7 +193,7 @@ func TestRunProcessSignals(t *testing.T) {
 	}
 	cmd := exec.Command(exe, "run", "--config", path)
 	cmd.Env = append(os.Environ(), beMainEnv+"=1", "SUPERSESSIOND_DATABASE_URL="+db.URL)
-	var logs syncBuf
+	var logs proctest.Buffer
 	cmd.Stderr = &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -262,33 +262,6 @@ func TestSystemdUnitVerifies(t *testing.T) {
 	}
 }
 
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 func httpGet(url string) (int, string) {
 	resp, err := http.Get(url)
 	if err != nil {
@@ -299,7 +272,7 @@ func httpGet(url string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-func waitFor(t *testing.T, logs *syncBuf, what string, cond func() bool) {
+func waitFor(t *testing.T, logs *proctest.Buffer, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -24,6 +23,7 @@ import (
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgcluster"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
+	"github.com/supersessiond/supersessiond/internal/testkit/proctest"
 )
 
 // binary is the real supersessiond, built once for these tests.
@@ -95,16 +95,6 @@ func (l *logBuffer) records(msg string) []map[string]any {
 	return out
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 func writeConfig(t *testing.T, body string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "agent.yaml")
@@ -116,7 +106,7 @@ func writeConfig(t *testing.T, body string) string {
 
 func start(t *testing.T, dbURL, cfgBody string) *proc {
 	t.Helper()
-	port := freePort(t)
+	port := proctest.FreePort(t)
 	cfg := writeConfig(t, fmt.Sprintf("maintenance:\n  http:\n    listen: 127.0.0.1:%d\n%s", port, cfgBody))
 	cmd := exec.Command(binary, "run", "--config", cfg)
 	cmd.Env = append(os.Environ(), "SUPERSESSIOND_DATABASE_URL="+dbURL)

@@ -30,6 +30,7 @@ import (
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgcluster"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
+	"github.com/supersessiond/supersessiond/internal/testkit/proctest"
 )
 
 // cli runs the real binary against a database and returns its output.
@@ -257,7 +258,7 @@ func TestSymlinkedConfigReload(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
 	target := filepath.Join(t.TempDir(), "agent.yaml")
-	port := freePort(t)
+	port := proctest.FreePort(t)
 	body := fmt.Sprintf("maintenance:\n  http:\n    listen: 127.0.0.1:%d\n  schedules:\n    sweep: \"off\"\n", port)
 	if err := os.WriteFile(target, []byte(body), 0o600); err != nil {
 		t.Fatal(err)

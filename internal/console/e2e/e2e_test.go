@@ -9,22 +9,20 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
+	"github.com/supersessiond/supersessiond/internal/testkit/proctest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -62,34 +60,6 @@ func prerequisites(t *testing.T) string {
 	return node
 }
 
-// syncBuffer collects a process's output while it runs.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 const token = "e2e-admin-token-7f3a9c1d2b"
 
 func TestConsoleInChromium(t *testing.T) {
@@ -108,7 +78,7 @@ func TestConsoleInChromium(t *testing.T) {
 	if _, err := db.Exec(string(seed)); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
-	port := freePort(t)
+	port := proctest.FreePort(t)
 	cfgPath := filepath.Join(dir, "agent.yaml")
 	cfg := fmt.Sprintf(`memory:
   pipelineV2:
@@ -128,7 +98,7 @@ maintenance:
 		t.Fatalf("shadow sweep: %v\n%s", err, out)
 	}
 
-	logs := &syncBuffer{}
+	logs := &proctest.Buffer{}
 	run := exec.Command(bin, "run")
 	run.Env = append(env, "SUPERSESSIOND_ADMIN_TOKEN="+token)
 	run.Stdout, run.Stderr = logs, logs
@@ -216,7 +186,7 @@ maintenance:
 	}
 }
 
-func waitReady(t *testing.T, base string, logs *syncBuffer, done <-chan error) {
+func waitReady(t *testing.T, base string, logs *proctest.Buffer, done <-chan error) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
