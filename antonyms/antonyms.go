@@ -23,6 +23,7 @@ type Source string
 const (
 	Hand          Source = "hand"          // written here, where WordNet lacks the pair or splits it
 	WordNet       Source = "wordnet"       // WordNet 3.0's direct antonyms (wordnet.go)
+	Indirect      Source = "indirect"      // WordNet 3.0's indirect antonyms: a head adjective's satellites against its antonym (wordnet.go)
 	Morphological Source = "morphological" // a base and its negation by a prefix, both WordNet lemmas (wordnet.go)
 )
 
@@ -84,14 +85,14 @@ var hand = [...]Pair{
 	{Preference, Hand, []string{"big", "bigger", "large", "larger"}, []string{"small", "smaller", "little"}},
 
 	// States.
-	{State, Hand, []string{"healthy", "well"}, []string{"sick", "ill", "unwell"}},
+	{State, Hand, []string{"healthy", "well"}, []string{"sick", "ill", "unwell", "injured", "hurt"}},
 	{State, Hand, []string{"remote", "remotely"}, []string{"on-site", "onsite", "in-office", "in-person"}},
 	{State, Hand, []string{"wet", "damp"}, []string{"dry"}},
 	{State, Hand, []string{"happy", "satisfied"}, []string{"unhappy", "sad", "dissatisfied"}},
 	{State, Hand, []string{"alive"}, []string{"dead", "deceased"}},
 	{State, Hand, []string{"complete", "completed", "finished"}, []string{"incomplete", "unfinished"}},
 	{State, Hand, []string{"valid"}, []string{"invalid", "expired"}},
-	{State, Hand, []string{"passed", "pass", "passes", "succeeded", "succeeds", "works", "work", "working", "worked"}, []string{"failed", "fail", "fails", "failing"}},
+	{State, Hand, []string{"passed", "pass", "passes", "passing", "succeeded", "succeeds", "succeeding", "works", "work", "working", "worked"}, []string{"failed", "fail", "fails", "failing"}},
 	{State, Hand, []string{"with"}, []string{"without"}},
 	{State, Hand, []string{"permanent", "permanently"}, []string{"temporary", "temporarily"}},
 	{State, Hand, []string{"day", "days", "daytime"}, []string{"night", "nights", "nighttime"}},
@@ -117,7 +118,7 @@ var hand = [...]Pair{
 func Pairs() []Pair {
 	var out []Pair
 	opposed := map[[2]string]bool{}
-	for _, table := range [][]Pair{hand[:], wordnetPairs[:], morphologicalPairs[:]} {
+	for _, table := range [][]Pair{hand[:], wordnetPairs[:], indirectPairs[:], morphologicalPairs[:]} {
 		for _, p := range table {
 			if opposed[[2]string{p.A[0], p.B[0]}] {
 				continue

@@ -5,9 +5,11 @@
 // of the same subject.
 //
 // Sources: most pairs are WordNet 3.0's direct antonyms, kept when they join
-// frequent senses of frequent words, and its morphological negations (un-,
-// in-, im-, ir-, il-, dis-, non-) of which WordNet has both forms; wordnet.go
-// holds them, written by internal/wordnetgen from the WordNet database
+// frequent senses of both words and one of them is seen in WordNet's tagged
+// corpus; its indirect antonyms (a head adjective's antonym against the
+// first-sense words of its satellites that are only adjectives: "huge"
+// against "small"); and its morphological negations (un-, in-, im-, ir-,
+// il-, dis-, non-) of which WordNet has both forms; wordnet.go holds them, written by internal/wordnetgen from the WordNet database
 // (go generate; see WORDNET_LICENSE), so that the binary reads nothing at run
 // time. The pairs written by hand in antonyms.go fill WordNet's gaps:
 // pairs it lacks (recommended/deprecated), senses it ranks too rare to keep

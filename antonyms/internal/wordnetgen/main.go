@@ -1,6 +1,7 @@
 // Command wordnetgen writes the antonym pairs that package antonyms takes
 // from WordNet 3.0: the direct antonyms of WordNet's adjectives, verbs,
-// nouns and adverbs, and the morphological negations (un-, in-, im-, ir-,
+// nouns and adverbs, the indirect antonyms of its adjectives (through
+// their satellites), and the morphological negations (un-, in-, im-, ir-,
 // il-, dis-, non-) of which WordNet lists both forms. It reads the database
 // files (Debian's wordnet-base installs them under /usr/share/wordnet) and
 // writes a Go file, so that the binary needs nothing at run time:
@@ -10,7 +11,8 @@
 // WordNet lists an antonym for every sense of a word, and most senses are
 // rare ("hot" as in stolen goods). A pair is kept only when it joins one of
 // the first senses of both words (WordNet orders senses by frequency in a
-// tagged corpus) and both words occur in that corpus at all; multi-word
+// tagged corpus) and one of the words occurs in that corpus at all (the
+// corpus is small: "insecure" and "asynchronous" are not in it); multi-word
 // lemmas, function words and a few false friends of the prefixes
 // ("invaluable", "inflammable") are left out.
 package main
@@ -50,7 +52,7 @@ func generate(dir string, senses int) ([]byte, error) {
 		return nil, err
 	}
 	pairs := wn.direct(senses)
-	return render(wn, pairs, wn.morphological(pairs))
+	return render(wn, pairs, wn.indirect(pairs, senses), wn.morphological(pairs))
 }
 
 // Parts of speech as WordNet's file names spell them.
@@ -60,6 +62,7 @@ type synset struct {
 	lexFile int
 	words   []string
 	ants    []antPtr
+	similar []string // an adjective head's satellites ("&" pointers), pos + offset
 }
 
 // antPtr is an antonym pointer from word src of a synset to word dst of
@@ -173,6 +176,9 @@ func (wn *wordnet) addData(pos byte, f []string) error {
 	}
 	for i := 0; i < np; i++ {
 		ptr := f[k+1+4*i : k+5+4*i]
+		if ptr[0] == "&" && pos == 'a' {
+			s.similar = append(s.similar, "a"+ptr[1])
+		}
 		if ptr[0] != "!" {
 			continue
 		}
@@ -208,7 +214,7 @@ func (wn *wordnet) direct(maxRank int) []pair {
 				continue
 			}
 			w1, w2 := s.words[a.src], t.words[a.dst]
-			if !wn.usable(pos, w1) || !wn.usable(pos, w2) || wn.lemmas[string(pos)+w1].tagged == 0 || wn.lemmas[string(pos)+w2].tagged == 0 {
+			if !wn.usable(pos, w1) || !wn.usable(pos, w2) || wn.lemmas[string(pos)+w1].tagged == 0 && wn.lemmas[string(pos)+w2].tagged == 0 {
 				continue
 			}
 			if wn.rank(pos, w1, key) > maxRank || wn.rank(pos, w2, a.target) > maxRank {
@@ -223,6 +229,65 @@ func (wn *wordnet) direct(maxRank int) []pair {
 	}
 	slices.SortFunc(out, comparePairs)
 	return out
+}
+
+// indirect returns WordNet's indirect antonyms: an adjective head's
+// antonym against each frequent word of the head's satellites ("freezing",
+// similar to "cold", against "hot"). Satellites of the two heads are not
+// paired with each other: two steps from the pair, the opposition fades.
+// A satellite word counts only in its first sense and when it is only an
+// adjective: "blue" (a colour, a mood, a political side) opposes nothing
+// in particular.
+func (wn *wordnet) indirect(direct []pair, maxRank int) []pair {
+	have := map[string]bool{}
+	for _, p := range direct {
+		have[p.a+"/"+p.b] = true
+	}
+	var out []pair
+	for _, key := range sortedKeys(wn.synsets) {
+		s := wn.synsets[key]
+		if key[0] != 'a' || len(s.similar) == 0 {
+			continue
+		}
+		for _, a := range s.ants {
+			if a.src < 0 || a.src >= len(s.words) || !wn.frequent('a', s.words[a.src], key, maxRank) {
+				continue
+			}
+			t := wn.synsets[a.target]
+			if t == nil || a.dst < 0 || a.dst >= len(t.words) || !wn.frequent('a', t.words[a.dst], a.target, maxRank) {
+				continue
+			}
+			opposite := t.words[a.dst]
+			for _, sat := range s.similar {
+				for _, w := range wn.synsets[sat].words {
+					p := pair{pos: 'a', a: min(w, opposite), b: max(w, opposite), lexFile: s.lexFile}
+					if w == opposite || !wn.frequent('a', w, sat, 1) || wn.otherPOS(w) || have[p.a+"/"+p.b] {
+						continue
+					}
+					have[p.a+"/"+p.b] = true
+					out = append(out, p)
+				}
+			}
+		}
+	}
+	slices.SortFunc(out, comparePairs)
+	return out
+}
+
+// frequent reports a usable lemma seen in the tagged corpus, for which
+// synset is one of its first maxRank senses.
+func (wn *wordnet) frequent(pos byte, w, synset string, maxRank int) bool {
+	return wn.usable(pos, w) && wn.lemmas[string(pos)+w].tagged > 0 && wn.rank(pos, w, synset) <= maxRank
+}
+
+// otherPOS reports a word that WordNet also lists as a noun, verb or adverb.
+func (wn *wordnet) otherPOS(w string) bool {
+	for _, pos := range "nvr" {
+		if _, ok := wn.lemmas[string(pos)+w]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // sortedKeys makes the output independent of map order.
@@ -294,7 +359,7 @@ var prefixes = []struct {
 	before     string // the base starts with one of these ("" for any)
 	bothTagged bool
 }{
-	{"un", "av", "", true}, {"non", "a", "", true}, {"non-", "a", "", true}, {"dis", "av", "", true},
+	{"un", "av", "", false}, {"non", "a", "", false}, {"non-", "a", "", false}, {"dis", "av", "", true},
 	{"in", "a", "acdefghjknoqstuvwxyz", true}, {"im", "a", "bmp", true}, {"ir", "a", "r", true}, {"il", "a", "l", true},
 }
 
@@ -446,7 +511,7 @@ func comparative(w, suffix string) string {
 	return w + suffix
 }
 
-func render(wn *wordnet, direct, morph []pair) ([]byte, error) {
+func render(wn *wordnet, direct, indirect, morph []pair) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString("// Code generated by wordnetgen from WordNet 3.0 (see WORDNET_LICENSE); DO NOT EDIT.\n\n")
 	b.WriteString("package antonyms\n\n")
@@ -459,6 +524,7 @@ func render(wn *wordnet, direct, morph []pair) ([]byte, error) {
 		b.WriteString("}\n\n")
 	}
 	write("wordnetPairs", "WordNet", fmt.Sprintf("wordnetPairs are WordNet's direct antonyms (%d pairs).", len(direct)), direct)
+	write("indirectPairs", "Indirect", fmt.Sprintf("indirectPairs are WordNet's indirect antonyms: a head adjective's antonym against the words of its satellites (%d pairs).", len(indirect)), indirect)
 	write("morphologicalPairs", "Morphological", fmt.Sprintf("morphologicalPairs are a base and its negation by a prefix, both WordNet lemmas (%d pairs).", len(morph)), morph)
 	return format.Source(b.Bytes())
 }
