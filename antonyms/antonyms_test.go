@@ -119,3 +119,20 @@ func opposite(a, b string) (Pair, bool) {
 	}
 	return Pair{}, false
 }
+
+func TestNegatedBase(t *testing.T) {
+	t.Parallel()
+	for w, want := range map[string]string{
+		"unencrypted": "encrypted", "nonrefundable": "refundable", "non-profit": "profit", "dislike": "like",
+		"inaccessible": "accessible", "impossible": "possible", "irregular": "regular", "illegal": "legal",
+		"unfit": "fit",
+		// Not negations: a false friend, an assimilation that does not fit
+		// its letter, too little left.
+		"invaluable": "", "inflammable": "", "discover": "", "imbalance": "balance", "inbox": "", "irate": "", "undo": "",
+	} {
+		got, ok := NegatedBase(w)
+		if want == "" && ok || want != "" && got != want {
+			t.Errorf("NegatedBase(%q) = %q, %v; want %q", w, got, ok, want)
+		}
+	}
+}

@@ -69,7 +69,7 @@ func (st *Statement) read(segs []segment) []segment {
 	st.markTime()
 	st.nounReadings()
 	var subj uint64 // the subject a clause without one shares with the clause before
-	segs = st.segments(segs)
+	segs = st.segments(segs, st.reported())
 	st.clauses = st.first[:0]
 	for i, seg := range segs {
 		// A clause is read in the place it is kept (a clause is 248 bytes:
@@ -130,14 +130,20 @@ type segment struct {
 // although) when a verb follows; a run without a verb after a comma is a
 // fragment of the clause before, and a subordinate clause is left out. A
 // leading "key:" makes the statement a note ("timezone: CET").
-func (st *Statement) segments(out []segment) []segment {
+//
+// The statement starts at lo: the words before a reported clause are left
+// out (see reported).
+func (st *Statement) segments(out []segment, lo int) []segment {
 	n := len(st.toks)
 	if n == 0 {
 		return out
 	}
-	cur := segment{kv: st.noteKey()}
-	cur.note = cur.kv > 0
-	for i := 1; i < n; i++ {
+	cur := segment{lo: lo}
+	if lo == 0 {
+		cur.kv = st.noteKey()
+		cur.note = cur.kv > 0
+	}
+	for i := lo + 1; i < n; i++ {
 		t := &st.toks[i]
 		if !st.boundary(i, cur) {
 			continue
@@ -174,8 +180,8 @@ func (s segment) closed(i int) segment {
 // boundary reports whether a new clause may start at token i.
 func (st *Statement) boundary(i int, cur segment) bool {
 	t := &st.toks[i]
-	if cur.note && i == cur.kv {
-		return false
+	if cur.note && i == cur.kv || t.flags&tArrow != 0 {
+		return false // an arrow changes a value within its clause (see readChange)
 	}
 	w := st.raw(t)
 	return t.flags&(tBreak|fSub) != 0 || t.flags&fConj != 0 && (w == "and" || w == "or") ||
@@ -223,6 +229,49 @@ func (st *Statement) hasContent(lo, hi int) bool {
 	return false
 }
 
+// reportingVerbs introduce what someone said: the statement is what they
+// said.
+var reportingVerbs = toSet(`said says mentioned mentions told tells noted reported reports explained
+	explains confirmed confirms stated states claimed claims replied`)
+
+// reported returns where the clause reported by a leading reporting verb
+// starts ("Said she smokes", "The doctor told me that the knee is fine"),
+// and marks the words before it as function words; 0 when the statement
+// does not open so. The reporting verb may follow a short subject and take
+// a listener and "that"; what follows must be a clause.
+func (st *Statement) reported() int {
+	n := len(st.toks)
+	for i := 0; i < n && i < 4; i++ {
+		if i > 0 && st.toks[i].flags&tBreak != 0 {
+			return 0
+		}
+		if !reportingVerbs[st.raw(&st.toks[i])] {
+			if st.verbal(i, n) {
+				return 0
+			}
+			continue
+		}
+		k := i + 1
+		if k+1 < n && listeners[st.raw(&st.toks[k])] && (st.raw(&st.toks[k+1]) == "that" || st.toks[k+1].flags&(fSelf|fDet|tCap) != 0) {
+			k++ // "told me (that) she", but not "said her knee"
+		}
+		that := k < n && st.raw(&st.toks[k]) == "that"
+		if that {
+			k++
+		}
+		// What follows is a clause with a subject of its own ("she",
+		// "the build", "Priya"), not an object ("writes code in Go").
+		if k >= n || !that && st.toks[k].flags&(fSelf|fDet|tCap) == 0 || !st.startsClause(k) {
+			return 0
+		}
+		st.leaveOut(0, k)
+		return k
+	}
+	return 0
+}
+
+var listeners = toSet(`me us him her them you`)
+
 // noteKey returns where the value of a "key: value" note starts: after a
 // colon that follows one to four words, when no verb starts the value
 // ("Update: lives in Berlin" is a statement).
@@ -246,12 +295,45 @@ func (st *Statement) noteKey() int {
 // ago"): they are not content, and two statements whose anchors differ are
 // about different times. Recurring scopes (on Fridays, in the summer) are
 // content and stay.
+//
+// "As of March" is no such anchor: it says the statement holds from then
+// on, that is, now; its words are left out and the clause reads it as a
+// change marker (see clause.markers).
 func (st *Statement) markTime() {
-	for i := range st.toks {
+	for i := 0; i < len(st.toks); i++ {
+		if n := st.asOf(i); n > 0 {
+			st.leaveOut(i, i+n)
+			i += n - 1
+			continue
+		}
 		n := st.timeAnchor(i)
 		for k := i; k < i+n; k++ {
 			st.toks[k].flags |= fWhen
 		}
+	}
+}
+
+// asOf returns the number of tokens of "as of" and the time that follows it
+// ("as of March 2025", "as of this spring", "as of today"), 0 when token i
+// does not start one.
+func (st *Statement) asOf(i int) int {
+	if i+1 >= len(st.toks) || st.toks[i].word != wordAs || st.raw(&st.toks[i+1]) != "of" || st.toks[i+1].flags&tBreak != 0 {
+		return 0
+	}
+	k := i + 2
+	for k < len(st.toks) && st.toks[k].flags&tBreak == 0 && (st.toks[k].flags&(tNumber|fTime|fScope) != 0 || k == i+2 && asOfWords[st.raw(&st.toks[k])]) {
+		k++
+	}
+	return k - i
+}
+
+var asOfWords = toSet(`this last early late mid the now today`)
+
+// leaveOut makes tokens [lo, hi) function words: they are neither content
+// nor part of a verb chain.
+func (st *Statement) leaveOut(lo, hi int) {
+	for k := lo; k < hi; k++ {
+		st.toks[k].flags = fStop | st.toks[k].flags&(tBreak|tFull|tCap)
 	}
 }
 
@@ -278,8 +360,8 @@ func (st *Statement) timeAnchor(i int) int {
 		if st.raw(next(1)) == "the" && st.raw(next(2)) == "moment" {
 			return 3
 		}
-	case "since", "until", "till", "in", "as":
-		if st.isYear(next(1)) || next(1).flags&fTime != 0 && next(1).flags&tNumber == 0 || w == "as" && st.raw(next(1)) == "of" {
+	case "since", "until", "till", "in":
+		if st.isYear(next(1)) || next(1).flags&fTime != 0 && next(1).flags&tNumber == 0 {
 			return 2
 		}
 	case "anymore", "nowadays", "lately":

@@ -3,7 +3,8 @@ package heuristics
 import (
 	"math/bits"
 	"slices"
-	"strings"
+
+	"github.com/supersessiond/supersessiond/antonyms"
 )
 
 // Key is an opaque blocking key: equal keys are how candidate pairs are
@@ -149,7 +150,7 @@ func (c *clause) antonymKeys(anchors, probes []Key, subj uint64) ([]Key, []Key) 
 		if c.mayNegate(i) {
 			rest := setHash(c.predicate().without(morphPairID, i))
 			anchors = append(anchors, Key(mix(tagMorph, uint64(fnv1a(c.raw(i))), neg, subj, rest)))
-			if base, ok := negatedBase(c.raw(i)); ok {
+			if base, ok := antonyms.NegatedBase(c.raw(i)); ok {
 				probes = append(probes, Key(mix(tagMorph, uint64(fnv1a(base)), neg, subj, rest)))
 			}
 		}
@@ -173,17 +174,6 @@ func (c *clause) antonymKeys(anchors, probes []Key, subj uint64) ([]Key, []Key) 
 		}
 	}
 	return anchors, probes
-}
-
-// negatedBase returns the word that w negates by a prefix ("unencrypted":
-// "encrypted").
-func negatedBase(w string) (string, bool) {
-	for _, p := range negPrefixes {
-		if rest, ok := strings.CutPrefix(w, p); ok && len(rest) >= 4 {
-			return rest, true
-		}
-	}
-	return "", false
 }
 
 // valueKeys. The signal needs both clauses to give a non-empty value to

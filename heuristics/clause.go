@@ -35,7 +35,8 @@ type clause struct {
 	negated, cease    bool // an odd number of negations; one of them a cessation (quit, used to)
 	past, irreal      bool // history ("lived in"); a plan or a wish
 	addAdv, addVerb   bool // "also", "too"; "started"
-	now, strong       bool // "now", "currently"; "instead"
+	now, strong       bool // "now", "currently"; "instead" (or an arrow)
+	arrow             bool // the value changes by an arrow ("free -> pro")
 	hasAnt            bool
 	subjIdx, predIdx  uint64 // content words of the subject and of the rest of the clause
 	objIdx, coreIdx   uint64 // the value and qualifiers; subject and predicate

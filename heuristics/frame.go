@@ -1,6 +1,10 @@
 package heuristics
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+	"strings"
+)
 
 // findFrame finds the predicate, the value and the slot, starting after the
 // verb chain at j.
@@ -159,6 +163,16 @@ func (c *clause) agent() {
 // readChange reads what a change verb changes: "switched from X to Y",
 // "traded X for Y", "X was replaced with Y", "Y instead of X".
 func (c *clause) readChange() {
+	// "plan: free -> pro": what is before the arrow changes to what is
+	// after it.
+	for m := c.start + 1; m < c.hi; m++ {
+		if c.tok(m).flags&tArrow != 0 && m != c.noteKey && c.valIdx&(1<<m) != 0 {
+			c.fromIdx = c.valIdx & span(c.start, m)
+			c.tgtIdx = c.phrase(m)
+			c.valIdx, c.strong, c.arrow = c.tgtIdx, true, true
+			return
+		}
+	}
 	for m := c.start; m+1 < c.hi; m++ {
 		if c.tok(m).flags&fStrong != 0 && c.raw(m+1) == "of" {
 			c.fromIdx = c.phrase(m + 2) // "Redpanda instead of Kafka"
@@ -244,7 +258,7 @@ func (c *clause) findSlot() {
 // a person ("I'm 32", "Priya is 29").
 func (c *clause) age() bool {
 	for i := c.start + 1; i < c.hi; i++ {
-		if c.tok(i).flags&fAge == 0 {
+		if c.tok(i).word != wordOld {
 			continue
 		}
 		n := i - 1
@@ -289,8 +303,8 @@ func (c *clause) nounSlot() {
 	raw, stem := c.raw(head), c.stem(head)
 	plural := stem != raw && raw[len(raw)-1] == 's' && h.flags&fAttr == 0
 	one := h.flags&fAttr != 0 || c.noteKey > 0 || c.nounSubject() || c.nominalValue()
-	if !one || plural && !c.numericValue() {
-		return
+	if !one || plural && !c.numericValue() || c.noteKey == 0 && c.modifiers() == 0 && c.adjectival(bits.TrailingZeros64(c.valIdx)) {
+		return // "the car is electric" says how it is, not which car
 	}
 	if slot, ok := defaultLexicon.nounSlots[stem]; ok {
 		c.pred = slot
@@ -322,8 +336,35 @@ func (c *clause) nominalValue() bool {
 			return true
 		}
 	}
-	return false
+	return c.bareName(lo)
 }
+
+// bareName: "the linter is eslint" names which one, as a capitalised name
+// would: a lone word, no verb or time, after the copula of a definite
+// subject, that is not adjectival.
+func (c *clause) bareName(lo int) bool {
+	return c.tok(c.start).flags&fDet != 0 && c.lone(lo) && !c.adjectival(lo) && c.tok(lo).flags&(fVerb|fTime|fScope) == 0 && len(c.raw(lo)) >= 3
+}
+
+// lone reports a value that is the one content word at lo.
+func (c *clause) lone(lo int) bool {
+	return c.valIdx&c.contentMask() == 1<<lo && lo == bits.TrailingZeros64(c.valIdx)
+}
+
+// adjectival reports a lone value word that says how the subject is rather
+// than which one it is: a word of an opposite pair, or an adjective (or
+// participle, or adverb) by its form ("stable", "broken", "electric").
+func (c *clause) adjectival(lo int) bool {
+	t := c.tok(lo)
+	if !c.lone(lo) || t.flags&(tNumber|tCap) != 0 {
+		return false
+	}
+	return t.ant != 0 || slices.ContainsFunc(adjectiveEndings, func(suffix string) bool { return strings.HasSuffix(c.raw(lo), suffix) })
+}
+
+// adjectiveEndings are the suffixes that make English adjectives (and
+// participles and adverbs, which say how rather than which).
+var adjectiveEndings = strings.Fields(`able ible al ful less ous ive ic ish y ed en ing ent ant ly ary ory ile ese`)
 
 func (c *clause) numericValue() bool {
 	for m := c.valIdx; m != 0; m &= m - 1 {
@@ -345,7 +386,8 @@ func (c *clause) markers() {
 		if f&fNeg != 0 && w != "nor" && !(t.word == wordNo && i+1 < c.hi && c.raw(i+1) == "matter") {
 			neg = !neg
 		}
-		c.now = c.now || f&fNow != 0 || w == "these" && i+1 < c.hi && c.raw(i+1) == "days"
+		c.now = c.now || f&fNow != 0 || w == "these" && i+1 < c.hi && c.raw(i+1) == "days" ||
+			t.word == wordAs && f&fStop != 0 && f&fPrep == 0 // "as of March" (see markTime)
 		c.strong = c.strong || f&fStrong != 0
 		c.addAdv = c.addAdv || f&fAddAdv != 0 || t.word == wordAs && i+1 < c.hi && c.raw(i+1) == "well"
 		c.irreal = c.irreal || f&fIrreal != 0 && f&fAdv != 0

@@ -103,6 +103,26 @@ var decideCases = []struct {
 	{"change of an unnamed slot", "Works at Google", "Moved to Microsoft in June", 0.5, 0.69, SignalTemporal, "microsoft"},
 	{"now without context", "Watches anime", "Currently watching a documentary series about whales", 0.5, 0.69, SignalTemporal, ""},
 	{"usually one value", "Drives a Toyota Corolla", "Drives a Tesla Model 3", 0.5, 0.69, SignalValue, "corolla"},
+	// Voices: notes, arrows, reported speech, "as of".
+	{"note with =", "Timezone is PST", "timezone = CET", 0.75, 1, SignalValue, "pst → cet"},
+	{"arrow in a note", "storage backend = S3", "storage backend: S3 -> GCS", 0.75, 1, SignalTemporal, "changed: s3 → gcs"},
+	{"reported speech", "Smokes", "Said she has stopped smoking", 0.75, 1, SignalNegation, "smoking"},
+	{"reported speech with a listener", "Works at Stripe", "The recruiter told me that she works at Plaid now", 0.75, 1, SignalValue, "stripe → plaid"},
+	{"a reporting verb with an object is the verb", "Writes code in Java", "Now writes code in Kotlin", 0.75, 1, SignalTemporal, "java"},
+	{"as of is now, not a time anchor", "As of June she eats meat", "As of September she no longer eats meat", 0.75, 1, SignalNegation, "eats meat"},
+	{"usually one value, and now", "Drives a Toyota Corolla", "Drives a Tesla now", 0.75, 1, SignalValue, "corolla → tesla"},
+	// Slots and the words that fill them.
+	{"a clipping is its word", "The repository is public", "The repo is private now", 0.75, 1, SignalAntonym, "public → private"},
+	{"a bare name after a definite subject", "The linter is eslint", "The linter is biome", 0.75, 1, SignalValue, "eslint → biome"},
+	{"adjectives are no names", "The knee is sore", "The knee is swollen", 0, 0, "", ""},
+	{"a colour is not a model", "Car: 2012 Subaru Outback", "The car is silver", 0, 0, "", ""},
+	{"an adjective of a one-value noun says how it is", "The car is electric", "The car is silver", 0, 0, "", ""},
+	// Antonyms: qualifiers and prefixes.
+	{"a circumstance qualifies an antonym", "The cache is warm", "The cache is cold after the restart", 0.75, 1, SignalAntonym, "warm → cold"},
+	{"a place narrows an antonym", "The heating is on", "The heating is off in the living room", 0.5, 0.69, SignalAntonym, "on → off"},
+	{"a time of day narrows an antonym", "Notifications are off", "Notifications are on after 10pm", 0.5, 0.69, SignalAntonym, "off → on"},
+	{"in- negates", "The office is accessible", "The office is inaccessible", 0.75, 1, SignalAntonym, "inaccessible"},
+	{"a false friend of in-", "The painting is valuable", "The painting is invaluable", 0, 0, "", ""},
 }
 
 // TestDecide is the specification of the signals: decideCases, one case per

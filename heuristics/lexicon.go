@@ -32,7 +32,6 @@ const (
 	fSingleMod                    // favourite, main, primary, default: names a one-value slot
 	fAttr                         // attribute noun holding one value: rent, timezone, manager
 	fUsed                         // "used" (as in "used to")
-	fAge                          // "old" in "N years old"
 	fDet                          // article or possessive
 	fSelf                         // I, my, user, she, they: the one the memory is about
 	fTime                         // a time noun: March, year, week, today
@@ -92,12 +91,13 @@ const (
 	wordFor
 	wordGoing
 	wordGive // gave, give, gives, giving, given
+	wordOld  // "old" in "N years old"
 )
 
 var namedWords = map[string]uint8{
 	"to": wordTo, "from": wordFrom, "as": wordAs, "no": wordNo, "up": wordUp, "into": wordInto,
 	"with": wordWith, "for": wordFor, "going": wordGoing,
-	"gave": wordGive, "give": wordGive, "gives": wordGive, "giving": wordGive, "given": wordGive,
+	"old": wordOld, "gave": wordGive, "give": wordGive, "gives": wordGive, "giving": wordGive, "given": wordGive,
 }
 
 // token makes t the token of a word of the text, with the flags the text
@@ -285,7 +285,6 @@ var wordClasses = []struct {
 	{fLight | fVerb, `has have having had get gets got getting`},
 	{fPast, `had got`},
 	{fUsed, `used`},
-	{fAge, `old`},
 	{tNumber, `zero one two three four five six seven eight nine ten eleven twelve twenty thirty forty
 		fifty hundred thousand half dozen`},
 	{fTime, `january february march april may june july august september october november december
@@ -357,6 +356,19 @@ var canonicalStems = []struct{ stem, words string }{
 	{"avenue", `ave avenue`},
 	{"road", `rd road`},
 	{"with", `w with`},
+	// Clippings name what their full form names.
+	{"repository", `repo repos repository repositories`},
+	{"configuration", `config configs configuration configurations`},
+	{"application", `app apps application applications`},
+	{"environment", `env envs environment environments`},
+	{"production", `prod production`},
+	{"database", `db dbs database databases`},
+	{"information", `info information`},
+	{"administrator", `admin admins administrator administrators`},
+	{"kubernetes", `k8s kubernetes`},
+	{"laboratory", `lab labs laboratory laboratories`},
+	{"gymnasium", `gym gyms gymnasium`},
+	{"photograph", `photo photos photograph photographs`},
 }
 
 // compile resolves every word's stem (its canonical one; the word itself

@@ -74,6 +74,27 @@ func (s sel) subsetOf(o sel) bool {
 	return true
 }
 
+// flagged counts the tokens of s with one of the flags.
+func (s sel) flagged(flags uint32) int {
+	n := 0
+	for t := range s.words {
+		if t.flags&flags != 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// minus is the tokens of s that are not in o.
+func (s sel) minus(o sel) sel {
+	for m := s.idx; m != 0; m &= m - 1 {
+		if k := bits.TrailingZeros64(m); o.has(s.st.stem(&s.st.toks[k])) {
+			s.idx &^= 1 << k
+		}
+	}
+	return s
+}
+
 func (s sel) equal(o sel) bool { return s.subsetOf(o) && o.subsetOf(s) }
 
 // shared counts the tokens of s that are in o.

@@ -26,22 +26,24 @@ const (
 // cannot pin to a slot lands in [0.5, 0.7) for human review, and what they
 // consider compatible fires no signal at all.
 const (
-	confNegationExact   = 0.9  // "drinks coffee" / "doesn't drink coffee"
-	confNegationSubset  = 0.8  // "drinks coffee every morning" / "doesn't drink coffee"
-	confAntonymExact    = 0.85 // same words but one antonym
-	confAntonymPartial  = 0.6  // one side says more besides the antonym
-	confValueDisjoint   = 0.9  // single-valued slot, unrelated values
-	confValueOverlap    = 0.85 // single-valued slot, values share a word ("north/west vancouver")
-	confValueRole       = 0.8  // same employer, different "as" role
-	confValueCategory   = 0.85 // prefers window seat / prefers aisle seat
-	confValueCatBare    = 0.75 // prefers tea / prefers coffee
-	confValueUsually    = 0.6  // usually single-valued: drives, attends
-	confTemporalFrom    = 0.9  // "switched from X" where X is the older value
-	confTemporalSlot    = 0.85 // change verb in a named one-value slot ("as the main editor")
-	confTemporalVerb    = 0.8  // same verb, new value, explicit change ("now", "instead")
-	confTemporalContext = 0.75 // change verb sharing context with the older ("the desktop")
-	confTemporalWeak    = 0.6  // "now" + same verb, nothing else shared
-	confTemporalBare    = 0.55 // change verb, nothing shared: which slot changed is a guess
+	confNegationExact    = 0.9  // "drinks coffee" / "doesn't drink coffee"
+	confNegationSubset   = 0.8  // "drinks coffee every morning" / "doesn't drink coffee"
+	confAntonymExact     = 0.85 // same words but one antonym
+	confAntonymPartial   = 0.6  // one side says more besides the antonym
+	confAntonymQualified = 0.75 // ... only in a qualifier ("is cold after the restart")
+	confValueDisjoint    = 0.9  // single-valued slot, unrelated values
+	confValueOverlap     = 0.85 // single-valued slot, values share a word ("north/west vancouver")
+	confValueRole        = 0.8  // same employer, different "as" role
+	confValueCategory    = 0.85 // prefers window seat / prefers aisle seat
+	confValueCatBare     = 0.75 // prefers tea / prefers coffee
+	confValueUsually     = 0.6  // usually single-valued: drives, attends
+	confValueUsuallyNow  = 0.75 // the same, and the newer says it changed ("now drives")
+	confTemporalFrom     = 0.9  // "switched from X" where X is the older value
+	confTemporalSlot     = 0.85 // change verb in a named one-value slot ("as the main editor")
+	confTemporalVerb     = 0.8  // same verb, new value, explicit change ("now", "instead")
+	confTemporalContext  = 0.75 // change verb sharing context with the older ("the desktop")
+	confTemporalWeak     = 0.6  // "now" + same verb, nothing else shared
+	confTemporalBare     = 0.55 // change verb, nothing shared: which slot changed is a guess
 )
 
 // explain collects why a signal did not fire, for the reason of a decision
@@ -185,10 +187,35 @@ func opposed(a, b *clause, i, j, pair int, e *explain) (fired, bool) {
 	case ra.equal(rb):
 		return fired{SignalAntonym, confAntonymExact, antonymDetail(a, b, i, j, rb)}, true
 	case ra.subsetOf(rb) || rb.subsetOf(ra):
-		return fired{SignalAntonym, confAntonymPartial, antonymDetail(a, b, i, j, rb)}, true
+		conf := confAntonymPartial
+		if qualifiesOnly(a, ra, rb) && qualifiesOnly(b, rb, ra) && a.scope().equal(b.scope()) {
+			conf = confAntonymQualified
+		}
+		return fired{SignalAntonym, conf, antonymDetail(a, b, i, j, rb)}, true
 	}
 	e.miss("No contradiction: opposite words, but about different things.")
 	return fired{}, false
+}
+
+// qualifiesOnly reports whether the words of r, a selection of c, that o
+// lacks all say when or after what ("after the restart", "since the
+// remodel"): the circumstance of a change, not a narrower place or thing
+// ("off in the living room", "fails on ARM") nor more of the value.
+func qualifiesOnly(c *clause, r, o sel) bool {
+	extra := r.minus(o).idx
+	for m := c.roles[rQual]; m != 0; m &= m - 1 {
+		k := bits.TrailingZeros64(m)
+		if c.tok(k).flags&fPrep == 0 {
+			continue
+		}
+		switch c.raw(k) {
+		case "after", "since", "following":
+			// An event, not a time of day ("on after 10pm").
+			return extra&^span(k, c.hi) == 0 && c.sel(extra).flagged(tNumber|fTime) == 0
+		}
+		return extra == 0 // another preposition first: "in the living room"
+	}
+	return extra == 0
 }
 
 func antonymDetail(a, b *clause, i, j int, rest sel) string {
@@ -249,13 +276,10 @@ const (
 	morphPairID = -2
 )
 
-// negPrefixes make the negation of a word when both forms occur.
-var negPrefixes = []string{"un", "non-", "non", "dis"}
-
 // morphPair reports whether the word neg is the word of token base negated
 // by a prefix.
 func morphPair(base *token, baseRaw, neg string) bool {
-	b, ok := negatedBase(neg)
+	b, ok := antonyms.NegatedBase(neg)
 	return ok && base.content() && b == baseRaw
 }
 
@@ -312,7 +336,7 @@ func value(a, b *clause, e *explain) (fired, bool) {
 		return fired{}, false
 	}
 	if ka, kb := a.valueKind(), b.valueKind(); ka != kb || ka == valueNone {
-		e.miss("No contradiction: the values are of different kinds (a city and a kind of home, an employer and a time).")
+		e.miss("No contradiction: the values are of different kinds (a city and a kind of home, an employer and a time, a model and a colour).")
 		return fired{}, false
 	}
 	label := a.pred.display
@@ -354,6 +378,9 @@ func slotConfidence(a, b *clause, va, vb sel, e *explain) (float64, bool) {
 		}
 		return confValueDisjoint, true
 	case usually:
+		if b.now || b.strong {
+			return confValueUsuallyNow, true
+		}
 		return confValueUsually, true
 	case category:
 		switch {
@@ -415,15 +442,24 @@ func typo(x, y string) bool {
 
 // Kinds of value of a slot that holds a name or a place.
 const (
-	valueName = iota // "Lisbon", "Stripe", "the hospital"
-	valueKind        // "a rented flat", "a standing desk": what kind, not which
-	valueNone        // a time or a means: "at night", "by train", "at home"
+	valueName   = iota // "Lisbon", "Stripe", "the hospital"
+	valueKind          // "a rented flat", "a standing desk": what kind, not which
+	valueNone          // a time or a means: "at night", "by train", "at home"
+	valueColour        // "red", "navy": how it looks, not which one it is
 )
+
+// colours are the basic colour terms.
+var colours = toSet(`red orange yellow green blue purple violet pink brown black white gray grey silver
+	gold golden beige navy teal turquoise maroon cream tan`)
 
 // valueKind tells a named value from a kind of thing and from no value at
 // all, for the slots where it matters: "lives in a rented flat" says nothing
-// of the city, "works at night" nothing of the employer.
+// of the city, "works at night" nothing of the employer; and, for any slot,
+// a colour from a name ("the car is silver" says nothing of the model).
 func (c *clause) valueKind() int {
+	if lo := bits.TrailingZeros64(c.valIdx); c.lone(lo) && colours[c.raw(lo)] {
+		return valueColour
+	}
 	switch c.pred.slot {
 	case slotResidence, slotEmployer, slotNickname:
 	default:
@@ -504,6 +540,8 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 	marker := "now"
 	if b.replaceAt >= 0 {
 		marker = b.raw(b.replaceAt)
+	} else if b.arrow {
+		marker = "changed"
 	} else if b.strong {
 		marker = "instead"
 	}

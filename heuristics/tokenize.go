@@ -29,6 +29,9 @@ type token struct {
 // str is the string text[lo:hi] of a statement's text.
 type str struct{ lo, hi uint16 }
 
+// The text's flags do not overlap the lexicon's.
+var _ [tArrow - 2*fWhen]struct{}
+
 // Token strings fit a str: the input is cut at maxInput bytes, and a word
 // lowercased or stemmed grows by a few bytes at most.
 var _ [1<<16 - 8*maxInput]struct{}
@@ -40,6 +43,7 @@ const (
 	tCap    uint32 = 1 << 29 // starts with a capital letter in the text
 	tColon  uint32 = 1 << 28 // the break is a colon ("timezone: CET")
 	tFull   uint32 = 1 << 27 // the break ends a sentence (. ; ! ?)
+	tArrow  uint32 = 1 << 26 // the break is an arrow ("plan: free -> pro")
 )
 
 // tokenize lowercases s and splits it into words. Letters and digits (any
@@ -156,8 +160,10 @@ func breakFlags(r rune) uint32 {
 	switch r {
 	case '.', ';', '!', '?':
 		return tBreak | tFull
-	case ':':
-		return tBreak | tColon
+	case ':', '=':
+		return tBreak | tColon // "timezone: CET", "timezone = CET"
+	case '>', '\u2192', '\u21d2':
+		return tBreak | tColon | tArrow // "->", "=>", "→", "⇒"
 	case ',', '(', ')', '\u2014', '\u2013', '[', ']', '"', '\u201c', '\u201d':
 		return tBreak
 	}

@@ -84,6 +84,10 @@ func TestClauses(t *testing.T) {
 		{"The user quit the band; too busy with work", []int{0}, 5},
 		{"timezone: CET", []int{0}, -1},
 		{"One of my cats died, so I have one cat now", []int{0, 5}, 5},
+		{"Said she smokes", []int{1}, -1},
+		{"The doctor told me that the knee is fine", []int{5}, -1},
+		{"plan: free -> pro", []int{0}, -1},
+		{"As of March, the user drives a Corolla", []int{0}, -1},
 	}
 	for _, tt := range tests {
 		st := Analyze(Input{Content: tt.in})

@@ -28,6 +28,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/supersessiond/supersessiond/antonyms"
 )
 
 func main() {
@@ -348,32 +350,17 @@ func toSet(words string) map[string]bool {
 	return m
 }
 
-// Morphological negation: the prefixes, the parts of speech they negate,
-// for in-, the letters the assimilated forms go before, and whether the
-// negated form must have been seen in the tagged corpus too (un- and non-
-// are productive; a dis- or in- word is often no negation at all:
-// "distrain", "intoned").
-var prefixes = []struct {
-	prefix     string
+// negationPolicy: the parts of speech each prefix of antonyms.NegatedBase
+// negates, and whether the negated form must have been seen in the tagged
+// corpus too (un- and non- are productive; a dis- or in- word is often no
+// negation at all: "distrain", "intoned").
+var negationPolicy = map[string]struct {
 	pos        string
-	before     string // the base starts with one of these ("" for any)
 	bothTagged bool
 }{
-	{"un", "av", "", false}, {"non", "a", "", false}, {"non-", "a", "", false}, {"dis", "av", "", true},
-	{"in", "a", "acdefghjknoqstuvwxyz", true}, {"im", "a", "bmp", true}, {"ir", "a", "r", true}, {"il", "a", "l", true},
+	"un": {"av", false}, "non": {"a", false}, "non-": {"a", false}, "dis": {"av", true},
+	"in": {"a", true}, "im": {"a", true}, "ir": {"a", true}, "il": {"a", true},
 }
-
-// falseFriends look negated and are not the opposite of their base.
-var falseFriends = toSet(`invaluable inflammable infamous indifferent impassive inhuman insignificant
-	intense innate inborn inept inert invest discover dispatch dismiss display dispose distress disease
-	disgruntled disgust dissolve distract disturb dissect disband disarray unravel unloose untie unbend
-	immaterial impotent imposing impressive inspired inspire disposed unbosom uncommunicative dishearten
-	disburden disenchanted dissemble disembark disabuse discharge discount disapprove disrespect
-	unearned unpaid nonplussed ingrained inbound inland insane inward infield disappoint disclose
-	discorporate discovered incoming discuss disinter impaired displace improved disrobe dissolved unsaid
-	untaught unwire incertain disconcerted disregard dispossessed disgrace impending unlash inter
-	disinterested dissociate dissent distend dislodge insulate inflame inflect infuse disappointed unteach
-	unstilted unstrung unsolder disown`)
 
 // morphological returns the pairs (base, prefix+base) of which WordNet has
 // both forms as lemmas of the part of speech the prefix negates, that
@@ -386,24 +373,20 @@ func (wn *wordnet) morphological(direct []pair) []pair {
 	var out []pair
 	for _, key := range sortedKeys(wn.lemmas) {
 		li, pos, neg := wn.lemmas[key], key[0], key[1:]
-		for _, pf := range prefixes {
-			base, ok := strings.CutPrefix(neg, pf.prefix)
-			if !ok || !strings.ContainsRune(pf.pos, rune(pos)) || len(base) < 3 || falseFriends[neg] || falseFriends[base] {
-				continue
-			}
-			if pf.before != "" && !strings.ContainsRune(pf.before, rune(base[0])) {
-				continue
-			}
-			bi, ok := wn.lemmas[string(pos)+base]
-			if !ok || bi.tagged == 0 || pf.bothTagged && li.tagged == 0 || !wn.usable(pos, base) || !wn.usable(pos, neg) || shareSynset(li, bi) {
-				continue
-			}
-			if p := (pair{pos: pos, a: min(base, neg), b: max(base, neg)}); !have[p.a+"/"+p.b] {
-				have[p.a+"/"+p.b] = true
-				p.a, p.b = base, neg // the base first: side A
-				p.lexFile = wn.synsets[bi.synsets[0]].lexFile
-				out = append(out, p)
-			}
+		base, ok := antonyms.NegatedBase(neg)
+		pf, known := negationPolicy[strings.TrimSuffix(neg, base)]
+		if !ok || !known || !strings.ContainsRune(pf.pos, rune(pos)) || antonyms.FalseFriend(base) {
+			continue
+		}
+		bi, ok := wn.lemmas[string(pos)+base]
+		if !ok || bi.tagged == 0 || pf.bothTagged && li.tagged == 0 || !wn.usable(pos, base) || !wn.usable(pos, neg) || shareSynset(li, bi) {
+			continue
+		}
+		if p := (pair{pos: pos, a: min(base, neg), b: max(base, neg)}); !have[p.a+"/"+p.b] {
+			have[p.a+"/"+p.b] = true
+			p.a, p.b = base, neg // the base first: side A
+			p.lexFile = wn.synsets[bi.synsets[0]].lexFile
+			out = append(out, p)
 		}
 	}
 	slices.SortFunc(out, comparePairs)
