@@ -107,7 +107,8 @@ func (c *clause) findSubject() int {
 
 // verbByForm finds the verb of a clause whose verb the lexicon does not
 // know, by its form: an -s word after a subject that starts like a noun
-// phrase ("The manager approves...", "Sam reviews...").
+// phrase, before its object ("The manager approves...", "Sam reviews...",
+// "The service retries failed requests").
 func (c *clause) verbByForm() int {
 	first := c.tok(c.start)
 	if first.flags&(fDet|fSelf|tCap) == 0 {
@@ -121,7 +122,7 @@ func (c *clause) verbByForm() int {
 		r := c.raw(k)
 		if t.flags&nonContent == 0 && t.flags&tNumber == 0 && len(r) > 3 && strings.HasSuffix(r, "s") &&
 			!strings.HasSuffix(r, "ss") && !strings.HasSuffix(r, "us") && !strings.HasSuffix(r, "is") &&
-			k+1 < c.hi && c.tok(k+1).flags&(fDet|fPrep|tNumber|tCap) != 0 {
+			(k > c.start+1 || first.flags&fDet == 0) && k+1 < c.hi && c.tok(k+1).flags&(fConj|fSub|tBreak) == 0 {
 			t.flags |= fVerb
 			return k
 		}
@@ -160,8 +161,8 @@ func (st *Statement) verbal(i, end int) bool {
 		n := &st.toks[k]
 		inflected := st.raw(n) != st.stem(n) && strings.HasSuffix(st.raw(n), "s")
 		switch {
-		case n.flags&(fCopula|fAux) != 0:
-			return false
+		case n.flags&(fCopula|fAux|fReplace|fCease) != 0:
+			return false // "Email provider changed", "Email stopped"
 		case k == i+1 && inflected && n.content() && (f&fAttr != 0 || st.raw(t) == st.stem(t) && (i == 0 || t.flags&tBreak != 0) && k+1 < end && st.toks[k+1].flags&(fPrep|fDet|tNumber) != 0):
 			return false
 		case !n.content() || n.flags&fVerb != 0 && st.raw(n) != st.stem(n):

@@ -117,6 +117,10 @@ var decideCases = []struct {
 	{"adjectives are no names", "The knee is sore", "The knee is swollen", 0, 0, "", ""},
 	{"a colour is not a model", "Car: 2012 Subaru Outback", "The car is silver", 0, 0, "", ""},
 	{"an adjective of a one-value noun says how it is", "The car is electric", "The car is silver", 0, 0, "", ""},
+	{"a noun before a change verb", "Email provider: Gmail", "email provider changed from Gmail to Proton", 0.75, 1, SignalTemporal, "gmail → proton"},
+	{"an unknown verb by its form", "The build caches node_modules", "The build no longer caches node_modules", 0.75, 1, SignalNegation, "node_modules"},
+	{"a decimal counts", "Rust toolchain pinned to 1.74", "Rust toolchain pinned to 1.79", 0.75, 1, SignalValue, "1.74 → 1.79"},
+	{"a whole number at the end names", "Plays on team 3", "Plays on team 5", 0, 0, "", ""},
 	// Antonyms: qualifiers and prefixes.
 	{"a circumstance qualifies an antonym", "The cache is warm", "The cache is cold after the restart", 0.75, 1, SignalAntonym, "warm → cold"},
 	{"a place narrows an antonym", "The heating is on", "The heating is off in the living room", 0.5, 0.69, SignalAntonym, "on → off"},

@@ -510,12 +510,13 @@ func quantity(a, b *clause, e *explain) (fired, bool) {
 }
 
 // counts reports whether the number at token i, one of the clause's words
-// (coreIdx), counts what follows it, or is the version of the capitalised
-// name before it ("React 18"); a number that ends a statement otherwise
-// names something ("team 3").
+// (coreIdx), counts what follows it, is the version of the capitalised
+// name before it ("React 18") or is a decimal or a version ("pinned to
+// 1.74"); a whole number that ends a statement otherwise names something
+// ("team 3").
 func (c *clause) counts(i int) bool {
 	before, after := c.coreIdx&(1<<i-1), c.coreIdx>>(i+1)
-	return after != 0 || before != 0 && c.tok(63-bits.LeadingZeros64(before)).flags&tCap != 0
+	return after != 0 || before != 0 && c.tok(63-bits.LeadingZeros64(before)).flags&tCap != 0 || strings.Contains(c.raw(i), ".")
 }
 
 // temporal: the newer clause says something changed (switched, moved,

@@ -252,11 +252,11 @@ func (wn *wordnet) indirect(direct []pair, maxRank int) []pair {
 			continue
 		}
 		for _, a := range s.ants {
-			if a.src < 0 || a.src >= len(s.words) || !wn.frequent('a', s.words[a.src], key, maxRank) {
+			if a.src < 0 || a.src >= len(s.words) || !wn.common('a', s.words[a.src], key, maxRank) {
 				continue
 			}
 			t := wn.synsets[a.target]
-			if t == nil || a.dst < 0 || a.dst >= len(t.words) || !wn.frequent('a', t.words[a.dst], a.target, maxRank) {
+			if t == nil || a.dst < 0 || a.dst >= len(t.words) || !wn.common('a', t.words[a.dst], a.target, maxRank) {
 				continue
 			}
 			opposite := t.words[a.dst]
@@ -276,10 +276,16 @@ func (wn *wordnet) indirect(direct []pair, maxRank int) []pair {
 	return out
 }
 
-// frequent reports a usable lemma seen in the tagged corpus, for which
-// synset is one of its first maxRank senses.
+// common reports a usable lemma for which synset is one of its first
+// maxRank senses; frequent, one seen in the tagged corpus too. (The heads
+// of an indirect pair need only be common: "tidy" and "untidy" are not in
+// the corpus, "messy" is.)
+func (wn *wordnet) common(pos byte, w, synset string, maxRank int) bool {
+	return wn.usable(pos, w) && wn.rank(pos, w, synset) <= maxRank
+}
+
 func (wn *wordnet) frequent(pos byte, w, synset string, maxRank int) bool {
-	return wn.usable(pos, w) && wn.lemmas[string(pos)+w].tagged > 0 && wn.rank(pos, w, synset) <= maxRank
+	return wn.common(pos, w, synset, maxRank) && wn.lemmas[string(pos)+w].tagged > 0
 }
 
 // otherPOS reports a word that WordNet also lists as a noun, verb or adverb.
