@@ -46,9 +46,9 @@ var hand = [...]Pair{
 	// Toggles.
 	{Toggle, Hand, []string{"on"}, []string{"off"}},
 	{Toggle, Hand, []string{"enabled", "enable", "enables", "enabling"}, []string{"disabled", "disable", "disables", "disabling"}},
-	{Toggle, Hand, []string{"active", "activated", "activate"}, []string{"inactive", "deactivated", "deactivate"}},
+	{Toggle, Hand, []string{"active", "activated", "activate"}, []string{"inactive", "deactivated", "deactivate", "archived", "dormant"}},
 	{Toggle, Hand, []string{"open", "opened"}, []string{"closed", "shut"}},
-	{Toggle, Hand, []string{"allowed", "allow", "allows", "permitted", "permit", "permits"}, []string{"blocked", "block", "blocks", "denied", "deny", "denies", "forbidden", "forbid", "forbids"}},
+	{Toggle, Hand, []string{"allowed", "allow", "allows", "permitted", "permit", "permits"}, []string{"blocked", "block", "blocks", "denied", "deny", "denies", "forbidden", "forbid", "forbids", "prohibited", "banned"}},
 	{Toggle, Hand, []string{"visible", "shown"}, []string{"hidden", "invisible"}},
 	{Toggle, Hand, []string{"online"}, []string{"offline"}},
 	{Toggle, Hand, []string{"installed", "install", "installs"}, []string{"uninstalled", "uninstall", "uninstalls"}},
@@ -58,6 +58,8 @@ var hand = [...]Pair{
 	{Toggle, Hand, []string{"start", "starts", "started"}, []string{"stop", "stops", "stopped"}},
 	{Toggle, Hand, []string{"required", "mandatory", "compulsory", "obligatory"}, []string{"optional"}},
 	{Toggle, Hand, []string{"recommended", "encouraged"}, []string{"deprecated", "discouraged"}},
+	{Toggle, Hand, []string{"supported", "maintained"}, []string{"deprecated", "unsupported", "unmaintained", "end-of-life"}},
+	{Toggle, Hand, []string{"confirmed", "booked", "scheduled"}, []string{"cancelled", "canceled", "called-off"}},
 	{Toggle, Hand, []string{"sync"}, []string{"async"}},
 	{Toggle, Hand, []string{"read-only"}, []string{"writable", "read-write"}},
 	{Toggle, Hand, []string{"granted", "grant", "grants"}, []string{"revoked", "revoke", "revokes"}},
@@ -95,6 +97,10 @@ var hand = [...]Pair{
 	{State, Hand, []string{"passed", "pass", "passes", "passing", "succeeded", "succeeds", "succeeding", "works", "work", "working", "worked"}, []string{"failed", "fail", "fails", "failing"}},
 	{State, Hand, []string{"with"}, []string{"without"}},
 	{State, Hand, []string{"permanent", "permanently"}, []string{"temporary", "temporarily"}},
+	{State, Hand, []string{"stable", "production-ready", "ga"}, []string{"experimental", "beta", "alpha", "preview"}},
+	{State, Hand, []string{"deterministic", "reliable"}, []string{"flaky", "nondeterministic", "intermittent"}},
+	{State, Hand, []string{"friendly", "gentle"}, []string{"aggressive", "hostile"}},
+	{State, Hand, []string{"sober"}, []string{"drunk", "intoxicated"}},
 	{State, Hand, []string{"day", "days", "daytime"}, []string{"night", "nights", "nighttime"}},
 
 	// Directions.

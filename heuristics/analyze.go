@@ -366,6 +366,10 @@ func (st *Statement) timeAnchor(i int) int {
 		}
 	case "anymore", "nowadays", "lately":
 		return 1
+	case "any":
+		if st.raw(next(1)) == "more" {
+			return 2 // "any more", as "anymore"
+		}
 	}
 	if t.flags&tNumber != 0 && next(1).flags&fTime != 0 && st.raw(next(2)) == "ago" {
 		return 3 // no word above is a number

@@ -141,9 +141,9 @@ func (c *clause) negationKeys(anchors, probes []Key, subj uint64) ([]Key, []Key)
 // anchors (X, subject, the rest), and a negated word unX probes (X,
 // subject, its rest).
 func (c *clause) antonymKeys(anchors, probes []Key, subj uint64) ([]Key, []Key) {
-	neg := mix(b2u(c.negated), b2u(c.irreal))
 	for i := c.start; i < c.hi; i++ {
 		t := c.tok(i)
+		neg := mix(b2u(c.negatedBesides(i)), b2u(c.irreal))
 		if c.roles[rSubj]&(1<<i) != 0 || c.modifiesObject(i) {
 			continue
 		}
@@ -198,9 +198,9 @@ func (c *clause) valueKeys(anchors, probes []Key) ([]Key, []Key) {
 	if c.pred == nil || c.value().count() == 0 {
 		return anchors, probes
 	}
-	slot := mix(uint64(c.pred.slot), setHash(c.owner()))
+	slot := mix(uint64(fnv1a(c.pred.slot)), setHash(c.owner()))
 	if c.pred.slot == slotNoun {
-		slot = mix(uint64(slotNoun), setHash(c.slotSel()))
+		slot = mix(uint64(fnv1a(slotNoun)), setHash(c.slotSel()))
 	}
 	var scope uint64
 	if c.pred.slot != slotEmployer {
@@ -274,6 +274,9 @@ func (c *clause) temporalKeys(anchors, probes []Key, subj uint64) ([]Key, []Key)
 	}
 	if i := pickWord(c.sel(c.valIdx &^ c.tgtIdx)); i >= 0 {
 		probes = append(probes, Key(mix(tagTempWord, uint64(c.tok(i).hash))))
+	}
+	if i := head(c.target()); i >= 0 && c.subjIdx == 0 {
+		probes = append(probes, Key(mix(tagTempWord, uint64(c.tok(i).hash)))) // sameKind
 	}
 	return anchors, probes
 }

@@ -30,14 +30,13 @@ type clause struct {
 	fromIdx, tgtIdx   uint64 // a change's old and new values ("from X to Y")
 	alts              []uint64
 	copular, passive  bool
-	linking           bool // the main verb is a linking verb (see linkingVerbs)
-	implicit          bool // a passive without an agent: anyone may be the subject of its active
-	negated, cease    bool // an odd number of negations; one of them a cessation (quit, used to)
-	past, irreal      bool // history ("lived in"); a plan or a wish
-	addAdv, addVerb   bool // "also", "too"; "started"
-	now, strong       bool // "now", "currently"; "instead" (or an arrow)
-	arrow             bool // the value changes by an arrow ("free -> pro")
-	hasAnt            bool
+	linking           bool   // the main verb is a linking verb (see linkingVerbs)
+	implicit          bool   // a passive without an agent: anyone may be the subject of its active
+	negated, cease    bool   // an odd number of negations; one of them a cessation (quit, used to)
+	past, irreal      bool   // history ("lived in"); a plan or a wish
+	addAdv, addVerb   bool   // "also", "too"; "started"
+	now, strong       bool   // "now", "currently"; "instead" (or an arrow)
+	arrow             bool   // the value changes by an arrow ("free -> pro")
 	subjIdx, predIdx  uint64 // content words of the subject and of the rest of the clause
 	objIdx, coreIdx   uint64 // the value and qualifiers; subject and predicate
 	scopeIdx, whenIdx uint64 // recurring scopes ("on Fridays"); the time anchor ("until next year")
@@ -91,10 +90,12 @@ func (c *clause) findSubject() int {
 		i++
 	}
 	if i == c.hi {
-		i = c.verbByForm()
+		i = c.verbByForm(c.start+1, c.hi)
 		if i < 0 {
 			return -1
 		}
+	} else if st.toks[i].flags&verbalFlags == fVerb && strings.HasSuffix(c.raw(i), "ed") && c.verbByForm(i-1, i) == i-1 {
+		i-- // "The service retries failed requests": "failed" says which requests
 	}
 	c.roles[rSubj] = span(c.start, i)
 	for k := c.start; k < i; k++ {
@@ -109,12 +110,14 @@ func (c *clause) findSubject() int {
 // know, by its form: an -s word after a subject that starts like a noun
 // phrase, before its object ("The manager approves...", "Sam reviews...",
 // "The service retries failed requests").
-func (c *clause) verbByForm() int {
+//
+// It looks at tokens [lo, hi) and marks the verb it finds.
+func (c *clause) verbByForm(lo, hi int) int {
 	first := c.tok(c.start)
-	if first.flags&(fDet|fSelf|tCap) == 0 {
+	if first.flags&(fDet|fSelf|tCap) == 0 || lo <= c.start {
 		return -1
 	}
-	for k := c.start + 1; k < c.hi && k < c.start+5; k++ {
+	for k := lo; k < hi && k < c.start+5; k++ {
 		t := c.tok(k)
 		if t.flags&(fPrep|fConj) != 0 {
 			return -1

@@ -16,10 +16,11 @@ func (c *clause) findFrame(j int, copula, aux bool) {
 		c.linking = linkingVerbs[c.stem(c.verb)]
 		// Past tense only without auxiliary or copula ("is married" is a
 		// state; "lived in" is history), and never for change verbs (a move
-		// is news) or "born" (a birthplace does not expire).
+		// is news, "turned 35" a new state) or "born" (a birthplace does
+		// not expire).
 		p, n := c.lookupPred(c.verb)
 		switch {
-		case c.replaceAt >= 0 || c.stem(c.verb) == "born":
+		case c.replaceAt >= 0 || c.stem(c.verb) == "born" || c.stem(c.verb) == "turn":
 			c.past = false
 		case !copula && !aux:
 			// "Married to Jon" is a state, as a participle of a stative
@@ -224,11 +225,14 @@ func (c *clause) tail() sel {
 	return c.sel(m)
 }
 
-// contentMask is the bitmap of the statement's content words.
-func (c *clause) contentMask() uint64 {
+// contentMask is the bitmap of the clause's content words.
+func (c *clause) contentMask() uint64 { return c.flagged(nonContent) ^ span(c.start, c.hi) }
+
+// flagged is the bitmap of the clause's words with one of the flags.
+func (c *clause) flagged(flags uint32) uint64 {
 	var m uint64
 	for i := c.start; i < c.hi; i++ {
-		if c.tok(i).content() {
+		if c.tok(i).flags&flags != 0 {
 			m |= 1 << i
 		}
 	}
@@ -245,7 +249,7 @@ func (c *clause) findSlot() {
 	switch {
 	case c.asIdx != 0 && c.tok(bits.TrailingZeros64(c.asIdx)).flags&(fSingleMod|fAttr) != 0:
 		// "as the main editor", "as the editor": the slot whatever the verb.
-		c.pred, c.slotIdx, c.ownerIdx = lx.nounPred, c.asIdx&^c.modifiers(), 0
+		c.pred, c.slotIdx, c.ownerIdx = lx.nounPred, c.asIdx&^c.flagged(fSingleMod), 0
 	case c.age():
 		c.pred = lx.agePred
 	case c.pred != nil:
@@ -255,7 +259,7 @@ func (c *clause) findSlot() {
 }
 
 // age reads "N years old" anywhere in the clause, or a bare number said of
-// a person ("I'm 32", "Priya is 29").
+// a person ("I'm 32", "Priya is 29", "turned 35").
 func (c *clause) age() bool {
 	for i := c.start + 1; i < c.hi; i++ {
 		if c.tok(i).word != wordOld {
@@ -271,7 +275,13 @@ func (c *clause) age() bool {
 		}
 	}
 	v := c.valIdx & c.contentMask()
-	if !c.copular || bits.OnesCount64(v) != 1 || c.tok(bits.TrailingZeros64(v)).flags&tNumber == 0 {
+	if bits.OnesCount64(v) != 1 || c.tok(bits.TrailingZeros64(v)).flags&tNumber == 0 {
+		return false
+	}
+	if c.verb >= 0 && c.stem(c.verb) == "turn" {
+		return true // "turned 35"
+	}
+	if !c.copular {
 		return false
 	}
 	subj := c.roles[rSubj] & c.contentMask()
@@ -303,27 +313,15 @@ func (c *clause) nounSlot() {
 	raw, stem := c.raw(head), c.stem(head)
 	plural := stem != raw && raw[len(raw)-1] == 's' && h.flags&fAttr == 0
 	one := h.flags&fAttr != 0 || c.noteKey > 0 || c.nounSubject() || c.nominalValue()
-	if !one || plural && !c.numericValue() || c.noteKey == 0 && c.modifiers() == 0 && c.adjectival(bits.TrailingZeros64(c.valIdx)) {
+	if !one || plural && !c.numericValue() || c.noteKey == 0 && c.flagged(fSingleMod) == 0 && c.adjectival(bits.TrailingZeros64(c.valIdx)) {
 		return // "the car is electric" says how it is, not which car
 	}
 	if slot, ok := defaultLexicon.nounSlots[stem]; ok {
 		c.pred = slot
-		c.ownerIdx = c.roles[rSubj] &^ (1 << head) &^ c.modifiers()
+		c.ownerIdx = c.roles[rSubj] &^ (1 << head) &^ c.flagged(fSingleMod)
 		return
 	}
-	c.pred, c.slotIdx = defaultLexicon.nounPred, c.roles[rSubj]&^c.modifiers()
-}
-
-// modifiers are the words that only say a slot is the one ("main",
-// "favourite", "current"), which do not name it.
-func (c *clause) modifiers() uint64 {
-	var m uint64
-	for i := c.start; i < c.hi; i++ {
-		if c.tok(i).flags&fSingleMod != 0 {
-			m |= 1 << i
-		}
-	}
-	return m
+	c.pred, c.slotIdx = defaultLexicon.nounPred, c.roles[rSubj]&^c.flagged(fSingleMod)
 }
 
 // nominalValue: a number, a name or a definite description, not an
@@ -397,26 +395,9 @@ func (c *clause) markers() {
 
 // sets computes the word sets the signals compare.
 func (c *clause) sets() {
-	var content, ants, scopes, when uint64
-	for i := c.start; i < c.hi; i++ {
-		t := c.tok(i)
-		if t.content() {
-			content |= 1 << i
-		}
-		if t.ant != 0 {
-			ants |= 1 << i
-		}
-		if t.flags&fScope != 0 {
-			scopes |= 1 << i
-		}
-		if t.flags&fWhen != 0 {
-			when |= 1 << i
-		}
-	}
-	r := &c.roles
-	c.hasAnt = ants&^r[rSubj] != 0
-	c.scopeIdx = scopes & (r[rQual] | r[rChain] | r[rSubj])
-	c.whenIdx = when
+	content, r := c.contentMask(), &c.roles
+	c.scopeIdx = c.flagged(fScope) & (r[rQual] | r[rChain] | r[rSubj])
+	c.whenIdx = c.flagged(fWhen)
 	c.subjIdx = content & r[rSubj]
 	c.predIdx = content & (r[rChain] | r[rVerb] | r[rVal] | r[rQual])
 	c.objIdx = content & (r[rVal] | r[rQual])

@@ -177,57 +177,20 @@ type predicate struct {
 	// multiReason explains a multi-valued predicate's non-conflict; built
 	// with the table so that deciding never concatenates it.
 	multiReason string
-	slot        uint16 // predicates sharing a slot compare values (lives in / is based in)
+	slot        string // predicates sharing a slot compare values (lives in / is based in)
 	val         valuedness
 	stative     bool // "married to", "based in": a bare participle is a state, not history
 	passiveOnly bool // "is called X" names; "calls X" does not
 }
 
-// Slots. Predicates whose slots are equal talk about the same thing.
+// Slots are names: predicates whose slots are equal talk about the same
+// thing (lives in / is based in). These are the ones the code names.
 const (
-	slotNone uint16 = iota
-	slotResidence
-	slotEmployer
-	slotRole
-	slotSpouse
-	slotPartner
-	slotManager
-	slotSchool
-	slotMajor
-	slotWake
-	slotBedtime
-	slotWeight
-	slotIncome
-	slotCar
-	slotCommute
-	slotBank
-	slotVote
-	slotBirthplace
-	slotHometown
-	slotOrigin
-	slotName
-	slotNickname
-	slotPrefer
-	slotAge
-	slotBirthday
-	slotStay
-	slotDeploy
-	slotHost
-	slotPlatform
-	slotDepart
-	slotDepartFrom
-	slotArrive
-	slotCost
-	slotPort
-	slotSetting
-	slotEnd
-	slotStart
-	slotRegistrar
-	slotPayday
-	slotStore
-	slotWorkplace
-	slotNoun // a slot named by nouns ("main editor", "rent"): compared by tokens
-	slotFirstMulti
+	slotResidence = "residence"
+	slotEmployer  = "employer"
+	slotNickname  = "nickname"
+	slotAge       = "age"
+	slotNoun      = "noun" // named by nouns ("main editor", "rent"): compared by tokens
 )
 
 func newLexicon() *lexicon {
@@ -627,7 +590,7 @@ func doubles(base string) bool {
 // addPredicates fills the predicate table. Keys are the verb's canonical
 // stem followed by its particles, space-separated.
 func (lx *lexicon) addPredicates() {
-	p := func(key, display string, slot uint16, val valuedness) {
+	p := func(key, display, slot string, val valuedness) {
 		lx.preds[key] = predicate{display: display, slot: slot, val: val, stative: strings.HasPrefix(display, "is "),
 			passiveOnly: key == "call",
 			multiReason: "No contradiction: different values for '" + display + "', which holds many values at once."}
@@ -637,13 +600,13 @@ func (lx *lexicon) addPredicates() {
 			p(k, o.display, o.slot, o.val)
 		}
 	}
-	for i, k := range multiPredicates {
+	for _, k := range multiPredicates {
 		base, _, _ := strings.Cut(k, " ")
 		display := k
 		if e, ok := lx.words[base]; ok && e.flags&fVerb != 0 {
 			display = thirdPerson(base) + strings.TrimPrefix(k, base)
 		}
-		p(k, display, slotFirstMulti+uint16(i), multi)
+		p(k, display, "multi "+k, multi)
 	}
 }
 
@@ -651,57 +614,56 @@ func (lx *lexicon) addPredicates() {
 // of thing): keys are a verb's canonical stem and its particles, "|"
 // between keys of one predicate.
 var onePredicates = []struct {
-	keys, display string
-	slot          uint16
-	val           valuedness
+	keys, display, slot string
+	val                 valuedness
 }{
 	{"live in|live at|live on|reside in|reside at|base in|base out of|settle in", "lives in", slotResidence, single},
 	{"move to", "moved to", slotResidence, single},
 	{"relocate to", "relocated to", slotResidence, single},
 	{"work at|work for|employ at|employ by|work full-time at|work part-time at", "works at", slotEmployer, single},
-	{"work as", "works as", slotRole, single},
-	{"marry to|marry", "is married to", slotSpouse, single},
-	{"engage to", "is engaged to", slotSpouse, single},
-	{"date", "is dating", slotPartner, single},
-	{"report to|report directly to", "reports to", slotManager, single},
-	{"study at|go to school at", "studies at", slotSchool, single},
-	{"study", "studies", slotMajor, usually},
-	{"major in", "majors in", slotMajor, single},
-	{"wake up at|wake up|wake at|get up at", "wakes up at", slotWake, single},
-	{"go to bed at|go to bed|go to sleep at", "goes to bed at", slotBedtime, single},
-	{"weigh", "weighs", slotWeight, single},
-	{"earn", "earns", slotIncome, single},
-	{"drive", "drives", slotCar, usually},
-	{"commute by", "commutes by", slotCommute, single},
-	{"bank with|bank at", "banks with", slotBank, usually},
-	{"vote for", "votes for", slotVote, usually},
-	{"born in", "was born in", slotBirthplace, single},
-	{"born on", "was born on", slotBirthday, single},
-	{"grow up in", "grew up in", slotHometown, single},
-	{"come from", "comes from", slotOrigin, single},
-	{"be from", "is from", slotOrigin, single},
-	{"name", "is named", slotName, single},
-	{"call", "is called", slotName, single},
+	{"work as", "works as", "role", single},
+	{"marry to|marry", "is married to", "spouse", single},
+	{"engage to", "is engaged to", "spouse", single},
+	{"date", "is dating", "partner", single},
+	{"report to|report directly to", "reports to", "manager", single},
+	{"study at|go to school at", "studies at", "school", single},
+	{"study", "studies", "major", usually},
+	{"major in", "majors in", "major", single},
+	{"wake up at|wake up|wake at|get up at", "wakes up at", "wake", single},
+	{"go to bed at|go to bed|go to sleep at", "goes to bed at", "bedtime", single},
+	{"weigh", "weighs", "weight", single},
+	{"earn", "earns", "income", single},
+	{"drive", "drives", "car", usually},
+	{"commute by", "commutes by", "commute", single},
+	{"bank with|bank at", "banks with", "bank", usually},
+	{"vote for", "votes for", "vote", usually},
+	{"born in", "was born in", "birthplace", single},
+	{"born on", "was born on", "birthday", single},
+	{"grow up in", "grew up in", "hometown", single},
+	{"come from", "comes from", "origin", single},
+	{"be from", "is from", "origin", single},
+	{"name", "is named", "name", single},
+	{"call", "is called", "name", single},
 	{"go by", "goes by", slotNickname, single},
-	{"prefer", "prefers", slotPrefer, category},
-	{"stay at", "is staying at", slotStay, single},
-	{"stay in", "is staying in", slotStay, single},
-	{"deploy to", "is deployed to", slotDeploy, single},
-	{"host on|host at", "is hosted on", slotHost, single},
-	{"run on", "runs on", slotPlatform, single},
-	{"depart at", "departs at", slotDepart, single},
-	{"depart from", "departs from", slotDepartFrom, single},
-	{"arrive at", "arrives at", slotArrive, single},
-	{"cost", "costs", slotCost, single},
-	{"listen on", "listens on", slotPort, single},
-	{"set to", "is set to", slotSetting, single},
-	{"end on", "ends on", slotEnd, single},
-	{"expire on", "expires on", slotEnd, single},
-	{"start at", "starts at", slotStart, single},
-	{"register with", "is registered with", slotRegistrar, single},
-	{"pay on", "gets paid on", slotPayday, single},
-	{"store in|store on", "is stored in", slotStore, single},
-	{"work from", "works from", slotWorkplace, single},
+	{"prefer", "prefers", "prefer", category},
+	{"stay at", "is staying at", "stay", single},
+	{"stay in", "is staying in", "stay", single},
+	{"deploy to", "is deployed to", "deploy", single},
+	{"host on|host at", "is hosted on", "host", single},
+	{"run on", "runs on", "platform", single},
+	{"depart at", "departs at", "depart", single},
+	{"depart from", "departs from", "departFrom", single},
+	{"arrive at", "arrives at", "arrive", single},
+	{"cost", "costs", "cost", single},
+	{"listen on", "listens on", "port", single},
+	{"set to", "is set to", "setting", single},
+	{"end on", "ends on", "end", single},
+	{"expire on", "expires on", "end", single},
+	{"start at", "starts at", "start", single},
+	{"register with", "is registered with", "registrar", single},
+	{"pay on", "gets paid on", "payday", single},
+	{"store in|store on", "is stored in", "store", single},
+	{"work from", "works from", "workplace", single},
 }
 
 // multiPredicates hold many values at once: listed so that explanations

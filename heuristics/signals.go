@@ -155,15 +155,15 @@ func (c *clause) denied() []sel {
 // object of a many-valued predicate ("owns small boats" / "owns large
 // boats": two sets of boats).
 func antonym(a, b *clause, e *explain) (fired, bool) {
-	if a.negated != b.negated || a.irreal != b.irreal || !sameTime(a, b) {
-		return fired{}, false // "is not enabled" and "is disabled" agree
+	if a.irreal != b.irreal || !sameTime(a, b) {
+		return fired{}, false
 	}
 	best := fired{}
 	for i := a.start; i < a.hi; i++ {
 		for j := b.start; j < b.hi; j++ {
 			pair := a.opposite(i, b, j)
-			if pair == noPair {
-				continue
+			if pair == noPair || a.negatedBesides(i) != b.negatedBesides(j) {
+				continue // "is not enabled" and "is disabled" agree
 			}
 			if f, ok := opposed(a, b, i, j, pair, e); ok && f.conf > best.conf {
 				best = f
@@ -171,6 +171,13 @@ func antonym(a, b *clause, e *explain) (fired, bool) {
 		}
 	}
 	return best, best.conf > 0
+}
+
+// negatedBesides is the clause's negation parity without token i's own
+// part in it: "the trip is cancelled" opposes "confirmed" by the word
+// that also reads as a cessation.
+func (c *clause) negatedBesides(i int) bool {
+	return c.negated != (c.cease && c.tok(i).flags&fCease != 0)
 }
 
 // opposed decides on tokens i of a and j of b, which are opposite sides
@@ -562,6 +569,9 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 	if f, ok := changedSlot(a, b, marker); ok {
 		return f, true
 	}
+	if f, ok := sameKind(a, b, marker); ok {
+		return f, true
+	}
 	if !a.subject().equal(b.subject()) {
 		e.miss("No contradiction: the change is about a different subject.")
 		return fired{}, false
@@ -570,6 +580,33 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 		return nowChange(a, b, marker)
 	}
 	return changeVerb(a, b, marker, e)
+}
+
+// sameKind: the one the memory is about changes to a new value of the kind
+// the older value names ("She upgraded to an iPhone 15" against "Her phone
+// is an iPhone 12"): the head of the target is a word of the older value,
+// the older is not about someone named ("Ana is the team lead"), and what
+// else the change names is the older's subject ("changed doctors to Dr.
+// Patel" is not about the landlord).
+func sameKind(a, b *clause, marker string) (fired, bool) {
+	t := b.target()
+	h := head(t)
+	if b.replaceAt < 0 || b.subjIdx != 0 || b.asIdx != 0 || h < 0 || !a.value().has(b.stem(h)) || t.subsetOf(a.core()) ||
+		a.subject().flagged(tCap) > 0 || !b.sel(b.valIdx&^b.tgtIdx).subsetOf(a.subject()) {
+		return fired{}, false
+	}
+	return fired{SignalTemporal, confTemporalContext, change(marker, a.value(), t)}, true
+}
+
+// head is the last word of s that is not a number ("iphone" of "iphone
+// 15"), or -1.
+func head(s sel) int {
+	for i := s.last(); i >= 0; i-- {
+		if s.idx&(1<<i) != 0 && s.st.toks[i].flags&tNumber == 0 {
+			return i
+		}
+	}
+	return -1
 }
 
 // changedSlot: a change verb whose object is what the older clause is
@@ -620,7 +657,14 @@ func changeVerb(a, b *clause, marker string, e *explain) (fired, bool) {
 		e.miss("No contradiction: the change leads to what the older statement already says.")
 		return fired{}, false
 	}
+	// The context is what they share besides the subject they must share
+	// anyway ("the service was ported to Go" says nothing of what it
+	// calls), unless the older says where or what the subject is ("the
+	// office is in Midtown": it relocated; "Priya works in marketing").
 	pa, pb := a.core(), b.core()
+	if !a.copular && !a.passive && (a.pred == nil || a.pred.val == multi) {
+		pb = pb.minus(b.subject())
+	}
 	conf := confTemporalBare
 	switch {
 	case pb.sharedFlag(pa, fSingleMod|fAttr):
