@@ -235,14 +235,14 @@ func (c *clause) quantityKey() (Key, bool) {
 
 // temporalKeys. The signal needs the newer clause to announce a change (a
 // change verb, "now" or "instead"), not as an addition, and the older to be
-// a current fact (not negated, past or hypothetical). Then it fires in
+// a current fact or plan (not negated or past). Then it fires in
 // three ways: "switched from X", "Y instead of X" or "replaced X" where the
 // words of X are in the older clause; "now"/"instead" with the older
 // clause's subject and (content) main verb; or a change verb on the older
 // clause's subject. A possible older clause anchors all three; a possible
 // newer one probes what its change allows.
 func (c *clause) temporalKeys(anchors, probes []Key, subj uint64) ([]Key, []Key) {
-	if c.irreal || c.negated {
+	if c.negated {
 		return anchors, probes
 	}
 	if !c.past {

@@ -252,6 +252,14 @@ func (c *clause) findSlot() {
 		c.pred, c.slotIdx, c.ownerIdx = lx.nounPred, c.asIdx&^c.flagged(fSingleMod), 0
 	case c.age():
 		c.pred = lx.agePred
+	case c.pred != nil && c.pred.slot == slotResidence && c.valIdx != 0 && c.valueKind() == valueKind:
+		// "lives in a studio in Lyon": the place is the value.
+		for m := c.start; m+1 < c.hi; m++ {
+			if c.roles[rQual]&(1<<m) != 0 && c.raw(m) == "in" {
+				c.valIdx = c.phrase(m + 1)
+				break
+			}
+		}
 	case c.pred != nil:
 	case c.copular && c.roles[rSubj] != 0 && c.valIdx != 0:
 		c.nounSlot()

@@ -128,6 +128,8 @@ var decideCases = []struct {
 	{"a change of someone else's thing", "Her phone is an iPhone 12", "Her brother upgraded to an iPhone 15", 0, 0.69, "", ""},
 	{"a change that shares only the subject", "The service depends on Redis", "The service was ported from Python to Go", 0, 0.69, "", ""},
 	{"a move of where the subject is", "The office is in Midtown", "The office relocated to Brooklyn", 0.75, 1, SignalTemporal, "brooklyn"},
+	{"the place of a kind of home", "Lives in Grenoble", "Lives in a studio in Lyon", 0.75, 1, SignalValue, "grenoble → lyon"},
+	{"a plan changes as a fact does", "The agent should use npm", "The agent should use pnpm now", 0.5, 0.69, SignalTemporal, "npm → pnpm"},
 	// Antonyms: qualifiers and prefixes.
 	{"a cessation word that is an antonym", "The trip is confirmed", "The trip is cancelled", 0.75, 1, SignalAntonym, "confirmed → cancelled"},
 	{"a circumstance qualifies an antonym", "The cache is warm", "The cache is cold after the restart", 0.75, 1, SignalAntonym, "warm → cold"},

@@ -210,20 +210,14 @@ func opposed(a, b *clause, i, j, pair int, e *explain) (fired, bool) {
 // ("off in the living room", "fails on ARM") nor more of the value.
 func qualifiesOnly(c *clause, r, o sel) bool {
 	extra := r.minus(o).idx
-	for m := c.roles[rQual]; m != 0; m &= m - 1 {
-		k := bits.TrailingZeros64(m)
-		if c.tok(k).flags&fPrep == 0 {
-			continue
-		}
-		switch c.raw(k) {
-		case "after", "since", "following":
-			// An event, not a time of day ("on after 10pm").
-			return extra&^span(k, c.hi) == 0 && c.sel(extra).flagged(tNumber|fTime) == 0
-		}
-		return extra == 0 // another preposition first: "in the living room"
+	if k := bits.TrailingZeros64(c.roles[rQual] & c.flagged(fPrep)); k < c.hi && circumstances[c.raw(k)] {
+		// An event, not a time of day ("on after 10pm").
+		return extra&^span(k, c.hi) == 0 && c.sel(extra).flagged(tNumber|fTime) == 0
 	}
-	return extra == 0
+	return extra == 0 // another preposition first: "in the living room"
 }
+
+var circumstances = toSet(`after since following`)
 
 func antonymDetail(a, b *clause, i, j int, rest sel) string {
 	d := a.raw(i) + " → " + b.raw(j)
@@ -534,7 +528,9 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 	if b.replaceAt < 0 && !b.strong && !b.now {
 		return fired{}, false
 	}
-	if a.irreal || b.irreal || a.negated || b.negated || a.past {
+	// Two plans or rules change as facts do ("should use npm" / "should
+	// use pnpm now"); a plan does not change a fact.
+	if a.irreal != b.irreal || a.negated || b.negated || a.past {
 		return fired{}, false
 	}
 	if b.addAdv || b.addVerb && !b.strong && b.replaceAt < 0 {
