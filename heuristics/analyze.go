@@ -138,11 +138,8 @@ func (st *Statement) segments(out []segment, lo int) []segment {
 	if n == 0 {
 		return out
 	}
-	cur := segment{lo: lo}
-	if lo == 0 {
-		cur.kv = st.noteKey()
-		cur.note = cur.kv > 0
-	}
+	cur := segment{lo: lo, kv: st.noteKey(lo)}
+	cur.note = cur.kv > 0
 	for i := lo + 1; i < n; i++ {
 		t := &st.toks[i]
 		if !st.boundary(i, cur) {
@@ -236,11 +233,15 @@ var reportingVerbs = toSet(`said says mentioned mentions told tells noted report
 
 // reported returns where the clause reported by a leading reporting verb
 // starts ("Said she smokes", "The doctor told me that the knee is fine"),
-// and marks the words before it as function words; 0 when the statement
-// does not open so. The reporting verb may follow a short subject and take
+// or the statement after a label ("Update: ..."), and marks the words
+// before it as function words; 0 when the statement does not open so. The reporting verb may follow a short subject and take
 // a listener and "that"; what follows must be a clause.
 func (st *Statement) reported() int {
 	n := len(st.toks)
+	if n > 1 && labels[st.raw(&st.toks[0])] {
+		st.leaveOut(0, 1) // "Update: timezone = EST", "Note - ..."
+		return 1
+	}
 	for i := 0; i < n && i < 4; i++ {
 		if i > 0 && st.toks[i].flags&tBreak != 0 {
 			return 0
@@ -272,11 +273,14 @@ func (st *Statement) reported() int {
 
 var listeners = toSet(`me us him her them you`)
 
+// labels head a note without saying anything themselves.
+var labels = toSet(`update note fyi correction edit reminder ps nb btw`)
+
 // noteKey returns where the value of a "key: value" note starts: after a
 // colon that follows one to four words, when no verb starts the value
 // ("Update: lives in Berlin" is a statement).
-func (st *Statement) noteKey() int {
-	for k := 1; k < len(st.toks) && k <= 4; k++ {
+func (st *Statement) noteKey(lo int) int {
+	for k := lo + 1; k < len(st.toks) && k <= lo+4; k++ {
 		if t := &st.toks[k]; t.flags&tColon != 0 {
 			if t.flags&(verbalFlags&^(fVerb|fAdv)) != 0 || t.flags&fVerb != 0 && !st.participle(k) && st.verbal(k, len(st.toks)) {
 				return 0 // "Update: lives in Berlin"; but "Status: employed"

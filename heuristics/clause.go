@@ -204,7 +204,8 @@ func (c *clause) chain(i int, copula bool) (next int, cop, aux bool) {
 			c.passive = copula && c.st.participle(j)
 			return j + 1, copula, aux
 		}
-		if t.flags&fVerb != 0 {
+		if t.flags&fVerb != 0 || copula && t.flags&nonContent == 0 && strings.HasSuffix(c.raw(j), "ed") && j+1 < c.hi && c.tok(j+1).flags&fPrep != 0 {
+			t.flags |= fVerb // a participle the lexicon does not know: "is forwarded to"
 			if slot && copula && !aux && !(j+1 < c.hi && c.tok(j+1).flags&fPrep != 0) {
 				// "Favourite sport is golf": not a verb but the value
 				// ("Office is based in Berlin" keeps its predicate).

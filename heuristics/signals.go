@@ -586,23 +586,12 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 // Patel" is not about the landlord).
 func sameKind(a, b *clause, marker string) (fired, bool) {
 	t := b.target()
-	h := head(t)
+	h := b.sel(b.tgtIdx &^ b.flagged(tNumber)).last() // its head: "iphone" of "iphone 15"
 	if b.replaceAt < 0 || b.subjIdx != 0 || b.asIdx != 0 || h < 0 || !a.value().has(b.stem(h)) || t.subsetOf(a.core()) ||
 		a.subject().flagged(tCap) > 0 || !b.sel(b.valIdx&^b.tgtIdx).subsetOf(a.subject()) {
 		return fired{}, false
 	}
 	return fired{SignalTemporal, confTemporalContext, change(marker, a.value(), t)}, true
-}
-
-// head is the last word of s that is not a number ("iphone" of "iphone
-// 15"), or -1.
-func head(s sel) int {
-	for i := s.last(); i >= 0; i-- {
-		if s.idx&(1<<i) != 0 && s.st.toks[i].flags&tNumber == 0 {
-			return i
-		}
-	}
-	return -1
 }
 
 // changedSlot: a change verb whose object is what the older clause is

@@ -87,6 +87,7 @@ func TestClauses(t *testing.T) {
 		{"Said she smokes", []int{1}, -1},
 		{"The doctor told me that the knee is fine", []int{5}, -1},
 		{"plan: free -> pro", []int{0}, -1},
+		{"Update: timezone = EST", []int{1}, -1},
 		{"As of March, the user drives a Corolla", []int{0}, -1},
 	}
 	for _, tt := range tests {
