@@ -114,6 +114,7 @@ var decideCases = []struct {
 	{"a label heads a note", "Timezone: PST", "Update: timezone = EST", 0.75, 1, SignalValue, "pst → est"},
 	{"a passive of a verb the lexicon lacks", "The load balancer forwards traffic to the old cluster", "Traffic is no longer forwarded to the old cluster by the load balancer", 0.75, 1, SignalNegation, "forwarded"},
 	// Slots and the words that fill them.
+	{"a noun that names a predicate's slot", "Their dog is named Biscuit", "Their dog's name is Pepper", 0.75, 1, SignalValue, "biscuit → pepper"},
 	{"a clipping is its word", "The repository is public", "The repo is private now", 0.75, 1, SignalAntonym, "public → private"},
 	{"a bare name after a definite subject", "The linter is eslint", "The linter is biome", 0.75, 1, SignalValue, "eslint → biome"},
 	{"adjectives are no names", "The knee is sore", "The knee is swollen", 0, 0, "", ""},

@@ -334,6 +334,14 @@ var canonicalStems = []struct{ stem, words string }{
 	{"photograph", `photo photos photograph photographs`},
 }
 
+// stemOf is the stem a token of word w gets (see lexicon.token).
+func (lx *lexicon) stemOf(w string) string {
+	if i, ok := lx.index[w]; ok {
+		return lx.entries[i].stem
+	}
+	return stem(w)
+}
+
 // compile resolves every word's stem (its canonical one; the word itself
 // for a function word; else as stem derives it), builds the predicate trie
 // and names the words the analysis knows by name.
@@ -393,7 +401,7 @@ func (lx *lexicon) compile() {
 		"name": "name", "go by": "nickname",
 	} {
 		for _, n := range strings.Fields(nouns) {
-			lx.nounSlots[stem(n)] = lx.predRoots[strings.Fields(key)[0]].find(key)
+			lx.nounSlots[lx.stemOf(n)] = lx.predRoots[strings.Fields(key)[0]].find(key)
 		}
 	}
 	lx.nounSlots["age"] = lx.agePred
