@@ -162,7 +162,7 @@ func (st *Statement) verbal(i, end int) bool {
 	t := &st.toks[i]
 	for k := i + 1; k < end && k <= i+3; k++ {
 		n := &st.toks[k]
-		inflected := st.raw(n) != st.stem(n) && strings.HasSuffix(st.raw(n), "s")
+		inflected := st.raw(n) != st.stem(n) && (strings.HasSuffix(st.raw(n), "s") || n.flags&fPast != 0)
 		switch {
 		case n.flags&(fCopula|fAux|fReplace|fCease) != 0:
 			return false // "Email provider changed", "Email stopped"
@@ -204,7 +204,7 @@ func (c *clause) chain(i int, copula bool) (next int, cop, aux bool) {
 			c.passive = copula && c.st.participle(j)
 			return j + 1, copula, aux
 		}
-		if t.flags&fVerb != 0 || copula && t.flags&nonContent == 0 && strings.HasSuffix(c.raw(j), "ed") && j+1 < c.hi && c.tok(j+1).flags&fPrep != 0 {
+		if t.flags&(fVerb|fCease) != 0 || copula && t.flags&nonContent == 0 && strings.HasSuffix(c.raw(j), "ed") && j+1 < c.hi && c.tok(j+1).flags&fPrep != 0 {
 			t.flags |= fVerb // a participle the lexicon does not know: "is forwarded to"
 			if slot && copula && !aux && !(j+1 < c.hi && c.tok(j+1).flags&fPrep != 0) {
 				// "Favourite sport is golf": not a verb but the value
@@ -244,8 +244,8 @@ func (c *clause) chainWord(j int, copula, aux *bool) (int, bool) {
 			return take(1)
 		}
 		return 0, false // an ordinary "give"
-	case f&fCease != 0:
-		c.cease = true
+	case f&fCease != 0 && !(c.is(j+1, wordTo) && j+2 < c.hi && c.tok(j+2).flags&tNumber != 0):
+		c.cease = true // but "dropped to 10" is a quantity (see quantityChange)
 		return take(0)
 	case f&fAddVerb != 0:
 		c.addVerb = true

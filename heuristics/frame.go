@@ -37,7 +37,9 @@ func (c *clause) findFrame(j int, copula, aux bool) {
 		c.roles[rChain] |= 1 << j
 		k = j + 1
 	}
-	c.readValue(k, copula)
+	if !c.quantityChange() {
+		c.readValue(k, copula)
+	}
 	if c.passive {
 		c.agent()
 	}
@@ -45,20 +47,44 @@ func (c *clause) findFrame(j int, copula, aux bool) {
 	c.findSlot()
 }
 
+// quantityChange reads "went up to 2,300", "was raised to 500", "rose to
+// 4%" as the copula of a changed value: "is now 2,300".
+func (c *clause) quantityChange() bool {
+	if c.verb < 0 || !quantityVerbs[c.stem(c.verb)] {
+		return false
+	}
+	k := c.verb + 1
+	if k < c.hi && (c.is(k, wordUp) || c.raw(k) == "down") {
+		k++
+	}
+	if !c.is(k, wordTo) || k+1 >= c.hi || c.tok(k+1).flags&tNumber == 0 {
+		return false
+	}
+	c.roles[rChain] |= span(c.verb, k+1)
+	c.roles[rVerb], c.verb, c.pred, c.passive, c.past = 0, -1, nil, false, false
+	c.copular, c.now = true, true
+	c.readValue(k+1, true)
+	return true
+}
+
+// quantityVerbs move a quantity (by their stems).
+var quantityVerbs = toSet(`go rise rose risen raise rais increase increas decrease decreas climb grow jump bump
+	lower reduce reduc double doubl fall fell dropped`)
+
 // lookupPred finds the longest predicate key at verb v: its canonical stem
 // followed by up to three words. It returns the number of tokens used.
-func (c *clause) lookupPred(v int) (*predicate, int) {
-	node := defaultLexicon.predRoots[c.stem(v)]
-	var best *predicate
-	n := 0
-	for m := 0; node != nil; m++ {
-		if node.pred != nil {
-			best, n = node.pred, m+1
+func (c *clause) lookupPred(v int) (best *predicate, n int) {
+	if !defaultLexicon.predVerbs[c.stem(v)] {
+		return nil, 0
+	}
+	key := append(make([]byte, 0, 48), c.stem(v)...)
+	for m := 0; m <= 3 && v+m < c.hi; m++ {
+		if m > 0 {
+			key = append(append(key, ' '), c.raw(v+m)...)
 		}
-		if m == 3 || v+m+1 >= c.hi {
-			break
+		if p := defaultLexicon.preds[string(key)]; p != nil {
+			best, n = p, m+1
 		}
-		node = node.next[c.raw(v+m+1)]
 	}
 	return best, n
 }

@@ -113,6 +113,10 @@ var decideCases = []struct {
 	{"usually one value, and now", "Drives a Toyota Corolla", "Drives a Tesla now", 0.75, 1, SignalValue, "corolla → tesla"},
 	{"a label heads a note", "Timezone: PST", "Update: timezone = EST", 0.75, 1, SignalValue, "pst → est"},
 	{"a passive of a verb the lexicon lacks", "The load balancer forwards traffic to the old cluster", "Traffic is no longer forwarded to the old cluster by the load balancer", 0.75, 1, SignalNegation, "forwarded"},
+	{"a quantity that went up", "Rent is $2,100", "Rent went up to $2,300", 0.75, 1, SignalValue, "2,100 → 2,300"},
+	{"a quantity that was raised", "The API limit is 100 rpm", "The API limit was raised to 500 rpm", 0.75, 1, SignalValue, "100 rpm → 500 rpm"},
+	{"a quantity that dropped is no cessation", "The price is $15", "The price dropped to $10", 0.75, 1, SignalValue, "15 → 10"},
+	{"landing is arriving", "The flight lands at 6pm", "The flight now lands at 9pm", 0.75, 1, SignalValue, "6pm → 9pm"},
 	// Slots and the words that fill them.
 	{"a noun that names a predicate's slot", "Their dog is named Biscuit", "Their dog's name is Pepper", 0.75, 1, SignalValue, "biscuit → pepper"},
 	{"a clipping is its word", "The repository is public", "The repo is private now", 0.75, 1, SignalAntonym, "public → private"},

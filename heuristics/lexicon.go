@@ -64,12 +64,12 @@ type lexicon struct {
 	index   map[string]uint16
 	entries []entry
 	words   map[string]entry
-	// Predicate keys ("live in", "go to bed at") as a trie: predRoots maps
-	// a verb stem to its node.
-	predRoots map[string]*predNode
-	ants      [][]antonyms.Ref // antonym memberships, indexed by entry.ant-1
-	pairs     []antonyms.Pair
-	preds     map[string]predicate
+	ants    [][]antonyms.Ref // antonym memberships, indexed by entry.ant-1
+	pairs   []antonyms.Pair
+	// preds maps a predicate's key ("live in", "go to bed at") to it;
+	// predVerbs are the first words of the keys.
+	preds     map[string]*predicate
+	predVerbs map[string]bool
 	// Predicates that statements point to besides the table's: "be from",
 	// a noun slot ("main editor is", "rent is") and an age.
 	beFrom, nounPred, agePred *predicate
@@ -194,7 +194,7 @@ const (
 )
 
 func newLexicon() *lexicon {
-	lx := &lexicon{words: make(map[string]entry, 4096), preds: make(map[string]predicate, 128)}
+	lx := &lexicon{words: make(map[string]entry, 4096), preds: make(map[string]*predicate, 128)}
 	for _, c := range wordClasses {
 		for _, w := range strings.Fields(c.words) {
 			e := lx.words[w]
@@ -371,25 +371,12 @@ func (lx *lexicon) compile() {
 		lx.entries = append(lx.entries, e)
 	}
 	lx.words = nil // lookups use the index from here on
-	lx.predRoots = map[string]*predNode{}
-	for k, p := range lx.preds {
-		words := strings.Split(k, " ")
-		n := lx.predRoots[words[0]]
-		if n == nil {
-			n = &predNode{next: map[string]*predNode{}}
-			lx.predRoots[words[0]] = n
-		}
-		for _, w := range words[1:] {
-			if n.next[w] == nil {
-				n.next[w] = &predNode{next: map[string]*predNode{}}
-			}
-			n = n.next[w]
-		}
-		n.pred = &p
-		if k == "be from" {
-			lx.beFrom = n.pred
-		}
+	lx.predVerbs = map[string]bool{}
+	for k := range lx.preds {
+		verb, _, _ := strings.Cut(k, " ")
+		lx.predVerbs[verb] = true
 	}
+	lx.beFrom = lx.preds["be from"]
 	lx.nounPred = &predicate{display: "", slot: slotNoun, val: single}
 	lx.agePred = &predicate{display: "age", slot: slotAge, val: single}
 	lx.nounSlots = map[string]*predicate{}
@@ -401,18 +388,10 @@ func (lx *lexicon) compile() {
 		"name": "name", "go by": "nickname",
 	} {
 		for _, n := range strings.Fields(nouns) {
-			lx.nounSlots[lx.stemOf(n)] = lx.predRoots[strings.Fields(key)[0]].find(key)
+			lx.nounSlots[lx.stemOf(n)] = lx.preds[key]
 		}
 	}
 	lx.nounSlots["age"] = lx.agePred
-}
-
-// find returns the predicate of key, which starts with the node's stem.
-func (n *predNode) find(key string) *predicate {
-	for _, w := range strings.Fields(key)[1:] {
-		n = n.next[w]
-	}
-	return n.pred
 }
 
 func toSet(words string) map[string]bool {
@@ -421,13 +400,6 @@ func toSet(words string) map[string]bool {
 		m[w] = true
 	}
 	return m
-}
-
-// predNode is a node of the predicate trie: the predicate whose key ends
-// here, if any, and the words that continue a key.
-type predNode struct {
-	pred *predicate
-	next map[string]*predNode
 }
 
 // addAntonyms records the antonym memberships of every word of the
@@ -456,7 +428,7 @@ func (lx *lexicon) addAntonyms() {
 
 // verbs are common verbs of agent-memory facts, base forms. Inflections are
 // generated; irregular forms are listed below.
-const verbs = `live reside work report marry date engage study attend wake sleep go come move relocate
+const verbs = `live reside work report marry date engage study attend wake sleep go come move relocate land
 	switch migrate change replace swap trade use own play speak know like love enjoy prefer hate
 	dislike visit read watch listen collect follow eat drink cook grow invest subscribe learn take
 	wear volunteer manage lead teach run drive ride bike walk commute fly travel bank vote support
@@ -599,7 +571,7 @@ func doubles(base string) bool {
 // stem followed by its particles, space-separated.
 func (lx *lexicon) addPredicates() {
 	p := func(key, display, slot string, val valuedness) {
-		lx.preds[key] = predicate{display: display, slot: slot, val: val, stative: strings.HasPrefix(display, "is "),
+		lx.preds[key] = &predicate{display: display, slot: slot, val: val, stative: strings.HasPrefix(display, "is "),
 			passiveOnly: key == "call",
 			multiReason: "No contradiction: different values for '" + display + "', which holds many values at once."}
 	}
@@ -661,7 +633,7 @@ var onePredicates = []struct {
 	{"run on", "runs on", "platform", single},
 	{"depart at", "departs at", "depart", single},
 	{"depart from", "departs from", "departFrom", single},
-	{"arrive at", "arrives at", "arrive", single},
+	{"arrive at|land at", "arrives at", "arrive", single},
 	{"cost", "costs", "cost", single},
 	{"listen on", "listens on", "port", single},
 	{"set to", "is set to", "setting", single},
