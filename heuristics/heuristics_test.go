@@ -117,6 +117,9 @@ var decideCases = []struct {
 	{"a quantity that was raised", "The API limit is 100 rpm", "The API limit was raised to 500 rpm", 0.75, 1, SignalValue, "100 rpm → 500 rpm"},
 	{"a quantity that dropped is no cessation", "The price is $15", "The price dropped to $10", 0.75, 1, SignalValue, "15 → 10"},
 	{"landing is arriving", "The flight lands at 6pm", "The flight now lands at 9pm", 0.75, 1, SignalValue, "6pm → 9pm"},
+	{"a cessation's replacement is not what it ends", "Uses Chrome", "Ditched Chrome for Firefox", 0.75, 1, SignalNegation, "chrome"},
+	{"a cessation's reason is not what it ends", "Smokes", "Quit smoking after the diagnosis", 0.75, 1, SignalNegation, "smoking"},
+	{"a narrower denial is no contradiction", "Drinks coffee", "Doesn't drink coffee after 3pm", 0, 0.69, "", ""},
 	// Slots and the words that fill them.
 	{"a noun that names a predicate's slot", "Their dog is named Biscuit", "Their dog's name is Pepper", 0.75, 1, SignalValue, "biscuit → pepper"},
 	{"a clipping is its word", "The repository is public", "The repo is private now", 0.75, 1, SignalAntonym, "public → private"},

@@ -137,13 +137,20 @@ func sameVerb(a, b *clause) bool {
 
 // denied is what a negated clause denies: its predicate, or, for a
 // coordinated value, its predicate with each conjunct alone.
+//
+// A cessation's reasons and replacements are not what it ends: "ditched
+// Chrome for Firefox", "quit smoking after the diagnosis".
 func (c *clause) denied() []sel {
+	pred := c.predIdx
+	if k := bits.TrailingZeros64(c.roles[rQual] & c.flagged(fPrep)); c.cease && k < c.hi && (circumstances[c.raw(k)] || c.is(k, wordFor)) {
+		pred &^= span(k, c.hi)
+	}
 	if len(c.alts) == 0 {
-		return []sel{c.predicate()}
+		return []sel{c.sel(pred)}
 	}
 	out := make([]sel, 0, len(c.alts))
 	for _, alt := range c.alts {
-		out = append(out, c.sel(c.predIdx&^(c.valIdx&^alt)))
+		out = append(out, c.sel(pred&^(c.valIdx&^alt)))
 	}
 	return out
 }
