@@ -80,7 +80,7 @@ func tokenize(toks []token, text []byte, s string, lx *lexicon) ([]token, []byte
 		// period of "Dr. Nguyen" or "vs. Code" ends no clause.
 		r, size = utf8.DecodeRuneInString(s[end:])
 		brk = 0
-		if end < len(s) && !(r == '.' && isAbbrev(string(text[t.raw.lo:t.raw.hi]))) {
+		if end < len(s) && !(r == '.' && abbreviations[string(text[t.raw.lo:t.raw.hi])]) {
 			brk = breakFlags(r)
 		}
 		i = end + size
@@ -170,15 +170,9 @@ func breakFlags(r rune) uint32 {
 	return 0
 }
 
-// isAbbrev reports abbreviations whose period is not a full stop.
-func isAbbrev(w string) bool {
-	switch w {
-	case "dr", "mr", "mrs", "ms", "mx", "st", "jr", "sr", "prof", "vs", "etc", "inc", "ltd", "co",
-		"corp", "mt", "ft", "approx", "dept", "univ", "ave", "rd", "blvd", "no", "e.g", "i.e":
-		return true
-	}
-	return false
-}
+// abbreviations are the words whose period is not a full stop.
+var abbreviations = toSet(`dr mr mrs ms mx st jr sr prof vs etc inc ltd co corp mt ft approx dept univ ave
+	rd blvd no e.g i.e`)
 
 // stem strips English inflections from an ASCII lowercase word so that
 // "lives", "living" and "lived" compare equal, and "cats" equals "cat".
