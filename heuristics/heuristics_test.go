@@ -126,6 +126,7 @@ var decideCases = []struct {
 	{"a bare name after a definite subject", "The linter is eslint", "The linter is biome", 0.75, 1, SignalValue, "eslint → biome"},
 	{"adjectives are no names", "The knee is sore", "The knee is swollen", 0, 0, "", ""},
 	{"a colour is not a model", "Car: 2012 Subaru Outback", "The car is silver", 0, 0, "", ""},
+	{"a colour term and a colour name", "Favourite colour is teal", "Favourite colour is amber", 0.75, 1, SignalValue, "teal → amber"},
 	{"an adjective of a one-value noun says how it is", "The car is electric", "The car is silver", 0, 0, "", ""},
 	{"a noun before a change verb", "Email provider: Gmail", "email provider changed from Gmail to Proton", 0.75, 1, SignalTemporal, "gmail → proton"},
 	{"an unknown verb by its form", "The build caches node_modules", "The build no longer caches node_modules", 0.75, 1, SignalNegation, "node_modules"},

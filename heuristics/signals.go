@@ -462,10 +462,11 @@ var colours = toSet(`red orange yellow green blue purple violet pink brown black
 
 // valueKind tells a named value from a kind of thing and from no value at
 // all, for the slots where it matters: "lives in a rented flat" says nothing
-// of the city, "works at night" nothing of the employer; and, for any slot,
-// a colour from a name ("the car is silver" says nothing of the model).
+// of the city, "works at night" nothing of the employer; and, for a slot
+// that is not a colour, a colour from a name ("the car is silver" says
+// nothing of the model).
 func (c *clause) valueKind() int {
-	if lo := bits.TrailingZeros64(c.valIdx); c.lone(lo) && colours[c.raw(lo)] {
+	if lo := bits.TrailingZeros64(c.valIdx); c.lone(lo) && colours[c.raw(lo)] && !c.slotSel().has("color") {
 		return valueColour
 	}
 	switch c.pred.slot {
