@@ -96,6 +96,7 @@ var hand = [...]Pair{
 	{State, Hand, []string{"valid"}, []string{"invalid", "expired"}},
 	{State, Hand, []string{"passed", "pass", "passes", "passing", "succeeded", "succeeds", "succeeding", "works", "work", "working", "worked"}, []string{"failed", "fail", "fails", "failing"}},
 	{State, Hand, []string{"working", "fixed", "repaired"}, []string{"broken", "faulty"}},
+	{State, Hand, []string{"manual", "manually"}, []string{"automated", "automatic", "automatically"}},
 	{State, Hand, []string{"with"}, []string{"without"}},
 	{State, Hand, []string{"permanent", "permanently"}, []string{"temporary", "temporarily"}},
 	{State, Hand, []string{"stable", "production-ready", "ga"}, []string{"experimental", "beta", "alpha", "preview"}},

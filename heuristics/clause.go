@@ -247,8 +247,8 @@ func (c *clause) chainWord(j int, copula, aux *bool) (int, bool) {
 	case f&fCease != 0 && !(c.is(j+1, wordTo) && j+2 < c.hi && c.tok(j+2).flags&tNumber != 0):
 		c.cease = true // but "dropped to 10" is a quantity (see quantityChange)
 		return take(0)
-	case f&fAddVerb != 0:
-		c.addVerb = true
+	case f&fAddVerb != 0 && !(j+1 < c.hi && c.tok(j+1).flags&fPrep != 0):
+		c.addVerb = true // but "school starts at 8:15" is a verb with its slot
 		return take(0)
 	case f&fIrreal != 0 && f&fAdv == 0 && !(t.word == wordGoing && !(c.is(j+1, wordTo) && j+2 < c.hi && c.tok(j+2).flags&fVerb != 0)):
 		c.irreal = true

@@ -116,6 +116,7 @@ var decideCases = []struct {
 	{"a quantity that went up", "Rent is $2,100", "Rent went up to $2,300", 0.75, 1, SignalValue, "2,100 → 2,300"},
 	{"a quantity that was raised", "The API limit is 100 rpm", "The API limit was raised to 500 rpm", 0.75, 1, SignalValue, "100 rpm → 500 rpm"},
 	{"a quantity that dropped is no cessation", "The price is $15", "The price dropped to $10", 0.75, 1, SignalValue, "15 → 10"},
+	{"starting at a time is no addition", "The kids' school starts at 8:15", "The kids' school starts at 8:45", 0.75, 1, SignalValue, "8:15 → 8:45"},
 	{"landing is arriving", "The flight lands at 6pm", "The flight now lands at 9pm", 0.75, 1, SignalValue, "6pm → 9pm"},
 	{"a cessation's replacement is not what it ends", "Uses Chrome", "Ditched Chrome for Firefox", 0.75, 1, SignalNegation, "chrome"},
 	{"a cessation's reason is not what it ends", "Smokes", "Quit smoking after the diagnosis", 0.75, 1, SignalNegation, "smoking"},
