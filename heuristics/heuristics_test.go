@@ -111,6 +111,8 @@ var decideCases = []struct {
 	{"a reporting verb with an object is the verb", "Writes code in Java", "Now writes code in Kotlin", 0.75, 1, SignalTemporal, "java"},
 	{"as of is now, not a time anchor", "As of June she eats meat", "As of September she no longer eats meat", 0.75, 1, SignalNegation, "eats meat"},
 	{"usually one value, and now", "Drives a Toyota Corolla", "Drives a Tesla now", 0.75, 1, SignalValue, "corolla → tesla"},
+	{"a location note is a residence", "Lives in Denver", "location => Austin", 0.75, 1, SignalValue, "denver → austin"},
+	{"an office's location is not the user's", "Lives in Denver", "Office location: Soho", 0, 0, "", ""},
 	{"a label heads a note", "Timezone: PST", "Update: timezone = EST", 0.75, 1, SignalValue, "pst → est"},
 	{"a passive of a verb the lexicon lacks", "The load balancer forwards traffic to the old cluster", "Traffic is no longer forwarded to the old cluster by the load balancer", 0.75, 1, SignalNegation, "forwarded"},
 	{"a quantity that went up", "Rent is $2,100", "Rent went up to $2,300", 0.75, 1, SignalValue, "2,100 → 2,300"},

@@ -381,7 +381,7 @@ func (lx *lexicon) compile() {
 	lx.agePred = &predicate{display: "age", slot: slotAge, val: single}
 	lx.nounSlots = map[string]*predicate{}
 	for key, nouns := range map[string]string{
-		"live in": "home residence city address", "work at": "employer company", "work as": "role job occupation title position",
+		"live in": "home residence city address location", "work at": "employer company", "work as": "role job occupation title position",
 		"report to": "manager boss supervisor", "marry to": "spouse wife husband", "date": "partner girlfriend boyfriend",
 		"study at": "school university college", "major in": "major", "go to bed at": "bedtime", "weigh": "weight",
 		"earn": "income salary", "commute by": "commute", "bank with": "bank", "grow up in": "hometown",
