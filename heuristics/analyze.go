@@ -300,9 +300,8 @@ func (st *Statement) noteKey(lo int) int {
 // about different times. Recurring scopes (on Fridays, in the summer) are
 // content and stay.
 //
-// "As of March" is no such anchor: it says the statement holds from then
-// on, that is, now; its words are left out and the clause reads it as a
-// change marker (see clause.markers).
+// "As of March" is no anchor: it says the statement holds now; its words
+// are left out and the clause reads it as a change marker (see markers).
 func (st *Statement) markTime() {
 	for i := 0; i < len(st.toks); i++ {
 		if n := st.asOf(i); n > 0 {

@@ -191,10 +191,14 @@ func (c *clause) agent() {
 // "traded X for Y", "X was replaced with Y", "Y instead of X".
 func (c *clause) readChange() {
 	// "plan: free -> pro": what is before the arrow changes to what is
-	// after it.
+	// after it; after a note's key ("vim -> neovim", "version -> 3.12"),
+	// when the older statement says so (see temporal).
 	for m := c.start + 1; m < c.hi; m++ {
-		if c.tok(m).flags&tArrow != 0 && m != c.noteKey && c.valIdx&(1<<m) != 0 {
+		if c.tok(m).flags&tArrow != 0 && (m == c.noteKey || c.valIdx&(1<<m) != 0) {
 			c.fromIdx = c.valIdx & span(c.start, m)
+			if m == c.noteKey {
+				c.fromIdx = 1 << (m - 1)
+			}
 			c.tgtIdx = c.phrase(m)
 			c.valIdx, c.strong, c.arrow = c.tgtIdx, true, true
 			return

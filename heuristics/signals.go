@@ -558,8 +558,9 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 		marker = "instead"
 	}
 	// "switched from X to Y", "Y instead of X", "replaced X with Y" where X
-	// is the older value.
-	if f := b.from(); f.count() > 0 && f.subsetOf(a.core()) && b.asSel().subsetOf(a.tail()) {
+	// is the older value; in "vim -> neovim" the older value is all of the
+	// note's key ("python version -> 3.12" is no change from "version").
+	if f := b.from(); f.count() > 0 && f.subsetOf(a.core()) && b.asSel().subsetOf(a.tail()) && (b.noteKey == 0 || b.tok(b.noteKey).flags&tArrow == 0 || a.value().count() > 0 && a.value().subsetOf(b.sel(b.coreIdx&span(b.start, b.noteKey)))) {
 		return fired{SignalTemporal, confTemporalFrom, change(marker, f, b.target())}, true
 	}
 	if b.replaceAt >= 0 && !b.passive {
@@ -586,12 +587,10 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 	return changeVerb(a, b, marker, e)
 }
 
-// sameKind: the one the memory is about changes to a new value of the kind
-// the older value names ("She upgraded to an iPhone 15" against "Her phone
-// is an iPhone 12"): the head of the target is a word of the older value,
-// the older is not about someone named ("Ana is the team lead"), and what
-// else the change names is the older's subject ("changed doctors to Dr.
-// Patel" is not about the landlord).
+// sameKind: the one the memory is about changes to a value whose head is a
+// word of the older value ("She upgraded to an iPhone 15" / "Her phone is
+// an iPhone 12"), said of no one named, and all else the change names is
+// the older's subject ("changed doctors" is not about the landlord).
 func sameKind(a, b *clause, marker string) (fired, bool) {
 	t := b.target()
 	h := b.sel(b.tgtIdx &^ b.flagged(tNumber)).last() // its head: "iphone" of "iphone 15"
