@@ -114,6 +114,7 @@ var decideCases = []struct {
 	{"an arrow after the old value", "Editor: vim", "Editor vim -> neovim", 0.75, 1, SignalTemporal, "vim → neovim"},
 	{"an arrow after a bare value", "The user drinks coffee", "coffee -> tea", 0.75, 1, SignalTemporal, "coffee → tea"},
 	{"an arrow after a slot is no change from it", "The router's firmware is version 1.2.4", "Python version -> 3.12", 0, 0, "", ""},
+	{"renting in a city is living there", "They are renting in Leeds", "They are renting in York now", 0.75, 1, SignalValue, "leeds → york"},
 	{"a location note is a residence", "Lives in Denver", "location => Austin", 0.75, 1, SignalValue, "denver → austin"},
 	{"an office's location is not the user's", "Lives in Denver", "Office location: Soho", 0, 0, "", ""},
 	{"a label heads a note", "Timezone: PST", "Update: timezone = EST", 0.75, 1, SignalValue, "pst → est"},

@@ -597,7 +597,7 @@ var onePredicates = []struct {
 	keys, display, slot string
 	val                 valuedness
 }{
-	{"live in|live at|live on|reside in|reside at|base in|base out of|settle in", "lives in", slotResidence, single},
+	{"live in|live at|live on|reside in|reside at|base in|base out of|settle in|rent in", "lives in", slotResidence, single},
 	{"move to", "moved to", slotResidence, single},
 	{"relocate to", "relocated to", slotResidence, single},
 	{"work at|work for|employ at|employ by|work full-time at|work part-time at", "works at", slotEmployer, single},
