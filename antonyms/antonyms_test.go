@@ -125,7 +125,7 @@ func TestNegatedBase(t *testing.T) {
 	for w, want := range map[string]string{
 		"unencrypted": "encrypted", "nonrefundable": "refundable", "non-profit": "profit", "dislike": "like",
 		"inaccessible": "accessible", "impossible": "possible", "irregular": "regular", "illegal": "legal",
-		"unfit": "fit",
+		"unfit": "fit", "stateless": "stateful", "careless": "careful",
 		// Not negations: a false friend, an assimilation that does not fit
 		// its letter, too little left.
 		"invaluable": "", "inflammable": "", "discover": "", "imbalance": "balance", "inbox": "", "irate": "", "undo": "",

@@ -6,11 +6,15 @@ import "strings"
 // "encrypted", "impossible": "possible"), when w has the form of such a
 // negation: un-, non- or dis- before any letter, in- and its assimilated
 // forms before theirs (im- before b, m, p; ir- before r; il- before l),
-// at least three letters left, and w no false friend ("invaluable").
+// at least three letters left, and w no false friend ("invaluable"); and
+// -less negates -ful.
 // Whether the base is a word, and occurs, is the caller's question.
 func NegatedBase(w string) (string, bool) {
 	if FalseFriend(w) {
 		return "", false
+	}
+	if stem, ok := strings.CutSuffix(w, "less"); ok && len(stem) >= 3 {
+		return stem + "ful", true // "stateless" negates "stateful", "careless" "careful"
 	}
 	for _, p := range negations {
 		rest, ok := strings.CutPrefix(w, p.prefix)

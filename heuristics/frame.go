@@ -399,8 +399,9 @@ func (c *clause) adjectival(lo int) bool {
 }
 
 // adjectiveEndings are the suffixes that make English adjectives (and
-// participles and adverbs, which say how rather than which).
-var adjectiveEndings = strings.Fields(`able ible al ful less ous ive ic ish y ed en ing ent ant ly ary ory ile ese`)
+// participles and adverbs, which say how rather than which); -al, -ent,
+// -ant, -ary make nouns as often (hospital, student, assistant, library).
+var adjectiveEndings = strings.Fields(`able ible ful less ous ive ic ish y ed en ing ly ese`)
 
 func (c *clause) numericValue() bool {
 	for m := c.valIdx; m != 0; m &= m - 1 {

@@ -153,6 +153,7 @@ var decideCases = []struct {
 	{"a circumstance qualifies an antonym", "The cache is warm", "The cache is cold after the restart", 0.75, 1, SignalAntonym, "warm → cold"},
 	{"a place narrows an antonym", "The heating is on", "The heating is off in the living room", 0.5, 0.69, SignalAntonym, "on → off"},
 	{"a time of day narrows an antonym", "Notifications are off", "Notifications are on after 10pm", 0.5, 0.69, SignalAntonym, "off → on"},
+	{"-less negates -ful", "The service is stateful", "The service is stateless", 0.75, 1, SignalAntonym, "stateful → stateless"},
 	{"in- negates", "The office is accessible", "The office is inaccessible", 0.75, 1, SignalAntonym, "inaccessible"},
 	{"a false friend of in-", "The painting is valuable", "The painting is invaluable", 0, 0, "", ""},
 }
