@@ -31,8 +31,9 @@ type Statement struct {
 var _ [64 - maxTokens]struct{}
 
 // defaultLexicon is the read-only word table shared by every analysis. It is
-// built once at package initialisation from literals and never modified.
-var defaultLexicon = newLexicon()
+// built once, on first use (a command that decides nothing does not pay
+// for it), from literals, and never modified.
+var defaultLexicon = sync.OnceValue(newLexicon)
 
 // scratch is the working memory of an analysis, reused through scratchPool
 // (so analyses may run concurrently, each with its own): a statement's
@@ -52,7 +53,7 @@ func Analyze(in Input) *Statement {
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
 	st := &Statement{created: in.CreatedAt, constraint: isConstraint(in.Kind)}
-	st.toks, sc.text = tokenize(sc.toks[:0], sc.text[:0], in.Content, defaultLexicon)
+	st.toks, sc.text = tokenize(sc.toks[:0], sc.text[:0], in.Content, defaultLexicon())
 	st.text = string(sc.text)
 	sc.segs = st.read(sc.segs[:0])
 	// The statement keeps its tokens, not the scratch's (make and copy:

@@ -157,7 +157,7 @@ func (c *clause) antonymKeys(anchors, probes []Key, subj uint64) ([]Key, []Key) 
 		if t.ant == 0 {
 			continue
 		}
-		for _, r := range defaultLexicon.ants[t.ant-1] {
+		for _, r := range defaultLexicon().ants[t.ant-1] {
 			subj, pred := c.subject().without(r.Pair, i), c.predicate().without(r.Pair, i)
 			base := mix(tagAntonym, uint64(r.Pair), neg, setHash(subj))
 			own, other := mix(base, uint64(r.Side)), mix(base, uint64(1-r.Side))

@@ -274,7 +274,7 @@ var (
 // are exercised; a few statements are constraints.
 func generateStatements(r *rand.Rand, corpus []Input, n int) []Input {
 	g := generator{r: r, corpus: corpus, opposites: map[string][]string{}, seen: map[string]bool{}}
-	for _, p := range defaultLexicon.pairs {
+	for _, p := range defaultLexicon().pairs {
 		for _, a := range p.A {
 			for _, b := range p.B {
 				g.opposites[a] = append(g.opposites[a], b)

@@ -56,8 +56,8 @@
 // # Invariants
 //
 //   - Work is bounded: content past 400 bytes or 48 tokens is ignored.
-//   - Statements are immutable after Analyze; the lexicon is built once at
-//     package initialisation and only read afterwards; Analyze and BlockKeys
+//   - Statements are immutable after Analyze; the lexicon is built once, on
+//     first use, and only read afterwards; Analyze and BlockKeys
 //     take their scratch space from a sync.Pool, one per call: everything
 //     here is safe for concurrent use.
 //   - The code is plain: the sweep analyses each attribute once and decides

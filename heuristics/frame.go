@@ -9,7 +9,7 @@ import (
 // findFrame finds the predicate, the value and the slot, starting after the
 // verb chain at j.
 func (c *clause) findFrame(j int, copula, aux bool) {
-	lx := defaultLexicon
+	lx := defaultLexicon()
 	k := j
 	if c.verb >= 0 {
 		vt := c.tok(c.verb)
@@ -47,10 +47,10 @@ func (c *clause) findFrame(j int, copula, aux bool) {
 	c.findSlot()
 }
 
-// quantityChange reads "went up to 2,300", "was raised to 500", "rose to
-// 4%" as the copula of a changed value: "is now 2,300".
+// quantityChange reads "went up to 2,300", "was raised to 500", "dropped
+// to 10" as the copula of a changed value: "is now 2,300".
 func (c *clause) quantityChange() bool {
-	if c.verb < 0 || !quantityVerbs[c.stem(c.verb)] {
+	if c.verb < 0 || !quantityVerbs[c.raw(c.verb)] {
 		return false
 	}
 	k := c.verb + 1
@@ -67,14 +67,14 @@ func (c *clause) quantityChange() bool {
 	return true
 }
 
-// quantityVerbs move a quantity (by their stems).
-var quantityVerbs = toSet(`go rise rose risen raise rais increase increas decrease decreas climb grow jump bump
-	lower reduce reduc double doubl fall fell dropped`)
+// quantityVerbs move a quantity, as written ("increased" is an unknown participle).
+var quantityVerbs = toSet(`go goes went gone rose risen raised increased decreased climbed grew grown
+	jumped bumped lowered reduced doubled halved fell fallen dropped`)
 
 // lookupPred finds the longest predicate key at verb v: its canonical stem
 // followed by up to three words. It returns the number of tokens used.
 func (c *clause) lookupPred(v int) (best *predicate, n int) {
-	if !defaultLexicon.predVerbs[c.stem(v)] {
+	if !defaultLexicon().predVerbs[c.stem(v)] {
 		return nil, 0
 	}
 	key := append(make([]byte, 0, 48), c.stem(v)...)
@@ -82,7 +82,7 @@ func (c *clause) lookupPred(v int) (best *predicate, n int) {
 		if m > 0 {
 			key = append(append(key, ' '), c.raw(v+m)...)
 		}
-		if p := defaultLexicon.preds[string(key)]; p != nil {
+		if p := defaultLexicon().preds[string(key)]; p != nil {
 			best, n = p, m+1
 		}
 	}
@@ -274,7 +274,7 @@ func (c *clause) flagged(flags uint32) uint64 {
 // key of a note, when its head holds one value ("rent", "timeout", "main
 // editor") or the value is a number or a name ("cholesterol is 210").
 func (c *clause) findSlot() {
-	lx := defaultLexicon
+	lx := defaultLexicon()
 	c.ownerIdx = c.roles[rSubj]
 	switch {
 	case c.asIdx != 0 && c.tok(bits.TrailingZeros64(c.asIdx)).flags&(fSingleMod|fAttr) != 0:
@@ -354,12 +354,12 @@ func (c *clause) nounSlot() {
 	if !one || plural && !c.numericValue() || c.noteKey == 0 && c.flagged(fSingleMod) == 0 && c.adjectival(bits.TrailingZeros64(c.valIdx)) {
 		return // "the car is electric" says how it is, not which car
 	}
-	if slot, ok := defaultLexicon.nounSlots[stem]; ok {
+	if slot, ok := defaultLexicon().nounSlots[stem]; ok {
 		c.pred = slot
 		c.ownerIdx = c.roles[rSubj] &^ (1 << head) &^ c.flagged(fSingleMod)
 		return
 	}
-	c.pred, c.slotIdx = defaultLexicon.nounPred, c.roles[rSubj]&^c.flagged(fSingleMod)
+	c.pred, c.slotIdx = defaultLexicon().nounPred, c.roles[rSubj]&^c.flagged(fSingleMod)
 }
 
 // nominalValue: a number, a name or a definite description, not an

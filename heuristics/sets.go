@@ -14,7 +14,7 @@ type sel struct {
 }
 
 func inPair(t *token, pair int) bool {
-	for _, r := range defaultLexicon.ants[t.ant-1] {
+	for _, r := range defaultLexicon().ants[t.ant-1] {
 		if r.Pair == pair {
 			return true
 		}

@@ -180,9 +180,8 @@ func antonym(a, b *clause, e *explain) (fired, bool) {
 	return best, best.conf > 0
 }
 
-// negatedBesides is the clause's negation parity without token i's own
-// part in it: "the trip is cancelled" opposes "confirmed" by the word
-// that also reads as a cessation.
+// negatedBesides is the negation parity without token i's part: "the trip
+// is cancelled" opposes "confirmed" by the word that is also a cessation.
 func (c *clause) negatedBesides(i int) bool {
 	return c.negated != (c.cease && c.tok(i).flags&fCease != 0)
 }
@@ -247,9 +246,9 @@ func (a *clause) opposite(i int, b *clause, j int) int {
 		return noPair
 	}
 	if ta.ant != 0 && tb.ant != 0 {
-		for _, ra := range defaultLexicon.ants[ta.ant-1] {
-			for _, rb := range defaultLexicon.ants[tb.ant-1] {
-				if ra.Pair == rb.Pair && ra.Side != rb.Side && (defaultLexicon.pairs[ra.Pair].Kind != antonyms.Role || a.copular && b.copular) {
+		for _, ra := range defaultLexicon().ants[ta.ant-1] {
+			for _, rb := range defaultLexicon().ants[tb.ant-1] {
+				if ra.Pair == rb.Pair && ra.Side != rb.Side && (defaultLexicon().pairs[ra.Pair].Kind != antonyms.Role || a.copular && b.copular) {
 					return ra.Pair
 				}
 			}
