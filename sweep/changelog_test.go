@@ -1,12 +1,10 @@
 package sweep_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"unicode/utf8"
 
@@ -14,20 +12,12 @@ import (
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
+	"github.com/supersessiond/supersessiond/internal/testkit/proctest"
 	"github.com/supersessiond/supersessiond/sweep"
 )
 
 // logBuffer captures a JSON log, one decoded object per line.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
+type logBuffer struct{ proctest.Buffer }
 
 func (l *logBuffer) logger(level slog.Level) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(l, &slog.HandlerOptions{Level: level}))
@@ -36,10 +26,8 @@ func (l *logBuffer) logger(level slog.Level) *slog.Logger {
 // lines returns the records with the message msg.
 func (l *logBuffer) lines(t *testing.T, msg string) []map[string]any {
 	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(l.b.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(l.String()), "\n") {
 		var rec map[string]any
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			t.Fatalf("log line is not JSON: %q", line)
