@@ -52,14 +52,7 @@ func agentSums(t *testing.T, db *sqlx.DB, schema string) map[string]string {
 // idempotent; and migrate then restores a daemon that works.
 func TestMigrateRemoveOnTheReferenceSchema(t *testing.T) {
 	t.Parallel()
-	db := pgtest.New(t)
-	s := memtest.New(t, db.DB)
-	asp := s.Aspect("a", "Sam", "home")
-	s.Add(
-		memtest.Attr{ID: "a1", Agent: "a", Aspect: asp, Content: "Lives in Toronto"},
-		memtest.Attr{ID: "a2", Agent: "a", Aspect: asp, Content: "Lives in Vancouver"},
-	)
-	c := newCLI(t, "SUPERSESSIOND_DATABASE_URL="+db.URL)
+	db, s, c := seedCLI(t)
 	if code, _, errOut := c.run("", "sweep", "--once"); code != 0 {
 		t.Fatalf("sweep: %s", errOut)
 	}
@@ -117,7 +110,7 @@ func TestMigrateRemoveOnTheReferenceSchema(t *testing.T) {
 	if code, out, errOut := c.run("", "check"); code != 0 {
 		t.Fatalf("check after migrate: exit %d\n%s%s", code, out, errOut)
 	}
-	s.Add(memtest.Attr{ID: "a3", Agent: "a", Aspect: asp, Content: "Lives in Lisbon"})
+	s.Add(memtest.Attr{ID: "a3", Agent: "a", Aspect: s.Aspect("a", "Sam", "home"), Content: "Lives in Lisbon"})
 	if n := s.Count(`SELECT count(*) FROM supersessiond.classified WHERE attribute_id = 'a3'`); n != 1 {
 		t.Fatalf("the trigger did not record the classification (%d rows)", n)
 	}
