@@ -88,7 +88,7 @@ var hand = [...]Pair{
 
 	// States.
 	{State, Hand, []string{"healthy", "well"}, []string{"sick", "ill", "unwell", "injured", "hurt"}},
-	{State, Hand, []string{"remote", "remotely"}, []string{"on-site", "onsite", "in-office", "in-person"}},
+	{State, Hand, []string{"remote", "remotely", "virtual"}, []string{"on-site", "onsite", "in-office", "in-person"}},
 	{State, Hand, []string{"wet", "damp"}, []string{"dry"}},
 	{State, Hand, []string{"happy", "satisfied"}, []string{"unhappy", "sad", "dissatisfied"}},
 	{State, Hand, []string{"alive"}, []string{"dead", "deceased"}},
@@ -104,6 +104,12 @@ var hand = [...]Pair{
 	{State, Hand, []string{"friendly", "gentle"}, []string{"aggressive", "hostile"}},
 	{State, Hand, []string{"sober"}, []string{"drunk", "intoxicated"}},
 	{State, Hand, []string{"day", "days", "daytime"}, []string{"night", "nights", "nighttime"}},
+	{State, Hand, []string{"good", "great", "excellent"}, []string{"poor", "terrible", "awful"}},
+	{State, Hand, []string{"verbose", "chatty"}, []string{"quiet", "terse", "silent"}},
+	{State, Hand, []string{"serial", "serially", "sequential", "sequentially"}, []string{"parallel", "concurrent", "concurrently"}},
+	{State, Hand, []string{"charged"}, []string{"drained", "discharged"}},
+	{State, Hand, []string{"monolithic", "monolith"}, []string{"modular", "microservices"}},
+	{State, Hand, []string{"isolated", "dedicated"}, []string{"shared"}},
 
 	// Directions.
 	{Direction, Hand, []string{"up"}, []string{"down"}},

@@ -11,8 +11,9 @@
 // WordNet lists an antonym for every sense of a word, and most senses are
 // rare ("hot" as in stolen goods). A pair is kept only when it joins one of
 // the first senses of both words (WordNet orders senses by frequency in a
-// tagged corpus) and one of the words occurs in that corpus at all (the
-// corpus is small: "insecure" and "asynchronous" are not in it); multi-word
+// tagged corpus). Neither word need occur in that corpus, which is small
+// ("insecure", "asynchronous" and "left-handed" are not in it): a word that
+// rare is used in its antonym's sense when it is used at all. Multi-word
 // lemmas, function words and a few false friends of the prefixes
 // ("invaluable", "inflammable") are left out.
 package main
@@ -216,7 +217,7 @@ func (wn *wordnet) direct(maxRank int) []pair {
 				continue
 			}
 			w1, w2 := s.words[a.src], t.words[a.dst]
-			if !wn.usable(pos, w1) || !wn.usable(pos, w2) || wn.lemmas[string(pos)+w1].tagged == 0 && wn.lemmas[string(pos)+w2].tagged == 0 {
+			if w1 == w2 || !wn.usable(pos, w1) || !wn.usable(pos, w2) {
 				continue
 			}
 			if wn.rank(pos, w1, key) > maxRank || wn.rank(pos, w2, a.target) > maxRank {
@@ -286,6 +287,16 @@ func (wn *wordnet) common(pos byte, w, synset string, maxRank int) bool {
 
 func (wn *wordnet) frequent(pos byte, w, synset string, maxRank int) bool {
 	return wn.common(pos, w, synset, maxRank) && wn.lemmas[string(pos)+w].tagged > 0
+}
+
+// lemma reports a word that WordNet lists in any part of speech.
+func (wn *wordnet) lemma(w string) bool {
+	for _, pos := range "nvar" {
+		if _, ok := wn.lemmas[string(pos)+w]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // otherPOS reports a word that WordNet also lists as a noun, verb or adverb.
@@ -442,7 +453,13 @@ func (wn *wordnet) forms(pos byte, w string) []string {
 		}
 	case 'a':
 		if len(exc) == 0 && len(w) <= 5 && !strings.Contains(w, "-") {
-			out = append(out, comparative(w, "er"), comparative(w, "est"))
+			// The comparative of a rare adjective that is a word of its
+			// own ("aft", "after"; "fore", "forest") is that word.
+			for _, c := range []string{comparative(w, "er"), comparative(w, "est")} {
+				if wn.lemmas["a"+w].tagged > 0 || !wn.lemma(c) {
+					out = append(out, c)
+				}
+			}
 		}
 	}
 	rest := out[1:]
