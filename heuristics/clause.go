@@ -1,7 +1,6 @@
 package heuristics
 
 import (
-	"math/bits"
 	"strings"
 )
 
@@ -271,14 +270,7 @@ func (c *clause) chainWord(j int, copula, aux *bool) (int, bool) {
 
 // nounSubject reports whether the subject names a one-value noun slot
 // ("favourite movie", "rent", "manager").
-func (c *clause) nounSubject() bool {
-	for m := c.roles[rSubj]; m != 0; m &= m - 1 {
-		if c.tok(bits.TrailingZeros64(m)).flags&(fAttr|fSingleMod) != 0 {
-			return true
-		}
-	}
-	return false
-}
+func (c *clause) nounSubject() bool { return c.roles[rSubj]&c.flagged(fAttr|fSingleMod) != 0 }
 
 // participle reports a past participle or "been" after have/get.
 func (st *Statement) participle(i int) bool {

@@ -392,25 +392,25 @@ func (c *clause) lone(lo int) bool {
 // participle, or adverb) by its form ("stable", "broken", "electric").
 func (c *clause) adjectival(lo int) bool {
 	t := c.tok(lo)
-	if !c.lone(lo) || t.flags&(tNumber|tCap) != 0 {
-		return false
+	if !c.lone(lo) || t.flags&(tNumber|tCap) != 0 || colours[c.raw(lo)] {
+		return false // a colour is a value of its own kind (see valueKind)
 	}
-	return t.ant != 0 || slices.ContainsFunc(adjectiveEndings, func(suffix string) bool { return strings.HasSuffix(c.raw(lo), suffix) })
+	return t.ant != 0 || endsIn(c.raw(lo), adjectiveEndings) && !endsIn(c.raw(lo), nounEndings)
+}
+
+func endsIn(w string, suffixes []string) bool {
+	return slices.ContainsFunc(suffixes, func(suffix string) bool { return strings.HasSuffix(w, suffix) })
 }
 
 // adjectiveEndings are the suffixes that make English adjectives (and
-// participles and adverbs, which say how rather than which); -al, -ent,
-// -ant, -ary make nouns as often (hospital, student, assistant, library).
-var adjectiveEndings = strings.Fields(`able ible ful less ous ive ic ish y ed en ing ly ese`)
+// participles and adverbs, which say how rather than which); nounEndings
+// those of nouns that end like them (memory, salary, biology, security,
+// latency, chemistry). -al, -ent, -ant make nouns as often as adjectives
+// (hospital, student, assistant).
+var adjectiveEndings, nounEndings = strings.Fields(`able ible ful less ous ive ic ish y ed en ing ly ese`),
+	strings.Fields(`ory ary ogy ity ncy acy try omy phy`)
 
-func (c *clause) numericValue() bool {
-	for m := c.valIdx; m != 0; m &= m - 1 {
-		if c.tok(bits.TrailingZeros64(m)).flags&tNumber != 0 {
-			return true
-		}
-	}
-	return false
-}
+func (c *clause) numericValue() bool { return c.valIdx&c.flagged(tNumber) != 0 }
 
 // markers sets negation parity and the change, addition and irrealis
 // markers of the clause.

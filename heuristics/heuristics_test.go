@@ -135,6 +135,8 @@ var decideCases = []struct {
 	{"a colour is not a model", "Car: 2012 Subaru Outback", "The car is silver", 0, 0, "", ""},
 	{"a colour term and a colour name", "Favourite colour is teal", "Favourite colour is amber", 0.75, 1, SignalValue, "teal → amber"},
 	{"an adjective of a one-value noun says how it is", "The car is electric", "The car is silver", 0, 0, "", ""},
+	{"a colour is a thing's one colour", "The bike is red", "The bike is green now", 0.75, 1, SignalValue, "red → green"},
+	{"a noun that ends like an adjective", "The bottleneck is latency", "The bottleneck is memory", 0.75, 1, SignalValue, "latency → memory"},
 	{"a noun before a change verb", "Email provider: Gmail", "email provider changed from Gmail to Proton", 0.75, 1, SignalTemporal, "gmail → proton"},
 	{"an unknown verb by its form", "The build caches node_modules", "The build no longer caches node_modules", 0.75, 1, SignalNegation, "node_modules"},
 	{"a decimal counts", "Rust toolchain pinned to 1.74", "Rust toolchain pinned to 1.79", 0.75, 1, SignalValue, "1.74 → 1.79"},

@@ -655,9 +655,8 @@ var multiPredicates = []string{"speak", "like", "love", "enjoy", "have", "play",
 	"practice", "practise", "want", "need", "miss", "keep", "host", "deploy"}
 
 func thirdPerson(base string) string {
-	forms := inflect(base)
-	if len(forms) > 1 {
-		return forms[1]
+	if base == "have" {
+		return "has"
 	}
-	return base
+	return inflect(base)[1]
 }
