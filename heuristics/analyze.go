@@ -227,10 +227,10 @@ func (st *Statement) hasContent(lo, hi int) bool {
 	return false
 }
 
-// reportingVerbs introduce what someone said: the statement is what they
-// said.
+// reportingVerbs introduce what someone said (or found: "turns out"): the
+// statement is what they said.
 var reportingVerbs = toSet(`said says mentioned mentions told tells noted reported reports explained
-	explains confirmed confirms stated states claimed claims replied`)
+	explains confirmed confirms stated states claimed claims replied turns turned`)
 
 // reported returns where the clause reported by a leading reporting verb
 // starts ("Said she smokes", "The doctor told me that the knee is fine"),
@@ -272,7 +272,9 @@ func (st *Statement) reported() int {
 	return 0
 }
 
-var listeners = toSet(`me us him her them you`)
+// listeners (and the particle of "turns out") come between a reporting
+// verb and its clause.
+var listeners = toSet(`me us him her them you out`)
 
 // labels head a note without saying anything themselves.
 var labels = toSet(`update note fyi correction edit reminder ps nb btw`)

@@ -146,6 +146,8 @@ var decideCases = []struct {
 	{"a participle after an unknown verb qualifies its object", "The service retries failed requests", "The service no longer retries failed requests", 0.75, 1, SignalNegation, "retries failed requests"},
 	{"a change to the same kind of thing", "Her phone is an iPhone 12", "She upgraded to an iPhone 15", 0.75, 1, SignalTemporal, "iphone 15"},
 	{"a change of someone else's thing", "Her phone is an iPhone 12", "Her brother upgraded to an iPhone 15", 0, 0.69, "", ""},
+	{"a change within the older value", "Works at Shopify", "Moved to the platform team at Shopify", 0, 0.69, "", ""},
+	{"turns out reports", "Is allergic to latex", "Turns out she is not allergic to latex", 0.75, 1, SignalNegation, "latex"},
 	{"a change that shares only the subject", "The service depends on Redis", "The service was ported from Python to Go", 0, 0.69, "", ""},
 	{"a move of where the subject is", "The office is in Midtown", "The office relocated to Brooklyn", 0.75, 1, SignalTemporal, "brooklyn"},
 	{"the place of a kind of home", "Lives in Grenoble", "Lives in a studio in Lyon", 0.75, 1, SignalValue, "grenoble → lyon"},

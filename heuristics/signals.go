@@ -648,6 +648,10 @@ func changeVerb(a, b *clause, marker string, e *explain) (fired, bool) {
 		e.miss("No contradiction: the change leads to what the older statement already says.")
 		return fired{}, false
 	}
+	if v := a.value(); a.pred != nil && a.pred.val != multi && v.count() > 0 && v.subsetOf(b.core().minus(t)) {
+		e.miss("No contradiction: the older value still holds after the change.")
+		return fired{}, false // "works at Stripe" / "moved to a new desk at Stripe"
+	}
 	// The context is what they share besides the subject they must share
 	// anyway ("the service was ported to Go" says nothing of what it
 	// calls), unless the older says where or what the subject is ("the
