@@ -281,12 +281,12 @@ var labels = toSet(`update note fyi correction edit reminder ps nb btw`)
 
 // noteKey returns where the value of a "key: value" note starts: after a
 // colon that follows one to four words, when no verb starts the value
-// ("Update: lives in Berlin" is a statement).
+// ("Update: lives in Berlin" is a statement); an arrow is always a note's.
 func (st *Statement) noteKey(lo int) int {
 	for k := lo + 1; k < len(st.toks) && k <= lo+4; k++ {
 		if t := &st.toks[k]; t.flags&tColon != 0 {
-			if t.flags&(verbalFlags&^(fVerb|fAdv)) != 0 || t.flags&fVerb != 0 && !st.participle(k) && st.verbal(k, len(st.toks)) {
-				return 0 // "Update: lives in Berlin"; but "Status: employed"
+			if t.flags&tArrow == 0 && (t.flags&(verbalFlags&^(fVerb|fAdv)) != 0 || t.flags&fVerb != 0 && !st.participle(k) && st.verbal(k, len(st.toks))) {
+				return 0 // "Update: lives in Berlin"; but "Status: employed", "language -> go"
 			}
 			return k
 		}

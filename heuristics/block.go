@@ -238,7 +238,8 @@ func (c *clause) quantityKey() (Key, bool) {
 // a current fact or plan (not negated or past). Then it fires in
 // three ways: "switched from X", "Y instead of X" or "replaced X" where the
 // words of X are in the older clause; "now"/"instead" with the older
-// clause's subject and (content) main verb; or a change verb on the older
+// clause's subject and (content) main verb, or with its subject when both
+// are copulas; or a change verb on the older
 // clause's subject. A possible older clause anchors all three; a possible
 // newer one probes what its change allows.
 func (c *clause) temporalKeys(anchors, probes []Key, subj uint64) ([]Key, []Key) {
@@ -249,6 +250,8 @@ func (c *clause) temporalKeys(anchors, probes []Key, subj uint64) ([]Key, []Key)
 		anchors = append(anchors, Key(mix(tagTempSubject, subj)))
 		if c.verb >= 0 && c.tok(c.verb).content() {
 			anchors = append(anchors, Key(mix(tagTempVerb, subj, uint64(c.tok(c.verb).hash))))
+		} else if c.copular {
+			anchors = append(anchors, Key(mix(tagTempVerb, subj, keyNoVerb)))
 		}
 		for t := range c.core().words {
 			anchors = append(anchors, Key(mix(tagTempWord, uint64(t.hash))))
@@ -263,6 +266,8 @@ func (c *clause) temporalKeys(anchors, probes []Key, subj uint64) ([]Key, []Key)
 	if c.replaceAt < 0 {
 		if c.verb >= 0 {
 			probes = append(probes, Key(mix(tagTempVerb, subj, uint64(c.tok(c.verb).hash))))
+		} else if c.copular {
+			probes = append(probes, Key(mix(tagTempVerb, subj, keyNoVerb)))
 		}
 		return anchors, probes
 	}

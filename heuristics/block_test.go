@@ -232,7 +232,10 @@ func TestBlockKeysGenerated(t *testing.T) {
 	ins := generateStatements(rand.New(rand.NewPCG(1, 2)), corpusInputs(t), n)
 	s := checkAllPairs(t, keyAll(ins))
 	t.Logf("%d statements, %v", len(ins), s)
-	if s.fired < s.pairs/100 {
+	// Firing pairs vary with the draws (0.8–1.7% of pairs over four seeds
+	// with the corpus of 2026-11-24); a generator that no longer exercises
+	// the signals fires almost none.
+	if s.fired < s.pairs/250 {
 		t.Fatalf("only %d of %d decisions fired: the generator does not exercise the signals", s.fired, 2*s.pairs)
 	}
 }

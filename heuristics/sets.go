@@ -65,14 +65,7 @@ func (s sel) has(stem string) bool {
 func (s sel) count() int { return bits.OnesCount64(s.idx) }
 
 // subsetOf reports whether every token of s is in o.
-func (s sel) subsetOf(o sel) bool {
-	for t := range s.words {
-		if !o.has(s.st.stem(t)) {
-			return false
-		}
-	}
-	return true
-}
+func (s sel) subsetOf(o sel) bool { return s.minus(o).idx == 0 }
 
 // flagged counts the tokens of s with one of the flags.
 func (s sel) flagged(flags uint32) int {
@@ -98,15 +91,7 @@ func (s sel) minus(o sel) sel {
 func (s sel) equal(o sel) bool { return s.subsetOf(o) && o.subsetOf(s) }
 
 // shared counts the tokens of s that are in o.
-func (s sel) shared(o sel) int {
-	n := 0
-	for t := range s.words {
-		if o.has(s.st.stem(t)) {
-			n++
-		}
-	}
-	return n
-}
+func (s sel) shared(o sel) int { return s.count() - s.minus(o).count() }
 
 // sharedFlag reports whether a shared token has one of the flags.
 func (s sel) sharedFlag(o sel, flags uint32) bool {

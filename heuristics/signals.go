@@ -620,18 +620,27 @@ func changedSlot(a, b *clause, marker string) (fired, bool) {
 // nowChange: "now" or "instead" with the older clause's verb and another
 // object ("uses Slack" / "now uses Discord").
 func nowChange(a, b *clause, marker string) (fired, bool) {
-	if a.verb < 0 || b.verb < 0 || !a.tok(a.verb).content() || a.stem(a.verb) != b.stem(b.verb) {
+	copulas := a.copular && b.copular // "is the treasurer" / "is the secretary now"
+	if !copulas && (a.verb < 0 || b.verb < 0 || !a.tok(a.verb).content() || a.stem(a.verb) != b.stem(b.verb)) {
 		return fired{}, false
 	}
 	oa, ob := a.object(), b.object()
-	if oa.subsetOf(ob) || ob.subsetOf(oa) {
+	if oa.subsetOf(ob) || ob.subsetOf(oa) || copulas && a.value().equal(b.value()) {
 		return fired{}, false
 	}
 	conf := confTemporalWeak
-	if b.strong || oa.shared(ob) > 0 {
-		conf = confTemporalVerb
+	if b.strong || oa.shared(ob) > 0 || a.verbPrep() != "" && a.verbPrep() == b.verbPrep() && (a.pred == nil || a.pred.val == multi) {
+		conf = confTemporalVerb // "plays for the Tigers" / "plays for the Hawks now"; slots are value's
 	}
 	return fired{SignalTemporal, conf, change(marker, oa, ob)}, true
+}
+
+// verbPrep is the preposition right after the main verb ("shipped to"), or "".
+func (c *clause) verbPrep() string {
+	if c.verb >= 0 && c.verb+1 < c.hi && c.tok(c.verb+1).flags&fPrep != 0 {
+		return c.raw(c.verb + 1)
+	}
+	return ""
 }
 
 // changeVerb: a change verb whose new value the older clause does not
