@@ -61,11 +61,9 @@ func DecideAnalyzed(older, newer *Statement) Decision {
 			}
 		}
 	}
+	e.miss("No contradiction signal: the statements do not oppose each other on a shared subject and slot.")
 	if best == nil {
-		if e.why != "" {
-			return Decision{Reason: e.why}
-		}
-		return Decision{Reason: "No contradiction signal: the statements do not oppose each other on a shared subject and slot."}
+		return Decision{Reason: e.why}
 	}
 	d := Decision{Method: MethodHeuristic, Confidence: best[0].conf}
 	var details []string

@@ -245,15 +245,7 @@ func (c *clause) readChange() {
 
 // tail is the content words of the clause and of the fragments that
 // elaborate it ("Lives in Leeds, Headingley").
-func (c *clause) tail() sel {
-	m := c.coreIdx
-	for i := c.hi; i < c.end; i++ {
-		if c.tok(i).content() {
-			m |= 1 << i
-		}
-	}
-	return c.sel(m)
-}
+func (c *clause) tail() sel { return c.sel(c.coreIdx | c.st.allIdx&span(c.hi, c.end)) }
 
 // contentMask is the bitmap of the clause's content words.
 func (c *clause) contentMask() uint64 { return c.flagged(nonContent) ^ span(c.start, c.hi) }

@@ -654,6 +654,11 @@ var multiPredicates = []string{"speak", "like", "love", "enjoy", "have", "play",
 	"go to", "write", "support", "attend", "travel to", "fly", "ride", "teach", "build", "make",
 	"practice", "practise", "want", "need", "miss", "keep", "host", "deploy"}
 
+// role reports a word of an antonym pair of roles (parent/child): a noun.
+func (lx *lexicon) role(t *token) bool {
+	return t.ant != 0 && lx.pairs[lx.ants[t.ant-1][0].Pair].Kind == antonyms.Role
+}
+
 func thirdPerson(base string) string {
 	if base == "have" {
 		return "has"

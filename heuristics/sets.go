@@ -95,12 +95,8 @@ func (s sel) shared(o sel) int { return s.count() - s.minus(o).count() }
 
 // sharedFlag reports whether a shared token has one of the flags.
 func (s sel) sharedFlag(o sel, flags uint32) bool {
-	for t := range s.words {
-		if t.flags&flags != 0 && o.has(s.st.stem(t)) {
-			return true
-		}
-	}
-	return false
+	s.idx &^= s.minus(o).idx
+	return s.flagged(flags) > 0
 }
 
 // last returns the index of the last selected token, or -1.

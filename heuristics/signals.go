@@ -669,6 +669,15 @@ func changeVerb(a, b *clause, marker string, e *explain) (fired, bool) {
 	if !a.copular && !a.passive && (a.pred == nil || a.pred.val == multi) {
 		pb = pb.minus(b.subject())
 	}
+	// A modifier of a state pair says how things are, not which ("collects
+	// new coins" / "moved to a new desk"); a person's role ("her parents'
+	// place") says which.
+	for m := pb.idx; m != 0; m &= m - 1 {
+		k := bits.TrailingZeros64(m)
+		if t := b.tok(k); t.ant != 0 && t.flags&tCap == 0 && pb.idx&(1<<(k+1)) != 0 && !defaultLexicon().role(t) {
+			pb.idx &^= 1 << k
+		}
+	}
 	conf := confTemporalBare
 	switch {
 	case pb.sharedFlag(pa, fSingleMod|fAttr):
