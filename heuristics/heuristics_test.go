@@ -152,6 +152,7 @@ var decideCases = []struct {
 	{"an arrow's value is no verb", "default shell -> zsh", "default shell -> fish", 0.75, 1, SignalValue, "zsh → fish"},
 	{"a shared modifier is no context", "Collects old coins", "Moved to an old farmhouse", 0, 0.69, "", ""},
 	{"a shared role is context", "Lives with his parents", "Moved out of his parents' house into a dorm", 0.75, 1, SignalTemporal, "dorm"},
+	{"a change someone else made to their own", "Our wiki is on Confluence", "The sales team moved their wiki to Notion", 0, 0.69, "", ""},
 	{"a change within the older value", "Works at Shopify", "Moved to the platform team at Shopify", 0, 0.69, "", ""},
 	{"turns out reports", "Is allergic to latex", "Turns out she is not allergic to latex", 0.75, 1, SignalNegation, "latex"},
 	{"a change that shares only the subject", "The service depends on Redis", "The service was ported from Python to Go", 0, 0.69, "", ""},

@@ -607,7 +607,8 @@ func sameKind(a, b *clause, marker string) (fired, bool) {
 func changedSlot(a, b *clause, marker string) (fired, bool) {
 	changed := b.sel(b.valIdx &^ b.tgtIdx)
 	t := b.target()
-	if b.replaceAt < 0 || changed.count() == 0 || t.count() == 0 || !changed.subsetOf(a.subject()) || t.subsetOf(a.core()) {
+	if b.replaceAt < 0 || changed.count() == 0 || t.count() == 0 || !changed.subsetOf(a.subject()) || t.subsetOf(a.core()) ||
+		!b.subject().subsetOf(a.subject()) { // "the mobile team moved their CI" is not ours
 		return fired{}, false
 	}
 	conf := confTemporalContext
