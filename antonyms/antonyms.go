@@ -110,6 +110,7 @@ var hand = [...]Pair{
 	{State, Hand, []string{"charged"}, []string{"drained", "discharged"}},
 	{State, Hand, []string{"monolithic", "monolith"}, []string{"modular", "microservices"}},
 	{State, Hand, []string{"isolated", "dedicated"}, []string{"shared"}},
+	{State, Hand, []string{"crowded", "packed", "busy"}, []string{"empty", "deserted", "quiet"}},
 
 	// Directions.
 	{Direction, Hand, []string{"up"}, []string{"down"}},

@@ -108,7 +108,8 @@ func (c *clause) findSubject() int {
 // verbByForm finds the verb of a clause whose verb the lexicon does not
 // know, by its form: an -s word after a subject that starts like a noun
 // phrase, before its object ("The manager approves...", "Sam reviews...",
-// "The service retries failed requests").
+// "The service retries failed requests") or ending a clause of three words
+// or more ("The cluster autoscales").
 //
 // It looks at tokens [lo, hi) and marks the verb it finds.
 func (c *clause) verbByForm(lo, hi int) int {
@@ -124,7 +125,7 @@ func (c *clause) verbByForm(lo, hi int) int {
 		r := c.raw(k)
 		if t.flags&nonContent == 0 && t.flags&tNumber == 0 && len(r) > 3 && strings.HasSuffix(r, "s") &&
 			!strings.HasSuffix(r, "ss") && !strings.HasSuffix(r, "us") && !strings.HasSuffix(r, "is") &&
-			(k > c.start+1 || first.flags&fDet == 0) && k+1 < c.hi && c.tok(k+1).flags&(fConj|fSub|tBreak) == 0 {
+			(k > c.start+1 || first.flags&fDet == 0) && (k+1 < c.hi && c.tok(k+1).flags&(fConj|fSub|tBreak) == 0 || k+1 == c.hi && k > c.start+1) {
 			t.flags |= fVerb
 			return k
 		}
@@ -165,7 +166,7 @@ func (st *Statement) verbal(i, end int) bool {
 		switch {
 		case n.flags&(fCopula|fAux|fReplace|fCease) != 0:
 			return false // "Email provider changed", "Email stopped"
-		case k == i+1 && inflected && n.content() && (f&fAttr != 0 || st.raw(t) == st.stem(t) && (i == 0 || t.flags&tBreak != 0) && k+1 < end && st.toks[k+1].flags&(fPrep|fDet|tNumber) != 0):
+		case k <= i+2 && inflected && n.content() && (f&fAttr != 0 || st.raw(t) == st.stem(t) && (i == 0 || t.flags&tBreak != 0) && k+1 < end && st.toks[k+1].flags&(fPrep|fDet|tNumber) != 0):
 			return false
 		case !n.content() || n.flags&fVerb != 0 && st.raw(n) != st.stem(n):
 			return true

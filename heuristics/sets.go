@@ -2,7 +2,10 @@ package heuristics
 
 import (
 	"math/bits"
+	"slices"
 	"strings"
+
+	"github.com/supersessiond/supersessiond/antonyms"
 )
 
 // sel is a set of words of a statement, compared by stem: bit i of idx
@@ -14,12 +17,7 @@ type sel struct {
 }
 
 func inPair(t *token, pair int) bool {
-	for _, r := range defaultLexicon().ants[t.ant-1] {
-		if r.Pair == pair {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(defaultLexicon().ants[t.ant-1], func(r antonyms.Ref) bool { return r.Pair == pair })
 }
 
 // span is the bitmap of tokens [lo, hi).
