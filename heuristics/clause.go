@@ -36,6 +36,7 @@ type clause struct {
 	addAdv, addVerb   bool   // "also", "too"; "started"
 	now, strong       bool   // "now", "currently"; "instead" (or an arrow)
 	arrow             bool   // the value changes by an arrow ("free -> pro")
+	anew              bool   // the change makes its subject anew ("was rewritten in Go"): it is not what changes
 	subjIdx, predIdx  uint64 // content words of the subject and of the rest of the clause
 	objIdx, coreIdx   uint64 // the value and qualifiers; subject and predicate
 	scopeIdx, whenIdx uint64 // recurring scopes ("on Fridays"); the time anchor ("until next year")

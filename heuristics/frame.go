@@ -217,6 +217,8 @@ func (c *clause) readChange() {
 	switch c.stem(c.replaceAt) {
 	case "replace", "swap", "trade":
 		into = [2]uint8{wordWith, wordFor}
+	case "rebuild", "rewrite": // "rewritten in Go", "rebuilt with Astro"
+		into, c.anew = [2]uint8{wordIn, wordWith}, true
 	}
 	if c.tgtIdx == 0 {
 		c.tgtIdx = c.valIdx
@@ -238,7 +240,7 @@ func (c *clause) readChange() {
 			return
 		}
 	}
-	if c.passive {
+	if c.passive && !c.anew {
 		c.fromIdx = c.roles[rSubj] // "Jenkins was replaced by ..."
 	}
 }
@@ -251,10 +253,13 @@ func (c *clause) tail() sel { return c.sel(c.coreIdx | c.st.allIdx&span(c.hi, c.
 func (c *clause) contentMask() uint64 { return c.flagged(nonContent) ^ span(c.start, c.hi) }
 
 // flagged is the bitmap of the clause's words with one of the flags.
-func (c *clause) flagged(flags uint32) uint64 {
+func (c *clause) flagged(flags uint32) uint64 { return c.st.flagged(flags) & span(c.start, c.hi) }
+
+// flagged is the bitmap of the statement's words with one of the flags.
+func (st *Statement) flagged(flags uint32) uint64 {
 	var m uint64
-	for i := c.start; i < c.hi; i++ {
-		if c.tok(i).flags&flags != 0 {
+	for i := range st.toks {
+		if st.toks[i].flags&flags != 0 {
 			m |= 1 << i
 		}
 	}

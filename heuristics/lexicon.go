@@ -87,6 +87,7 @@ const (
 	wordNo
 	wordUp
 	wordInto
+	wordIn
 	wordWith
 	wordFor
 	wordGoing
@@ -95,7 +96,7 @@ const (
 )
 
 var namedWords = map[string]uint8{
-	"to": wordTo, "from": wordFrom, "as": wordAs, "no": wordNo, "up": wordUp, "into": wordInto,
+	"to": wordTo, "from": wordFrom, "as": wordAs, "no": wordNo, "up": wordUp, "into": wordInto, "in": wordIn,
 	"with": wordWith, "for": wordFor, "going": wordGoing,
 	"old": wordOld, "gave": wordGive, "give": wordGive, "gives": wordGive, "giving": wordGive, "given": wordGive,
 }
@@ -258,7 +259,7 @@ var wordClasses = []struct {
 	{fReplace, `switched switch switches switching migrated migrate migrates migrating moved move moves
 		moving changed change changes changing replaced replace replaces replacing swapped swap swaps
 		traded trade trades relocated relocate relocates relocating converted convert transitioned
-		upgraded downgraded ported`},
+		upgraded downgraded ported rebuilt rebuild rebuilds rewrote rewritten rewrite rewrites`},
 	{fStrong, `instead`},
 	{fNow | fAdv, `now currently nowadays presently lately`},
 	{fAddVerb, `started start starts starting began begin begins begun beginning added`},
@@ -463,7 +464,8 @@ const irregular = `go:went gone goes going come:came run:ran drive:drove driven 
 	understand:understood forget:forgot forgotten bring:brought put:put set:set quit:quit read:read
 	be:is are am was were been being have:has had having do:does did done doing get:got gotten
 	sleep:slept wake:woke woken break:broke broken split:split born:born bear:bore
-	fight:fought catch:caught hear:heard say:said tell:told find:found`
+	fight:fought catch:caught hear:heard say:said tell:told find:found rebuild:rebuilt rewrite:rewrote
+	rewritten`
 
 // addVerbs adds every form of the known verbs, each with its base form as
 // the canonical stem so that "uses", "using" and "used" compare equal.

@@ -66,15 +66,7 @@ func (s sel) count() int { return bits.OnesCount64(s.idx) }
 func (s sel) subsetOf(o sel) bool { return s.minus(o).idx == 0 }
 
 // flagged counts the tokens of s with one of the flags.
-func (s sel) flagged(flags uint32) int {
-	n := 0
-	for t := range s.words {
-		if t.flags&flags != 0 {
-			n++
-		}
-	}
-	return n
-}
+func (s sel) flagged(flags uint32) int { return bits.OnesCount64(s.idx & s.st.flagged(flags)) }
 
 // minus is the tokens of s that are not in o.
 func (s sel) minus(o sel) sel {

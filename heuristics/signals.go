@@ -559,7 +559,7 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 	// "switched from X to Y", "Y instead of X", "replaced X with Y" where X
 	// is the older value; in "vim -> neovim" the older value is all of the
 	// note's key ("python version -> 3.12" is no change from "version").
-	if f := b.from(); f.count() > 0 && f.subsetOf(a.core()) && b.asSel().subsetOf(a.tail()) && (b.noteKey == 0 || b.tok(b.noteKey).flags&tArrow == 0 || a.value().count() > 0 && a.value().subsetOf(b.sel(b.coreIdx&span(b.start, b.noteKey)))) {
+	if f := b.from(); f.count() > 0 && f.subsetOf(a.core()) && !(b.tgtIdx != 0 && b.target().subsetOf(a.target())) && b.asSel().subsetOf(a.tail()) && (b.noteKey == 0 || b.tok(b.noteKey).flags&tArrow == 0 || a.value().count() > 0 && a.value().subsetOf(b.sel(b.coreIdx&span(b.start, b.noteKey)))) {
 		return fired{SignalTemporal, confTemporalFrom, change(marker, f, b.target())}, true
 	}
 	if b.replaceAt >= 0 && !b.passive {
@@ -667,8 +667,9 @@ func changeVerb(a, b *clause, marker string, e *explain) (fired, bool) {
 	// calls), unless the older says where or what the subject is ("the
 	// office is in Midtown": it relocated; "Priya works in marketing").
 	pa, pb := a.core(), b.core()
-	if !a.copular && !a.passive && (a.pred == nil || a.pred.val == multi) {
-		pb = pb.minus(b.subject())
+	noSlot := a.pred == nil || a.pred.val == multi
+	if !a.copular && !a.passive && noSlot || b.anew && (!a.copular || noSlot) {
+		pb = pb.minus(b.subject()) // a thing made anew keeps its slots ("deployed to Fly.io")
 	}
 	// A modifier of a state pair says how things are, not which ("collects
 	// new coins" / "moved to a new desk"); a person's role ("her parents'
