@@ -111,6 +111,7 @@ var hand = [...]Pair{
 	{State, Hand, []string{"monolithic", "monolith"}, []string{"modular", "microservices"}},
 	{State, Hand, []string{"isolated", "dedicated"}, []string{"shared"}},
 	{State, Hand, []string{"crowded", "packed", "busy"}, []string{"empty", "deserted", "quiet"}},
+	{State, Hand, []string{"healthy", "operational", "nominal"}, []string{"degraded", "impaired"}},
 
 	// Directions.
 	{Direction, Hand, []string{"up"}, []string{"down"}},
