@@ -235,8 +235,9 @@ var reportingVerbs = toSet(`said says mentioned mentions told tells noted report
 // reported returns where the clause reported by a leading reporting verb
 // starts ("Said she smokes", "The doctor told me that the knee is fine"),
 // or the statement after a label ("Update: ..."), and marks the words
-// before it as function words; 0 when the statement does not open so. The reporting verb may follow a short subject and take
-// a listener and "that"; what follows must be a clause.
+// before it as function words; 0 when the statement does not open so. The
+// reporting verb may follow a short subject and take a listener and
+// "that"; what follows must be a clause.
 func (st *Statement) reported() int {
 	n := len(st.toks)
 	if n > 1 && labels[st.raw(&st.toks[0])] {

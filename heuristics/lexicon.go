@@ -656,7 +656,7 @@ var multiPredicates = []string{"speak", "like", "love", "enjoy", "have", "play",
 	"go to", "write", "support", "attend", "travel to", "fly", "ride", "teach", "build", "make",
 	"practice", "practise", "want", "need", "miss", "keep", "host", "deploy"}
 
-// role reports a word of an antonym pair of roles (parent/child): a noun.
+// role reports a word whose first antonym pair opposes roles (parent/child).
 func (lx *lexicon) role(t *token) bool {
 	return t.ant != 0 && lx.pairs[lx.ants[t.ant-1][0].Pair].Kind == antonyms.Role
 }

@@ -295,12 +295,15 @@ func morphPair(base *token, baseRaw, neg string) bool {
 // "a wired mouse", "tests for public functions"): it says which things,
 // not how they are.
 func (c *clause) modifiesObject(i int) bool {
-	if c.copular || c.pred != nil && c.pred.val != multi || i <= c.verb || i+1 >= c.hi {
+	if c.copular || c.oneValue() || i <= c.verb || i+1 >= c.hi {
 		return false
 	}
 	t, next := c.tok(i), c.tok(i+1)
 	return t.content() && next.content() && next.flags&tBreak == 0 && c.roles[rChain]&(1<<i) == 0
 }
+
+// oneValue: the predicate holds one value at a time (or usually, or one per kind).
+func (c *clause) oneValue() bool { return c.pred != nil && c.pred.val != multi }
 
 // sameSlot reports whether both clauses give a value to the same slot.
 func sameSlot(a, b *clause) bool {
@@ -630,7 +633,7 @@ func nowChange(a, b *clause, marker string) (fired, bool) {
 		return fired{}, false
 	}
 	conf := confTemporalWeak
-	if b.strong || oa.shared(ob) > 0 || a.verbPrep() != "" && a.verbPrep() == b.verbPrep() && (a.pred == nil || a.pred.val == multi) {
+	if b.strong || oa.shared(ob) > 0 || a.verbPrep() != "" && a.verbPrep() == b.verbPrep() && !a.oneValue() {
 		conf = confTemporalVerb // "plays for the Tigers" / "plays for the Hawks now"; slots are value's
 	}
 	return fired{SignalTemporal, conf, change(marker, oa, ob)}, true
@@ -658,7 +661,7 @@ func changeVerb(a, b *clause, marker string, e *explain) (fired, bool) {
 		e.miss("No contradiction: the change leads to what the older statement already says.")
 		return fired{}, false
 	}
-	if v := a.value(); a.pred != nil && a.pred.val != multi && v.count() > 0 && v.subsetOf(b.core().minus(t)) {
+	if v := a.value(); a.oneValue() && v.count() > 0 && v.subsetOf(b.core().minus(t)) {
 		e.miss("No contradiction: the older value still holds after the change.")
 		return fired{}, false // "works at Stripe" / "moved to a new desk at Stripe"
 	}
@@ -667,8 +670,7 @@ func changeVerb(a, b *clause, marker string, e *explain) (fired, bool) {
 	// calls), unless the older says where or what the subject is ("the
 	// office is in Midtown": it relocated; "Priya works in marketing").
 	pa, pb := a.core(), b.core()
-	noSlot := a.pred == nil || a.pred.val == multi
-	if !a.copular && !a.passive && noSlot || b.anew && (!a.copular || noSlot) {
+	if !a.copular && !a.passive && !a.oneValue() || b.anew && (!a.copular || !a.oneValue()) {
 		pb = pb.minus(b.subject()) // a thing made anew keeps its slots ("deployed to Fly.io")
 	}
 	// A modifier of a state pair says how things are, not which ("collects

@@ -1,7 +1,6 @@
 package console_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/supersessiond/supersessiond/config"
@@ -22,6 +20,7 @@ import (
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
+	"github.com/supersessiond/supersessiond/internal/testkit/proctest"
 	"github.com/supersessiond/supersessiond/sweep"
 )
 
@@ -38,20 +37,7 @@ type site struct {
 	s    *memtest.Seeder
 	ids  map[string]string // proposal id by old attribute id
 	cfg  *config.Config
-	mu   sync.Mutex
-	logs bytes.Buffer
-}
-
-func (s *site) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.logs.Write(p)
-}
-
-func (s *site) logText() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.logs.String()
+	logs proctest.Buffer // the daemon's log while the test reads it
 }
 
 func newSite(t *testing.T, tok string, mut ...func(*config.Config)) *site {
@@ -69,7 +55,7 @@ func newSite(t *testing.T, tok string, mut ...func(*config.Config)) *site {
 		st.s.Add(memtest.Attr{ID: p.agent + "-" + p.aspect + "-1", Agent: p.agent, Aspect: asp, Content: p.old},
 			memtest.Attr{ID: p.agent + "-" + p.aspect + "-2", Agent: p.agent, Aspect: asp, Content: p.new})
 	}
-	log := slog.New(slog.NewTextHandler(st, nil))
+	log := slog.New(slog.NewTextHandler(&st.logs, nil))
 	engine := supersession.New(job.Deps{DB: db.DB, Logger: log})
 	shadow := config.Default()
 	shadow.Memory.PipelineV2.ShadowMode = true
@@ -422,7 +408,7 @@ func TestTokenIsNeverLogged(t *testing.T) {
 	s.do(t, nil, "POST", "/api/proposals/"+s.ids["a-home-1"]+"/accept", "", bearer)
 	s.do(t, nil, "POST", "/api/proposals/"+s.ids["a-home-1"]+"/accept", "", bearer)
 	s.do(t, client, "POST", "/api/bulk", `{"action":"reject","all":true}`, map[string]string{"X-CSRF-Token": csrf})
-	logs := s.logText()
+	logs := s.logs.String()
 	if !strings.Contains(logs, "console: decision recorded") || !strings.Contains(logs, "failed login") {
 		t.Fatalf("the console logs what it does:\n%s", logs)
 	}

@@ -264,7 +264,7 @@ func (wn *wordnet) indirect(direct []pair, maxRank int) []pair {
 			for _, sat := range s.similar {
 				for _, w := range wn.synsets[sat].words {
 					p := pair{pos: 'a', a: min(w, opposite), b: max(w, opposite), lexFile: s.lexFile}
-					if w == opposite || !wn.frequent('a', w, sat, 1) || wn.otherPOS(w) || have[p.a+"/"+p.b] {
+					if w == opposite || !wn.frequent('a', w, sat, 1) || wn.listed(w, "nvr") || have[p.a+"/"+p.b] {
 						continue
 					}
 					have[p.a+"/"+p.b] = true
@@ -289,19 +289,10 @@ func (wn *wordnet) frequent(pos byte, w, synset string, maxRank int) bool {
 	return wn.common(pos, w, synset, maxRank) && wn.lemmas[string(pos)+w].tagged > 0
 }
 
-// lemma reports a word that WordNet lists in any part of speech.
-func (wn *wordnet) lemma(w string) bool {
-	for _, pos := range "nvar" {
-		if _, ok := wn.lemmas[string(pos)+w]; ok {
-			return true
-		}
-	}
-	return false
-}
-
-// otherPOS reports a word that WordNet also lists as a noun, verb or adverb.
-func (wn *wordnet) otherPOS(w string) bool {
-	for _, pos := range "nvr" {
+// listed reports a word that WordNet lists in one of the parts of speech
+// ("nvar": noun, verb, adjective, adverb).
+func (wn *wordnet) listed(w, poses string) bool {
+	for _, pos := range poses {
 		if _, ok := wn.lemmas[string(pos)+w]; ok {
 			return true
 		}
@@ -456,7 +447,7 @@ func (wn *wordnet) forms(pos byte, w string) []string {
 			// The comparative of a rare adjective that is a word of its
 			// own ("aft", "after"; "fore", "forest") is that word.
 			for _, c := range []string{comparative(w, "er"), comparative(w, "est")} {
-				if wn.lemmas["a"+w].tagged > 0 || !wn.lemma(c) {
+				if wn.lemmas["a"+w].tagged > 0 || !wn.listed(c, "nvar") {
 					out = append(out, c)
 				}
 			}
