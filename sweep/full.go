@@ -95,6 +95,7 @@ func (j *Job) full(ctx context.Context, cfg *config.Config, st state, agent stri
 	}
 	pass := j.newPass(r.RunID)
 	pass.DryRun = r.DryRun
+	pass.Digests = !r.DryRun // the incremental passes' key index (SPEC §11)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	batches, scanned := j.read(ctx, cur.Cursor, agent)
@@ -106,6 +107,9 @@ func (j *Job) full(ctx context.Context, cfg *config.Config, st state, agent stri
 	}
 	for groups := range batches {
 		err := j.decide(ctx, cfg, groups, pass, r)
+		if err == nil && pass.Digests {
+			err = j.engine.StoreKeys(ctx, j.db, supersession.Fragments(groups), "")
+		}
 		if err == nil {
 			last := groups[len(groups)-1]
 			cur.AgentID, cur.AspectID = last.AgentID, last.AspectID
@@ -138,12 +142,16 @@ func (j *Job) full(ctx context.Context, cfg *config.Config, st state, agent stri
 }
 
 // completeFull records a complete full pass over all agents, in one
-// transaction: the change records it covered deleted, its record written,
-// the scheduled runs' cursor reset (when it was theirs).
+// transaction: the change records it covered deleted, the key digests it
+// replaced deleted, its record written, the scheduled runs' cursor reset
+// (when it was theirs).
 func (j *Job) completeFull(ctx context.Context, cur cursor, scheduled bool) error {
 	raw, _ := json.Marshal(lastFull{CompletedAt: cur.PassStartedAt, Judgment: cur.Judgment})
 	err := store.InTx(ctx, j.db, func(tx *sqlx.Tx) error {
 		if _, err := tx.ExecContext(ctx, j.sql.dropSeen, cur.Snapshot); err != nil {
+			return err
+		}
+		if err := j.engine.DropKeys(ctx, tx, cur.Snapshot); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, j.sql.saveState, lastName, string(raw)); err != nil {

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"runtime"
 	"time"
@@ -17,28 +18,30 @@ import (
 
 // change is a claimed change record.
 type change struct {
-	Seq      int64  `db:"seq"`
-	AgentID  string `db:"agent_id"`
-	AspectID string `db:"aspect_id"`
+	Seq         int64          `db:"seq"`
+	AgentID     string         `db:"agent_id"`
+	AspectID    string         `db:"aspect_id"`
+	AttributeID sql.NullString `db:"attribute_id"`
 }
 
-// incremental examines the aspects the change records name, a batch at a
-// time: claim the records (all of an aspect's at once, so that no other
-// daemon examines the aspect for the same change), decide the aspects
-// whole (loaded batchAttributes at a time, so that memory stays flat
-// however large the claimed aspects are), then delete the records. It takes only records that existed when it
-// started, so it ends however fast the agent writes; a change made while it
-// runs stays recorded for the next pass. An aspect with a pair the LLM did
-// not answer is recorded again, for the next pass. A daemon that dies leaves
-// its claims to expire.
+// incremental examines what the change records name, a batch of aspects at
+// a time: claim the records (all of an aspect's at once, so that no other
+// daemon examines the aspect for the same change), decide, then consume
+// the records. An aspect whose records name the attributes that changed is
+// narrowed through its stored key digest to those attributes and the
+// siblings their keys can meet (SPEC §11); the others are decided whole
+// (loaded batchAttributes at a time, so that memory stays flat however
+// large the claimed aspects are). It takes only records that existed when
+// it started, so it ends however fast the agent writes; a change made while
+// it runs stays recorded for the next pass. An aspect with a pair the LLM
+// did not answer is recorded again, for the next pass. A daemon that dies
+// leaves its claims to expire.
 func (j *Job) incremental(ctx context.Context, cfg *config.Config, budget time.Duration, start time.Time, r *Report) error {
 	var upto int64
 	if err := j.db.GetContext(ctx, &upto, j.sql.lastChange); err != nil {
 		return fmt.Errorf("sweep: read the change records: %w", err)
 	}
-	// No key cache (Pass.Reloads): a pass reads each changed aspect once,
-	// hundreds of thousands of attributes for a Zipf-shaped graph, more than
-	// the cache holds; it would only cost memory.
+	// No key cache (Pass.Reloads): a pass reads each changed aspect once.
 	pass := j.newPass(r.RunID)
 	for {
 		var claimed []change
@@ -60,19 +63,38 @@ func (j *Job) incremental(ctx context.Context, cfg *config.Config, budget time.D
 	return j.pruneOutbox(ctx, cfg, start)
 }
 
-// examine decides the aspects of a batch of claimed change records and
-// consumes the records.
-func (j *Job) examine(ctx context.Context, cfg *config.Config, claimed []change, pass supersession.Pass, r *Report) error {
+// aspectChanges gathers claimed records by aspect, in claim order. With
+// the semantic fallback every aspect is examined whole: the pairs the LLM is
+// asked about are not in the key digests.
+func aspectChanges(claimed []change, whole bool) []supersession.AspectChanges {
 	type key struct{ agent, aspect string }
-	seen := map[key]bool{}
-	var agents, aspects []string
+	at := map[key]int{}
+	var out []supersession.AspectChanges
+	for _, c := range claimed {
+		k := key{c.AgentID, c.AspectID}
+		i, ok := at[k]
+		if !ok {
+			i = len(out)
+			at[k] = i
+			out = append(out, supersession.AspectChanges{AgentID: c.AgentID, AspectID: c.AspectID, Whole: whole})
+		}
+		if c.AttributeID.Valid && c.AttributeID.String != "" {
+			out[i].IDs = append(out[i].IDs, c.AttributeID.String)
+		} else {
+			out[i].Whole = true
+		}
+	}
+	return out
+}
+
+// examine decides the aspects of a batch of claimed change records and
+// consumes the records, storing in the same transaction the key digest
+// fragments of what it read: a change is consumed only once the keys that
+// let later passes find the changed attribute are stored.
+func (j *Job) examine(ctx context.Context, cfg *config.Config, claimed []change, pass supersession.Pass, r *Report) error {
 	seqs := make([]int64, 0, len(claimed))
 	for _, c := range claimed {
 		seqs = append(seqs, c.Seq)
-		if k := (key{c.AgentID, c.AspectID}); !seen[k] {
-			seen[k] = true
-			agents, aspects = append(agents, c.AgentID), append(aspects, c.AspectID)
-		}
 	}
 	release := store.Renew(ctx, j.ClaimFor/3, func(ctx context.Context) error {
 		_, err := j.db.ExecContext(ctx, j.sql.extend, pq.Array(seqs), j.holder, j.ClaimFor.Seconds())
@@ -81,23 +103,75 @@ func (j *Job) examine(ctx context.Context, cfg *config.Config, claimed []change,
 		j.log.Warn("sweep: could not renew claims on change records; another daemon may take them over", "err", err)
 	})
 	var again []string // aspects to record anew (the LLM owes them an answer)
-	err := j.engine.LoadAspectsBounded(ctx, agents, aspects, batchAttributes, runtime.GOMAXPROCS(0), func(groups []*supersession.Group) error {
-		if err := j.decide(ctx, cfg, groups, pass, r); err != nil {
-			return err
-		}
-		for _, g := range groups {
-			if g.Unsettled {
-				again = append(again, g.AgentID, g.AspectID)
+	var deltas, wholes []supersession.Fragment
+	var snapshot string
+	err := func() error {
+		changes := aspectChanges(claimed, cfg.SemanticFallback())
+		whole := changes
+		if !cfg.SemanticFallback() {
+			nar, err := j.engine.LoadChanged(ctx, changes)
+			if err != nil {
+				return err
 			}
+			if len(nar.Groups) > 0 {
+				focused := pass
+				focused.Focus = nar.Focus
+				if err := j.decide(ctx, cfg, nar.Groups, focused, r); err != nil {
+					return err
+				}
+				r.Narrowed += len(nar.Groups)
+				for _, g := range nar.Groups {
+					if g.Unsettled {
+						again = append(again, g.AgentID, g.AspectID)
+					}
+					if f := supersession.DeltaFragment(g, nar.Focus); f != nil {
+						deltas = append(deltas, *f)
+					}
+				}
+			}
+			if len(nar.Why) > 0 {
+				j.log.Debug("sweep: aspects read whole", "why", nar.Why)
+			}
+			whole = nar.Whole
 		}
-		return nil
-	})
+		if len(whole) == 0 {
+			return nil
+		}
+		// The fragments of aspects read whole replace those this snapshot saw.
+		if err := j.db.GetContext(ctx, &snapshot, j.sql.snapshot); err != nil {
+			return fmt.Errorf("sweep: take a snapshot: %w", err)
+		}
+		agents, aspects := make([]string, len(whole)), make([]string, len(whole))
+		for i, c := range whole {
+			agents[i], aspects[i] = c.AgentID, c.AspectID
+		}
+		wholePass := pass
+		wholePass.Digests = true
+		return j.engine.LoadAspectsBounded(ctx, agents, aspects, batchAttributes, runtime.GOMAXPROCS(0), func(groups []*supersession.Group) error {
+			if err := j.decide(ctx, cfg, groups, wholePass, r); err != nil {
+				return err
+			}
+			for _, g := range groups {
+				if g.Unsettled {
+					again = append(again, g.AgentID, g.AspectID)
+				}
+			}
+			wholes = append(wholes, supersession.Fragments(groups)...)
+			return nil
+		})
+	}()
 	release()
 	if err != nil {
 		return err // the claims expire; the records are taken again
 	}
 	err = store.InTx(ctx, j.db, func(tx *sqlx.Tx) error {
 		if _, err := tx.ExecContext(ctx, j.sql.consume, pq.Array(seqs), j.holder); err != nil {
+			return err
+		}
+		if err := j.engine.StoreKeys(ctx, tx, deltas, ""); err != nil {
+			return err
+		}
+		if err := j.engine.StoreKeys(ctx, tx, wholes, snapshot); err != nil {
 			return err
 		}
 		if len(again) == 0 {

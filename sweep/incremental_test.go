@@ -337,3 +337,77 @@ func TestAnUnansweredAspectIsExaminedAgain(t *testing.T) {
 		t.Fatalf("answered: nothing left to examine: %+v", r)
 	}
 }
+
+// After a full pass, a change in a large aspect is examined through the
+// aspect's stored keys: only the changed attribute and the siblings its
+// keys meet are read, and the decision is the one a pass over the whole
+// aspect makes. The keys of what an incremental pass examined are stored
+// too, so a later change meets an earlier one; a damaged digest makes the
+// aspect read whole, with the same decision.
+func TestIncrementalPassReadsOnlyWhatChangedAttributesMeet(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := memtest.New(t, db.DB)
+	aspect := s.Aspect("a", "Sam", "life")
+	var fillers []memtest.Attr
+	for i := range 60 {
+		fillers = append(fillers, memtest.Attr{ID: fmt.Sprintf("f%02d", i), Agent: "a", Aspect: aspect,
+			Content: fmt.Sprintf("Visited city number %d in %d", i, 1990+i%30)})
+	}
+	s.Add(fillers...)
+	s.Add(memtest.Attr{ID: "toronto", Agent: "a", Aspect: aspect, Content: "Lives in Toronto"})
+	j := newJob(db.DB, nil)
+
+	r := run(t, j, live())
+	if r.Kind != sweep.KindFull || !r.Complete {
+		t.Fatalf("first run: want a complete full pass: %+v", r)
+	}
+	if n := s.Count(`SELECT count(*) FROM supersessiond.aspect_keys WHERE aspect_id = $1`, aspect); n != 1 {
+		t.Fatalf("the full pass stored %d key digests for an aspect of 61", n)
+	}
+
+	// While no daemon runs, a move.
+	s.Add(memtest.Attr{ID: "calgary", Agent: "a", Aspect: aspect, Content: "Lives in Calgary"})
+	r = run(t, j, live())
+	if r.Kind != sweep.KindIncremental || r.Narrowed != 1 || r.Supersessions != 1 || r.Attributes > 4 {
+		t.Fatalf("after a move: want one narrowed aspect, a few attributes read, one supersession: %+v", r)
+	}
+	if st, by := s.Status("toronto"); st != "superseded" || by != "calgary" {
+		t.Fatalf("toronto: %s by %q, want superseded by calgary", st, by)
+	}
+
+	// An older filler edited into another city: it meets Calgary only
+	// through the keys the last incremental pass stored.
+	s.Exec(`UPDATE entity_attributes SET content = 'Lives in Regina' WHERE id = 'f10'`)
+	r = run(t, j, live())
+	if r.Narrowed != 1 || r.Supersessions != 1 {
+		t.Fatalf("after an edit: want one narrowed aspect and one supersession: %+v", r)
+	}
+	if st, by := s.Status("f10"); st != "superseded" || by != "calgary" {
+		t.Fatalf("f10: %s by %q, want superseded by calgary (the newer move)", st, by)
+	}
+
+	// A damaged digest: the aspect is read whole, the decision is the same.
+	s.Exec(`UPDATE supersessiond.aspect_keys SET keys = '\x01ff00'::bytea WHERE aspect_id = $1`, aspect)
+	s.Add(memtest.Attr{ID: "oslo", Agent: "a", Aspect: aspect, Content: "Lives in Oslo"})
+	r = run(t, j, live())
+	if r.Kind != sweep.KindIncremental || r.Narrowed != 0 || r.Groups != 1 || r.Attributes < 60 || r.Supersessions != 1 {
+		t.Fatalf("with a damaged digest: want the aspect read whole and one supersession: %+v", r)
+	}
+	if st, by := s.Status("calgary"); st != "superseded" || by != "oslo" {
+		t.Fatalf("calgary: %s by %q, want superseded by oslo", st, by)
+	}
+	// Reading it whole replaced the damaged fragments.
+	if n := s.Count(`SELECT count(*) FROM supersessiond.aspect_keys WHERE aspect_id = $1 AND keys <> '\x01ff00'::bytea`, aspect); n != 1 ||
+		s.Count(`SELECT count(*) FROM supersessiond.aspect_keys WHERE aspect_id = $1`, aspect) != 1 {
+		t.Fatal("reading the aspect whole did not replace its damaged key digests")
+	}
+	// A complete full pass replaces the fragments incremental passes added.
+	r, err := j.Once(t.Context(), live(), sweep.Options{Full: true})
+	if err != nil || !r.Complete {
+		t.Fatalf("full pass: %v %+v", err, r)
+	}
+	if n := s.Count(`SELECT count(*) FROM supersessiond.aspect_keys WHERE aspect_id = $1`, aspect); n != 1 {
+		t.Fatalf("%d key digests for the aspect after a complete full pass, want 1", n)
+	}
+}

@@ -45,7 +45,7 @@ mine AS (
 UPDATE {{.Changes}} c
 SET claimed_by = $1, claimed_until = now() + make_interval(secs => $4)
 FROM mine WHERE c.seq = mine.seq
-RETURNING c.seq, c.agent_id, c.aspect_id`
+RETURNING c.seq, c.agent_id, c.aspect_id, c.attribute_id`
 
 	// extendSQL renews this holder's claims on records it still works on.
 	extendSQL = `

@@ -92,6 +92,10 @@ type Report struct {
 	Batches int    `json:"batches"`
 	// Changes counts the change records an incremental pass consumed.
 	Changes int `json:"changes"`
+	// Narrowed counts the aspects an incremental pass examined through
+	// their stored keys (the changed attributes and the siblings those can
+	// meet); the rest of its aspects were read whole.
+	Narrowed int `json:"aspects_narrowed"`
 	supersession.Tally
 	Skipped []job.Skip `json:"skipped"`
 	// Resumed: a scheduled full pass went on from the cursor a previous
@@ -123,7 +127,8 @@ func (r *Report) Text() string {
 		fmt.Fprintf(&b, "  full because   %s\n", r.Why)
 	}
 	if r.Kind == KindIncremental {
-		fmt.Fprintf(&b, "  changes        %d recorded changes\n", r.Changes)
+		fmt.Fprintf(&b, "  changes        %d recorded changes; %d aspects narrowed by their keys, %d read whole\n",
+			r.Changes, r.Narrowed, r.Groups-r.Narrowed)
 	}
 	fmt.Fprintf(&b, "  examined       %d aspects, %d attributes, %d pairs in %d batches\n", r.Groups, r.Attributes, r.Pairs, r.Batches)
 	fmt.Fprintf(&b, "  supersessions  %s%d\n", would, r.Supersessions)

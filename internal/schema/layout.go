@@ -70,7 +70,7 @@ func (r *Report) Line() string {
 }
 
 // ownTables are the daemon's own tables, in the own schema.
-var ownTables = []string{"state", "leases", "classified", "changes", "llm_verdicts"}
+var ownTables = []string{"state", "leases", "classified", "changes", "llm_verdicts", "aspect_keys"}
 
 // legacyNames are the daemon's tables of releases that kept them in the
 // agent's schema, and what they are called in the own schema.
@@ -200,6 +200,7 @@ func (l *Layout) names() *Names {
 		Messages: q(Messages), Events: q(CompactionEvents), Documents: q(Documents), Sources: q(DocumentSources),
 		Own: quoteIdent(own), State: ownTable(own, "state"), Leases: ownTable(own, "leases"),
 		Outbox: ownTable(own, "classified"), Changes: ownTable(own, "changes"), Verdicts: ownTable(own, "llm_verdicts"),
+		Keys: ownTable(own, "aspect_keys"),
 	}
 	if a := l.Tables[Aspects]; a.hasColumn("id") && a.hasColumn("agent_id") && a.hasColumn("name") {
 		n.HasAspects = true
@@ -422,6 +423,9 @@ func (l *Layout) checkOwn(r *Report) {
 		if l.Own[name] == nil {
 			r.Pending = append(r.Pending, fmt.Sprintf("table %s.%s", l.Plan.Own, name))
 		}
+	}
+	if c := l.Own["changes"]; c != nil && slices.Contains(ownTablesOf(r.Job), "changes") && !c.hasColumn("attribute_id") {
+		r.Pending = append(r.Pending, fmt.Sprintf("column attribute_id of %s.changes", l.Plan.Own))
 	}
 	if len(l.Legacy) > 0 {
 		r.Pending = append(r.Pending, "an earlier release's tables to move into schema "+l.Plan.Own+": "+strings.Join(l.Legacy, ", "))

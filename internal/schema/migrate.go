@@ -260,6 +260,13 @@ func (m *migration) own(ctx context.Context) error {
 			return err
 		}
 	}
+	// An earlier release's change records name no attribute.
+	if c := l.Own["changes"]; c != nil && need["changes"] && !c.hasColumn("attribute_id") {
+		if err := m.exec(ctx, "add column attribute_id to "+m.plan.Own+".changes",
+			l.Names.SQL(`ALTER TABLE {{.Changes}} ADD COLUMN IF NOT EXISTS attribute_id text`)); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

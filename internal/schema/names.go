@@ -15,7 +15,7 @@ type Names struct {
 	// The agent's tables.
 	Attributes, Aspects, History, Memories, Messages, Events, Documents, Sources string
 	// The daemon's own schema and tables.
-	Own, State, Leases, Outbox, Changes, Verdicts string
+	Own, State, Leases, Outbox, Changes, Verdicts, Keys string
 
 	// HasAspects: an aspects table exists (its name goes to the LLM, and an
 	// attribute whose aspect is missing is skipped as dangling).
@@ -46,7 +46,7 @@ func ReferenceNames() *Names {
 		Events: quoteIdent("compaction_events"), Documents: quoteIdent("documents"), Sources: quoteIdent("document_sources"),
 		Own: quoteIdent("supersessiond"), State: ownTable("supersessiond", "state"), Leases: ownTable("supersessiond", "leases"),
 		Outbox: ownTable("supersessiond", "classified"), Changes: ownTable("supersessiond", "changes"),
-		Verdicts:   ownTable("supersessiond", "llm_verdicts"),
+		Verdicts: ownTable("supersessiond", "llm_verdicts"), Keys: ownTable("supersessiond", "aspect_keys"),
 		HasAspects: true, ToolCalls: true, SupersededBy: true, SourceIDs: "jsonb", Embedding: true,
 	}
 }

@@ -42,17 +42,39 @@ var ownDDL = map[string]string{
 	// transaction, so a change made while no daemon runs is not lost. The
 	// incremental sweep claims and consumes rows; a full pass deletes those
 	// its start's snapshot saw (xid: the recording transaction). Append-only:
-	// the agent's transactions never wait on each other here.
+	// the agent's transactions never wait on each other here. attribute_id
+	// names the attribute that changed; a record without one (the sweep's
+	// own, or an earlier release's trigger) asks for the whole aspect.
 	"changes": `CREATE TABLE IF NOT EXISTS {{.Changes}} (
   seq bigserial PRIMARY KEY,
   agent_id text NOT NULL,
   aspect_id text NOT NULL,
+  attribute_id text,
   xid xid8 NOT NULL DEFAULT pg_current_xact_id(),
   changed_at timestamptz NOT NULL DEFAULT clock_timestamp(),
   claimed_by text,
   claimed_until timestamptz
 );
 CREATE INDEX IF NOT EXISTS changes_aspect ON {{.Changes}} (agent_id, aspect_id)`,
+	// The blocking keys of large aspects (SPEC §11), so that an incremental
+	// pass reads only the siblings a changed attribute's keys can meet
+	// instead of its whole aspect: one or more fragments per aspect, each an
+	// encoded key index (internal/supersession/digest.go) made by one
+	// heuristics version. A full pass writes a fragment per aspect it read
+	// and, complete, deletes those its start's snapshot saw; an incremental
+	// pass adds a fragment with the keys of the attributes it examined.
+	// Fragments are only ever added or replaced whole, so two writers never
+	// lose each other's keys. Stored uncompressed: read whole, rarely large.
+	"aspect_keys": `CREATE TABLE IF NOT EXISTS {{.Keys}} (
+  agent_id text NOT NULL,
+  aspect_id text NOT NULL,
+  heuristics text NOT NULL,
+  keys bytea NOT NULL,
+  xid xid8 NOT NULL DEFAULT pg_current_xact_id(),
+  created_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+ALTER TABLE {{.Keys}} ALTER COLUMN keys SET STORAGE EXTERNAL;
+CREATE INDEX IF NOT EXISTS aspect_keys_aspect ON {{.Keys}} (agent_id, aspect_id)`,
 	// LLM verdicts per (old content, new content, model): no pair is asked
 	// twice, across runs, restarts and replicas. Keyed by SHA-256 of the
 	// exact contents: an edited attribute is a new question.
@@ -94,7 +116,7 @@ BEGIN
       OR OLD.content IS DISTINCT FROM NEW.content
       OR OLD.kind IS DISTINCT FROM NEW.kind
       OR (OLD.protected AND NOT coalesce(NEW.protected, false))) THEN
-    INSERT INTO {{.Changes}} (agent_id, aspect_id) VALUES (NEW.agent_id::text, NEW.aspect_id::text);
+    INSERT INTO {{.Changes}} (agent_id, aspect_id, attribute_id) VALUES (NEW.agent_id::text, NEW.aspect_id::text, NEW.id::text);
   END IF;
   RETURN NULL;
 END

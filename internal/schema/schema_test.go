@@ -161,12 +161,16 @@ func TestClassificationTriggerRecordsChanges(t *testing.T) {
 		exec(t, db, `DELETE FROM supersessiond.changes`)
 		exec(t, db, st.stmt)
 		var got []string
-		if err := db.Select(&got, `SELECT agent_id || ':' || aspect_id FROM supersessiond.changes`); err != nil {
+		if err := db.Select(&got, `SELECT agent_id || ':' || aspect_id || ':' || attribute_id FROM supersessiond.changes`); err != nil {
 			t.Fatal(err)
 		}
 		want := []string{}
 		if st.recorded != "" {
-			want = []string{"a:" + st.recorded}
+			id := "x1"
+			if strings.Contains(st.stmt, "'x2'") {
+				id = "x2"
+			}
+			want = []string{"a:" + st.recorded + ":" + id}
 		}
 		if strings.Join(got, ",") != strings.Join(want, ",") {
 			t.Errorf("%s: recorded %v, want %v", st.stmt, got, want)
@@ -175,6 +179,36 @@ func TestClassificationTriggerRecordsChanges(t *testing.T) {
 	// The agent's columns do not depend on the trigger: its own migrations
 	// can still alter them.
 	exec(t, db, `ALTER TABLE entity_attributes ALTER COLUMN content TYPE varchar(100000)`)
+}
+
+// An earlier release's change records named no attribute: check says
+// migrate has work to do, migrate adds the column and the trigger fills it;
+// the records already there stay (they ask for their whole aspect).
+func TestChangeRecordsWithoutAttributeAreUpgraded(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	exec(t, db, `INSERT INTO supersessiond.changes (agent_id, aspect_id) VALUES ('a', 'old')`)
+	exec(t, db, `ALTER TABLE supersessiond.changes DROP COLUMN attribute_id`)
+	exec(t, db, `DROP TABLE supersessiond.aspect_keys`)
+	r := inspect(t, db, schema.ReferencePlan()).Reports[schema.Supersession]
+	if r.Runnable() || !strings.Contains(r.Line(), "column attribute_id of supersessiond.changes") ||
+		!strings.Contains(r.Line(), "table supersessiond.aspect_keys") {
+		t.Fatalf("line: %s", r.Line())
+	}
+	res := migrate(t, db, schema.ReferencePlan(), schema.Options{})
+	if !res.Layout.OK() {
+		t.Fatalf("after migrate: %s", res.Layout.Reports[schema.Supersession].Line())
+	}
+	exec(t, db, `INSERT INTO entities (id, agent_id, name) VALUES ('e1', 'a', 'Sam')`)
+	exec(t, db, `INSERT INTO entity_aspects (id, entity_id, agent_id, name, canonical_name) VALUES ('asp1', 'e1', 'a', 'home', 'home')`)
+	exec(t, db, `INSERT INTO entity_attributes (id, agent_id, aspect_id, kind, content, normalized_content) VALUES ('x1', 'a', 'asp1', 'attribute', 'Lives in Oslo', 'x')`)
+	var got []string
+	if err := db.Select(&got, `SELECT aspect_id || ':' || coalesce(attribute_id, '-') FROM supersessiond.changes ORDER BY seq`); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, ",") != "old:-,asp1:x1" {
+		t.Fatalf("change records after the upgrade: %v", got)
+	}
 }
 
 // An earlier release's trigger fired on aspect_id only: check says migrate

@@ -94,6 +94,7 @@ func newCandidates(attrs []*Attribute, el []elig, semantic bool, focus map[strin
 // cost more than reading the group.
 type keyIndex struct {
 	slots []keySlot
+	used  []int32 // the occupied slots, in the order they were taken
 	mask  uint64
 	next  []int32 // entry → the next older entry with the same key, or -1
 	at    []int32 // entry → its attribute
@@ -127,13 +128,17 @@ func newKeyIndex(keys [][]heuristics.Key, include []bool) *keyIndex {
 	}
 	ix.slots = ix.slots[:size]
 	clear(ix.slots)
-	ix.mask, ix.next, ix.at = uint64(size-1), ix.next[:0], ix.at[:0]
+	ix.mask, ix.next, ix.at, ix.used = uint64(size-1), ix.next[:0], ix.at[:0], ix.used[:0]
 	for i, ks := range keys {
 		if !include[i] {
 			continue
 		}
 		for _, k := range ks {
-			s := ix.slot(k)
+			h := ix.slotIndex(k)
+			s := &ix.slots[h]
+			if s.head == 0 {
+				ix.used = append(ix.used, int32(h))
+			}
 			e := int32(len(ix.at))
 			ix.at = append(ix.at, int32(i))
 			ix.next = append(ix.next, s.head-1)
@@ -150,10 +155,12 @@ func (ix *keyIndex) release() {
 }
 
 // slot is k's slot: the one holding k, or the empty one where it goes.
-func (ix *keyIndex) slot(k heuristics.Key) *keySlot {
+func (ix *keyIndex) slot(k heuristics.Key) *keySlot { return &ix.slots[ix.slotIndex(k)] }
+
+func (ix *keyIndex) slotIndex(k heuristics.Key) uint64 {
 	for h := uint64(k) & ix.mask; ; h = (h + 1) & ix.mask {
 		if s := &ix.slots[h]; s.head == 0 || s.key == k {
-			return s
+			return h
 		}
 	}
 }

@@ -118,6 +118,10 @@ type Pass struct {
 	// all: no supersession, no proposal, no cached LLM verdict. The
 	// decisions come back in Tally.Planned.
 	DryRun bool
+	// Digests asks for each large group's key digest (Group.Keys), made
+	// from the blocking index the plan builds anyway. Not with a focus, nor
+	// with the semantic fallback (its candidates are not in a digest).
+	Digests bool
 }
 
 // Budget bounds how many new questions a run may ask the LLM: a slow or
@@ -155,6 +159,7 @@ func (e *Engine) Process(ctx context.Context, cfg *config.Config, groups []*Grou
 		shadow:     cfg.Shadow(),
 		focus:      pass.Focus,
 		trace:      e.log.Enabled(ctx, slog.LevelDebug),
+		digests:    pass.Digests && pass.Focus == nil,
 	}
 	if pass.Reloads {
 		in.keys = e.keys
@@ -163,6 +168,7 @@ func (e *Engine) Process(ctx context.Context, cfg *config.Config, groups []*Grou
 	if cfg.SemanticFallback() && e.llms != nil {
 		client = e.llms.Client(cfg.Maintenance.LLM)
 		in.semantic = client != nil
+		in.digests = false
 	}
 
 	preps := make([]*prepared, len(groups))

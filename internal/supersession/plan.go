@@ -72,6 +72,10 @@ type Group struct {
 	// this pass (over the pass's question budget, or failed); a later pass
 	// must decide the group again.
 	Unsettled bool
+	// Keys is the group's key digest, when the pass was asked for digests
+	// (Pass.Digests) and the group is large enough to have one: the sweep
+	// stores it for later incremental passes.
+	Keys []byte
 }
 
 // Skip reasons, for reports and the skips metric.
@@ -200,6 +204,8 @@ type planInput struct {
 	keys *keyCache
 	// trace collects every pair examined, for the debug log.
 	trace bool
+	// digests: encode each large group's key digest (Group.Keys).
+	digests bool
 }
 
 // planOutput is what plan found in one group.
@@ -280,13 +286,16 @@ func plan(p *prepared, in planInput) planOutput {
 		return out
 	}
 	cands := p.cands
+	g := p.g
 	if cands == nil {
 		// Without a focus the index is built for this plan only: a batch of
 		// thousands of groups need not hold thousands of indexes at once.
 		cands = newCandidates(p.g.Attrs, p.el, in.semantic, nil, in.keys)
 		defer cands.release()
+		if in.digests && len(g.Attrs) >= DigestMinAttributes {
+			g.Keys = encodeDigest(g.Attrs, cands.anchorIx, cands.probeIx)
+		}
 	}
-	g := p.g
 	for i, old := range g.Attrs {
 		if !cands.decidable[i] {
 			continue

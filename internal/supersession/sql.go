@@ -189,10 +189,46 @@ LEFT JOIN {{.Attributes}} a ON a.agent_id = k.agent_id AND a.aspect_id = k.aspec
   AND a.status = 'active' AND a.kind <> 'constraint'
 GROUP BY k.agent_id, k.aspect_id`
 
+// attributesSQL loads active attributes by id, as aspectsSQL loads them by
+// aspect: the changed attributes of an incremental pass and the siblings
+// their keys meet.
+const attributesSQL = `
+SELECT ` + columns + `
+FROM unnest($1::text[]) AS k(id)
+JOIN {{.Attributes}} a ON a.id = k.id
+` + aspectJoin + `
+WHERE a.status = 'active' AND a.kind <> 'constraint'`
+
+// keysSQL reads the key digest fragments of the given aspects made by one
+// heuristics version ($3).
+const keysSQL = `
+SELECT k.agent_id, k.aspect_id, k.keys
+FROM {{.Keys}} k
+JOIN unnest($1::text[], $2::text[]) AS n(agent_id, aspect_id) ON k.agent_id = n.agent_id AND k.aspect_id = n.aspect_id
+WHERE k.heuristics = $3`
+
+// storeKeysSQL adds a digest fragment per aspect; with a snapshot ($5), it
+// first deletes the aspects' fragments that snapshot saw committed (the new
+// ones were made from a read that began after: they replace them).
+const storeKeysSQL = `
+WITH gone AS (
+  DELETE FROM {{.Keys}} k
+  USING unnest($1::text[], $2::text[]) AS n(agent_id, aspect_id)
+  WHERE $5::text IS NOT NULL AND k.agent_id = n.agent_id AND k.aspect_id = n.aspect_id
+    AND pg_visible_in_snapshot(k.xid, $5::text::pg_snapshot)
+)
+INSERT INTO {{.Keys}} (agent_id, aspect_id, heuristics, keys)
+SELECT n.agent_id, n.aspect_id, $3, n.keys FROM unnest($1::text[], $2::text[], $4::bytea[]) AS n(agent_id, aspect_id, keys)`
+
+// dropKeysSQL deletes the fragments a snapshot saw committed: what a
+// complete full pass replaced, and digests of aspects it found too small or
+// gone.
+const dropKeysSQL = `DELETE FROM {{.Keys}} WHERE pg_visible_in_snapshot(xid, $1::pg_snapshot)`
+
 // statements are the engine's SQL, rendered for one database.
 type statements struct {
 	lock, apply, propose, proposed, vetoes, cachedVerdicts, storeVerdicts, aspects, aspectSizes string
-	chunkAfter, chunkFrom, names                                                                string
+	chunkAfter, chunkFrom, names, attributes, keys, storeKeys, dropKeys                         string
 }
 
 func render(n *schema.Names) statements {
@@ -204,5 +240,6 @@ func render(n *schema.Names) statements {
 		cachedVerdicts: n.SQL(cachedVerdictsSQL), storeVerdicts: n.SQL(storeVerdictsSQL),
 		aspects: n.SQL(aspectsSQL), aspectSizes: n.SQL(aspectSizesSQL),
 		chunkAfter: n.SQL(chunkAfterSQL), chunkFrom: n.SQL(chunkFromSQL), names: n.SQL(namesSQL),
+		attributes: n.SQL(attributesSQL), keys: n.SQL(keysSQL), storeKeys: n.SQL(storeKeysSQL), dropKeys: n.SQL(dropKeysSQL),
 	}
 }

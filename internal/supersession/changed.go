@@ -1,0 +1,300 @@
+package supersession
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/supersessiond/supersessiond/heuristics"
+)
+
+// AspectChanges are the claimed change records of one aspect: the
+// attributes they name, and Whole when a record named none (the aspect as a
+// whole must be decided again).
+type AspectChanges struct {
+	AgentID, AspectID string
+	IDs               []string
+	Whole             bool
+}
+
+// Narrowed is what LoadChanged found: groups holding only the changed
+// attributes and the siblings their keys can meet, with the changed ones
+// as the focus, and the aspects that must be read whole, with why.
+type Narrowed struct {
+	Groups []*Group
+	Focus  map[string]bool
+	Whole  []AspectChanges
+	// Why counts the aspects read whole by reason: whole (a record named
+	// no attribute), no_digest (none stored for this heuristics version:
+	// a small aspect, or new since the last full pass), fragments (more
+	// than maxFragments), malformed, many (a changed attribute meets a key
+	// many siblings hold).
+	Why map[string]int
+}
+
+// maxFragments is how many digest fragments an aspect may gather from
+// incremental passes before it is read whole once (which replaces them by
+// one).
+const maxFragments = 16
+
+type aspectRef struct{ agent, aspect string }
+
+// narrowing is one aspect while LoadChanged works on it.
+type narrowing struct {
+	ch      AspectChanges
+	digests []*digest
+	attrs   map[string]*Attribute
+	focus   []*Attribute
+	name    string
+	dangl   bool
+	whole   string // why it is read whole; "" while it is not
+}
+
+// LoadChanged narrows each aspect of changes to its changed attributes and
+// the siblings that may pair with them (SPEC §11): the siblings whose keys
+// meet a changed attribute's, per the aspect's stored key digest, and the
+// siblings whose keys meet those (a partner older than a change is decided
+// by the full rule: its newest contradictor wins, changed or not). Process
+// with the focus then decides exactly what a pass over the whole aspect
+// would decide about the changes. An aspect without a usable digest, or
+// where a change meets a key held by many siblings, is returned in Whole.
+// Not with the semantic fallback: its candidates are not in a digest.
+func (e *Engine) LoadChanged(ctx context.Context, changes []AspectChanges) (*Narrowed, error) {
+	n := &Narrowed{Focus: map[string]bool{}, Why: map[string]int{}}
+	byRef := map[aspectRef]*narrowing{}
+	var order []*narrowing
+	var agents, aspects []string
+	for _, c := range changes {
+		w := &narrowing{ch: c, attrs: map[string]*Attribute{}}
+		if c.Whole || len(c.IDs) == 0 {
+			w.whole = "whole"
+		} else {
+			byRef[aspectRef{c.AgentID, c.AspectID}] = w
+			agents, aspects = append(agents, c.AgentID), append(aspects, c.AspectID)
+		}
+		order = append(order, w)
+	}
+	if len(byRef) > 0 {
+		if err := e.readDigests(ctx, agents, aspects, byRef); err != nil {
+			return nil, err
+		}
+	}
+	return n, narrow(ctx, n, byRef, order, e.attributesByID)
+}
+
+// narrow loads, through load, the changed attributes of each aspect of
+// byRef and the siblings their keys meet, and fills n. It is LoadChanged
+// without the database.
+func narrow(ctx context.Context, n *Narrowed, byRef map[aspectRef]*narrowing, order []*narrowing,
+	load func(context.Context, []string) ([]*Group, error)) error {
+	var ids []string
+	for _, w := range byRef {
+		switch {
+		case w.whole != "":
+		case len(w.digests) == 0:
+			w.whole = "no_digest"
+		case len(w.digests) > maxFragments:
+			w.whole = "fragments"
+		default:
+			ids = append(ids, w.ch.IDs...)
+		}
+	}
+	// Three rounds: the changed attributes, the siblings their keys meet,
+	// and the siblings those partners' keys meet.
+	for round := 0; round < 3 && len(ids) > 0; round++ {
+		groups, err := load(ctx, ids)
+		if err != nil {
+			return err
+		}
+		loaded := take(groups, byRef)
+		if round == 0 {
+			for _, a := range loaded {
+				w := byRef[aspectRef{a.AgentID, a.AspectID}]
+				w.focus = append(w.focus, a)
+				n.Focus[a.ID] = true
+			}
+		}
+		if round == 2 {
+			break
+		}
+		ids = ids[:0]
+		for _, a := range loaded {
+			w := byRef[aspectRef{a.AgentID, a.AspectID}]
+			if w.whole != "" {
+				continue
+			}
+			if old, nw, _ := eligibility(a); !old && !nw {
+				continue
+			}
+			anchors, probes := a.blockKeys()
+			met := map[string]bool{}
+			for _, d := range w.digests {
+				many, err := d.meet(anchors, probes, met)
+				if err != nil {
+					w.whole = "malformed"
+					break
+				}
+				if many {
+					w.whole = "many"
+					break
+				}
+			}
+			for id := range met {
+				if w.attrs[id] == nil {
+					ids = append(ids, id)
+				}
+			}
+		}
+	}
+	for _, w := range order {
+		if w.whole != "" {
+			n.Whole = append(n.Whole, w.ch)
+			n.Why[w.whole]++
+			continue
+		}
+		g := &Group{AgentID: w.ch.AgentID, AspectID: w.ch.AspectID, AspectName: w.name, Dangling: w.dangl}
+		for _, a := range w.attrs {
+			g.Attrs = append(g.Attrs, a)
+		}
+		if len(g.Attrs) == 0 {
+			continue // every changed attribute left the aspect, or was retired
+		}
+		sortGroup(g)
+		n.Groups = append(n.Groups, g)
+	}
+	return nil
+}
+
+// readDigests reads the digest fragments of the aspects in byRef.
+func (e *Engine) readDigests(ctx context.Context, agents, aspects []string, byRef map[aspectRef]*narrowing) error {
+	rows, err := e.db.QueryContext(ctx, e.sql.keys, pq.Array(agents), pq.Array(aspects), heuristics.Version)
+	if err != nil {
+		return fmt.Errorf("supersession: read key digests: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var ref aspectRef
+		var buf []byte
+		if err := rows.Scan(&ref.agent, &ref.aspect, &buf); err != nil {
+			return fmt.Errorf("supersession: read key digests: %w", err)
+		}
+		w := byRef[ref]
+		if w == nil || w.whole != "" {
+			continue
+		}
+		d, err := parseDigest(buf)
+		if err != nil {
+			e.log.Warn("supersession: a stored key digest is malformed; reading its aspect whole",
+				"agent_id", ref.agent, "aspect_id", ref.aspect, "bytes", len(buf))
+			w.whole = "malformed"
+			continue
+		}
+		w.digests = append(w.digests, d)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("supersession: read key digests: %w", err)
+	}
+	return nil
+}
+
+// attributesByID loads the active attributes with the given ids, grouped
+// by aspect.
+func (e *Engine) attributesByID(ctx context.Context, ids []string) ([]*Group, error) {
+	rows, err := e.db.QueryContext(ctx, e.sql.attributes, pq.Array(ids))
+	if err != nil {
+		return nil, fmt.Errorf("supersession: load changed attributes: %w", err)
+	}
+	defer rows.Close()
+	groups, err := scanGroups(rows)
+	if err != nil {
+		return nil, fmt.Errorf("supersession: load changed attributes: %w", err)
+	}
+	return groups, nil
+}
+
+// take adds the attributes of groups to the aspects of byRef still being
+// narrowed and returns those they did not hold yet.
+func take(groups []*Group, byRef map[aspectRef]*narrowing) []*Attribute {
+	var out []*Attribute
+	for _, g := range groups {
+		w := byRef[aspectRef{g.AgentID, g.AspectID}]
+		if w == nil || w.whole != "" {
+			continue // moved to an aspect this batch does not examine: its own record names it
+		}
+		w.name, w.dangl = g.AspectName, g.Dangling
+		for _, a := range g.Attrs {
+			if w.attrs[a.ID] == nil {
+				w.attrs[a.ID] = a
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+}
+
+// Fragment is a key digest fragment to store for an aspect.
+type Fragment struct {
+	AgentID, AspectID string
+	Keys              []byte
+}
+
+// DeltaFragment is the digest of the focus attributes of a narrowed group:
+// what an incremental pass adds for the attributes it examined, so that
+// their new keys are found by later passes. Nil when none has keys.
+func DeltaFragment(g *Group, focus map[string]bool) *Fragment {
+	include := make([]bool, len(g.Attrs))
+	some := false
+	for i, a := range g.Attrs {
+		if old, nw, _ := eligibility(a); focus[a.ID] && (old || nw) {
+			include[i], some = true, true
+		}
+	}
+	if !some {
+		return nil
+	}
+	return &Fragment{AgentID: g.AgentID, AspectID: g.AspectID, Keys: digestOf(g.Attrs, include)}
+}
+
+// StoreKeys stores digest fragments. With a snapshot, each aspect's
+// fragments that snapshot saw committed are deleted first: the new ones
+// come from a read that began after and replace them.
+func (e *Engine) StoreKeys(ctx context.Context, db sqlx.ExecerContext, frags []Fragment, replace string) error {
+	if len(frags) == 0 {
+		return nil
+	}
+	agents, aspects := make([]string, len(frags)), make([]string, len(frags))
+	keys := make(pq.ByteaArray, len(frags))
+	for i, f := range frags {
+		agents[i], aspects[i], keys[i] = f.AgentID, f.AspectID, f.Keys
+	}
+	var snap any
+	if replace != "" {
+		snap = replace
+	}
+	if _, err := db.ExecContext(ctx, e.sql.storeKeys, pq.Array(agents), pq.Array(aspects), heuristics.Version, keys, snap); err != nil {
+		return fmt.Errorf("supersession: store key digests: %w", err)
+	}
+	return nil
+}
+
+// DropKeys deletes every digest fragment the snapshot saw committed: a
+// complete full pass has replaced those of the aspects it read.
+func (e *Engine) DropKeys(ctx context.Context, db sqlx.ExecerContext, snapshot string) error {
+	if _, err := db.ExecContext(ctx, e.sql.dropKeys, snapshot); err != nil {
+		return fmt.Errorf("supersession: drop replaced key digests: %w", err)
+	}
+	return nil
+}
+
+// Fragments are the digests of the groups a pass with Pass.Digests made.
+func Fragments(groups []*Group) []Fragment {
+	var out []Fragment
+	for _, g := range groups {
+		if g.Keys != nil {
+			out = append(out, Fragment{AgentID: g.AgentID, AspectID: g.AspectID, Keys: g.Keys})
+		}
+	}
+	return out
+}
