@@ -108,7 +108,9 @@ func (j *Job) examine(ctx context.Context, cfg *config.Config, claimed []change,
 	err := func() error {
 		changes := aspectChanges(claimed, cfg.SemanticFallback())
 		whole := changes
-		if !cfg.SemanticFallback() {
+		if cfg.SemanticFallback() {
+			r.countWhole("semantic", len(changes))
+		} else {
 			nar, err := j.engine.LoadChanged(ctx, changes)
 			if err != nil {
 				return err
@@ -129,8 +131,8 @@ func (j *Job) examine(ctx context.Context, cfg *config.Config, claimed []change,
 					}
 				}
 			}
-			if len(nar.Why) > 0 {
-				j.log.Debug("sweep: aspects read whole", "why", nar.Why)
+			for why, n := range nar.Why {
+				r.countWhole(why, n)
 			}
 			whole = nar.Whole
 		}
@@ -185,6 +187,13 @@ func (j *Job) examine(ctx context.Context, cfg *config.Config, claimed []change,
 	}
 	r.Changes += len(claimed)
 	return nil
+}
+
+func (r *Report) countWhole(why string, n int) {
+	if r.ReadWhole == nil {
+		r.ReadWhole = map[string]int{}
+	}
+	r.ReadWhole[why] += n
 }
 
 // newPass is the engine's pass for a run.

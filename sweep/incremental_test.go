@@ -391,7 +391,7 @@ func TestIncrementalPassReadsOnlyWhatChangedAttributesMeet(t *testing.T) {
 	s.Exec(`UPDATE supersessiond.aspect_keys SET keys = '\x01ff00'::bytea WHERE aspect_id = $1`, aspect)
 	s.Add(memtest.Attr{ID: "oslo", Agent: "a", Aspect: aspect, Content: "Lives in Oslo"})
 	r = run(t, j, live())
-	if r.Kind != sweep.KindIncremental || r.Narrowed != 0 || r.Groups != 1 || r.Attributes < 60 || r.Supersessions != 1 {
+	if r.Kind != sweep.KindIncremental || r.Narrowed != 0 || r.Groups != 1 || r.Attributes < 60 || r.Supersessions != 1 || r.ReadWhole["malformed"] != 1 {
 		t.Fatalf("with a damaged digest: want the aspect read whole and one supersession: %+v", r)
 	}
 	if st, by := s.Status("calgary"); st != "superseded" || by != "oslo" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -96,6 +97,11 @@ type Report struct {
 	// their stored keys (the changed attributes and the siblings those can
 	// meet); the rest of its aspects were read whole.
 	Narrowed int `json:"aspects_narrowed"`
+	// ReadWhole counts, by reason, the changed aspects read whole: whole (a
+	// record named no attribute), no_digest (small, or new since the last
+	// full pass), fragments, malformed, many (a change meets a key many
+	// siblings hold), semantic (the LLM fallback is on).
+	ReadWhole map[string]int `json:"aspects_read_whole,omitempty"`
 	supersession.Tally
 	Skipped []job.Skip `json:"skipped"`
 	// Resumed: a scheduled full pass went on from the cursor a previous
@@ -127,8 +133,8 @@ func (r *Report) Text() string {
 		fmt.Fprintf(&b, "  full because   %s\n", r.Why)
 	}
 	if r.Kind == KindIncremental {
-		fmt.Fprintf(&b, "  changes        %d recorded changes; %d aspects narrowed by their keys, %d read whole\n",
-			r.Changes, r.Narrowed, r.Groups-r.Narrowed)
+		fmt.Fprintf(&b, "  changes        %d recorded changes; %d aspects narrowed by their keys, %d read whole%s\n",
+			r.Changes, r.Narrowed, r.Groups-r.Narrowed, reasons(r.ReadWhole))
 	}
 	fmt.Fprintf(&b, "  examined       %d aspects, %d attributes, %d pairs in %d batches\n", r.Groups, r.Attributes, r.Pairs, r.Batches)
 	fmt.Fprintf(&b, "  supersessions  %s%d\n", would, r.Supersessions)
@@ -160,6 +166,19 @@ func (r *Report) Text() string {
 		writePlanned(&b, r.Planned)
 	}
 	return b.String()
+}
+
+// reasons renders counts by reason, " (reason n, ...)", sorted.
+func reasons(m map[string]int) string {
+	if len(m) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(m))
+	for k, v := range m {
+		parts = append(parts, fmt.Sprintf("%s %d", k, v))
+	}
+	slices.Sort(parts)
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 // writePlanned lists a dry run's decisions, one line each, contents clipped.

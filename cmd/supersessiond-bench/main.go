@@ -341,8 +341,9 @@ func printTable(w io.Writer, r result) {
 		fmt.Fprintf(tw, "sweep: read floor (one streaming read)\t%.2f s\t\n", s.FloorSeconds)
 		fmt.Fprintf(tw, "sweep: full pass\t%.2f s (%.2f× the floor), %d supersessions written\t≤ 2.0× the floor\n", s.Seconds, s.FloorRatio, s.Supersessions)
 		fmt.Fprintf(tw, "sweep: full pass again, nothing to write\t%.2f s (%.2f× the floor)\t\n", s.Again.Seconds, s.Again.FloorRatio)
-		fmt.Fprintf(tw, "sweep: incremental after %d changes\t%.2f s, %d aspects (%.1f%% of the full pass)\t≤ 5%%\n",
-			s.Incremental.Changed, s.Incremental.Seconds, s.Incremental.Aspects, 100*s.Incremental.Seconds/s.Seconds)
+		fmt.Fprintf(tw, "sweep: incremental after %d changes\t%.2f s (%.1f%% of the full pass), %d aspects (%d narrowed by their keys), %d attributes read\t≤ 5%%\n",
+			s.Incremental.Changed, s.Incremental.Seconds, 100*s.Incremental.Seconds/s.Seconds, s.Incremental.Aspects,
+			s.Incremental.Narrowed, s.Incremental.Attributes)
 		fmt.Fprintf(tw, "sweep: throughput\t%.0f attributes/s\t\n", s.AttributesPerSec)
 		fmt.Fprintf(tw, "sweep: peak RSS\t%.0f MB\t≤ 150 MB\n", float64(s.PeakRSS)/1e6)
 		fmt.Fprintf(tw, "sweep: supersessions / planted\t%d / %d\t\n", s.Supersessions, s.Data.Contradictions)

@@ -41,6 +41,7 @@ type sweepResult struct {
 		Kind          string  `json:"kind"`
 		Seconds       float64 `json:"seconds"`
 		Aspects       int     `json:"aspects"`
+		Narrowed      int     `json:"aspects_narrowed"`
 		Attributes    int     `json:"attributes"`
 		Supersessions int     `json:"supersessions"`
 		PeakRSS       int64   `json:"peak_rss_bytes"`
@@ -159,13 +160,14 @@ func (e *benchEnv) incremental(ctx context.Context, dbURL string, cfgEnv []strin
 	var rep struct {
 		Kind          string `json:"kind"`
 		Aspects       int    `json:"aspects"`
+		Narrowed      int    `json:"aspects_narrowed"`
 		Attributes    int    `json:"attributes"`
 		Supersessions int    `json:"supersessions"`
 	}
 	if err := json.Unmarshal(out, &rep); err != nil {
 		return fmt.Errorf("incremental sweep report: %w: %s", err, out)
 	}
-	inc.Kind, inc.Aspects, inc.Attributes, inc.Supersessions = rep.Kind, rep.Aspects, rep.Attributes, rep.Supersessions
+	inc.Kind, inc.Aspects, inc.Narrowed, inc.Attributes, inc.Supersessions = rep.Kind, rep.Aspects, rep.Narrowed, rep.Attributes, rep.Supersessions
 	inc.Seconds, inc.PeakRSS = elapsed.Seconds(), rss
 	return nil
 }

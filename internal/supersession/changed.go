@@ -265,15 +265,18 @@ func (e *Engine) StoreKeys(ctx context.Context, db sqlx.ExecerContext, frags []F
 		return nil
 	}
 	agents, aspects := make([]string, len(frags)), make([]string, len(frags))
-	keys := make(pq.ByteaArray, len(frags))
+	ends := make([]int64, len(frags))
+	var all []byte
 	for i, f := range frags {
-		agents[i], aspects[i], keys[i] = f.AgentID, f.AspectID, f.Keys
+		agents[i], aspects[i] = f.AgentID, f.AspectID
+		all = append(all, f.Keys...)
+		ends[i] = int64(len(all))
 	}
 	var snap any
 	if replace != "" {
 		snap = replace
 	}
-	if _, err := db.ExecContext(ctx, e.sql.storeKeys, pq.Array(agents), pq.Array(aspects), heuristics.Version, keys, snap); err != nil {
+	if _, err := db.ExecContext(ctx, e.sql.storeKeys, pq.Array(agents), pq.Array(aspects), heuristics.Version, all, pq.Array(ends), snap); err != nil {
 		return fmt.Errorf("supersession: store key digests: %w", err)
 	}
 	return nil

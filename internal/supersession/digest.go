@@ -1,7 +1,6 @@
 package supersession
 
 import (
-	"cmp"
 	"encoding/binary"
 	"errors"
 	"slices"
@@ -54,6 +53,7 @@ type digestBuilder struct {
 	refs    []int32 // attribute index → ref + 1 (0: none yet)
 	out     []byte
 	entries []digestEntry
+	order   []uint64 // key << 32 | entry, sorted
 	refBuf  []uint32
 }
 
@@ -107,15 +107,22 @@ func (b *digestBuilder) section(attrs []*Attribute, ix *keyIndex) {
 		}
 		b.entries = append(b.entries, e)
 	}
-	slices.SortFunc(b.entries, func(x, y digestEntry) int { return cmp.Compare(x.key, y.key) })
+	// Sorted by key as plain integers: a comparison function cost more than
+	// the rest of the encoding.
+	b.order = b.order[:0]
+	for i, e := range b.entries {
+		b.order = append(b.order, uint64(e.key)<<32|uint64(i))
+	}
+	slices.Sort(b.order)
 	b.out = binary.AppendUvarint(b.out, uint64(len(b.entries)))
-	for _, e := range b.entries {
-		b.out = binary.LittleEndian.AppendUint32(b.out, e.key)
+	for _, o := range b.order {
+		b.out = binary.LittleEndian.AppendUint32(b.out, uint32(o>>32))
 	}
 	ends := len(b.out)
 	b.out = append(b.out, make([]byte, 4*len(b.entries))...)
 	postings := len(b.out)
-	for i, e := range b.entries {
+	for i, o := range b.order {
+		e := b.entries[uint32(o)]
 		if e.n < 0 {
 			b.out = append(b.out, 0)
 		}

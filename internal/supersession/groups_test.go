@@ -1,6 +1,7 @@
 package supersession_test
 
 import (
+	"bytes"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -215,5 +216,59 @@ func TestLoadAspectsBoundedHandsOverEveryAspectWholeOnceWithinTheBound(t *testin
 		if bound == 1000 && batches != 1 {
 			t.Errorf("bound %d: %d batches, want 1", bound, batches)
 		}
+	}
+}
+
+// Fragments stored together in one statement come back byte for byte, each
+// under its aspect; a replacing store deletes only what its snapshot saw.
+func TestStoredKeyFragmentsComeBackWhole(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	engine := supersession.New(job.Deps{DB: db.DB, Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry()})
+	frags := []supersession.Fragment{
+		{AgentID: "a", AspectID: "x", Keys: []byte{1, 2, 3}},
+		{AgentID: "a", AspectID: "y", Keys: bytes.Repeat([]byte{0, 0xff, '\\', '"', 7}, 3000)},
+		{AgentID: "b", AspectID: "x", Keys: []byte{9}},
+	}
+	ctx := t.Context()
+	if err := engine.StoreKeys(ctx, db.DB, frags, ""); err != nil {
+		t.Fatal(err)
+	}
+	read := func() map[string][][]byte {
+		got := map[string][][]byte{}
+		rows, err := db.Query(`SELECT agent_id || ' ' || aspect_id, keys FROM supersessiond.aspect_keys ORDER BY created_at`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var k string
+			var b []byte
+			if err := rows.Scan(&k, &b); err != nil {
+				t.Fatal(err)
+			}
+			got[k] = append(got[k], b)
+		}
+		return got
+	}
+	got := read()
+	for _, f := range frags {
+		if g := got[f.AgentID+" "+f.AspectID]; len(g) != 1 || !bytes.Equal(g[0], f.Keys) {
+			t.Fatalf("%s %s: stored %d fragments, first %d bytes, want %d bytes", f.AgentID, f.AspectID, len(g), len(g[0]), len(f.Keys))
+		}
+	}
+	var snap string
+	if err := db.Get(&snap, `SELECT pg_current_snapshot()::text`); err != nil {
+		t.Fatal(err)
+	}
+	if err := engine.StoreKeys(ctx, db.DB, frags[:1], ""); err != nil { // after the snapshot: kept
+		t.Fatal(err)
+	}
+	if err := engine.StoreKeys(ctx, db.DB, []supersession.Fragment{{AgentID: "a", AspectID: "x", Keys: []byte{4}}}, snap); err != nil {
+		t.Fatal(err)
+	}
+	got = read()
+	if x := got["a x"]; len(x) != 2 || !bytes.Equal(x[0], []byte{1, 2, 3}) || !bytes.Equal(x[1], []byte{4}) || len(got["a y"]) != 1 {
+		t.Fatalf("after a replacing store: %v", got["a x"])
 	}
 }
