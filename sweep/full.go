@@ -109,6 +109,9 @@ func (j *Job) full(ctx context.Context, cfg *config.Config, st state, agent stri
 		err := j.decide(ctx, cfg, groups, pass, r)
 		if err == nil && pass.Digests {
 			err = j.engine.StoreKeys(ctx, j.db, supersession.Fragments(groups), "")
+			for _, g := range groups {
+				g.Keys = nil // stored: the batch may stay referenced while the next is read
+			}
 		}
 		if err == nil {
 			last := groups[len(groups)-1]

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/supersessiond/supersessiond/heuristics"
 )
@@ -64,12 +65,20 @@ type digestEntry struct {
 	start, n int32
 }
 
+// builders recycles the scratch space of encodeDigest: a full pass encodes
+// a digest for every large aspect, and fresh buffers each time were most of
+// what the digests added to the pass's garbage.
+var builders = sync.Pool{New: func() any { return new(digestBuilder) }}
+
 // encodeDigest encodes the keys of attrs from their anchor and probe
 // indexes.
 func encodeDigest(attrs []*Attribute, anchorIx, probeIx *keyIndex) []byte {
-	size := 1 + 16 + 10*(len(anchorIx.used)+len(probeIx.used))
-	b := &digestBuilder{refs: make([]int32, len(attrs)), out: make([]byte, 1, size)}
-	b.out[0] = digestVersion
+	b := builders.Get().(*digestBuilder)
+	defer builders.Put(b)
+	b.ids = b.ids[:0]
+	b.refs = slices.Grow(b.refs[:0], len(attrs))[:len(attrs)]
+	clear(b.refs)
+	b.out = append(b.out[:0], digestVersion)
 	b.section(attrs, anchorIx)
 	b.section(attrs, probeIx)
 	b.out = binary.AppendUvarint(b.out, uint64(len(b.ids)))
@@ -81,7 +90,8 @@ func encodeDigest(attrs []*Attribute, anchorIx, probeIx *keyIndex) []byte {
 	for _, id := range b.ids {
 		b.out = append(b.out, id...)
 	}
-	return b.out
+	clear(b.ids) // the strings belong to the attributes
+	return slices.Clone(b.out)
 }
 
 func (b *digestBuilder) ref(attrs []*Attribute, i int32) uint32 {
