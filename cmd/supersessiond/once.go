@@ -8,6 +8,7 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/daemon"
+	"github.com/supersessiond/supersessiond/heuristics"
 	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/schema"
@@ -50,6 +51,11 @@ func (m *Main) runOnce(ctx context.Context, spec onceSpec, args []string) error 
 	}
 	if plan := schema.PlanFor(loaded.Config); !plan.On[spec.job] {
 		return m.printReport(offReport{Job: string(spec.job), Disabled: offText(spec.job)}, *asJSON)
+	}
+	if spec.job == schema.Supersession {
+		// The heuristics build their lexicon on first use (about 30 ms of
+		// CPU): build it while this connects and inspects the schema.
+		go heuristics.Analyze(heuristics.Input{Content: "Lives in Oslo"})
 	}
 	env, err := m.open(ctx, *cfgPath, spec.job)
 	if err != nil {
