@@ -411,3 +411,71 @@ func TestIncrementalPassReadsOnlyWhatChangedAttributesMeet(t *testing.T) {
 		t.Fatalf("%d key digests for the aspect after a complete full pass, want 1", n)
 	}
 }
+
+// Through the key digests as through whole aspects: a change made while a
+// narrowed pass runs is decided by the next one, and a pass that dies after
+// deciding but before consuming its records stores no keys and leaves the
+// records to be taken again.
+func TestNarrowedPassesLoseNoChange(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := memtest.New(t, db.DB)
+	aspect := s.Aspect("a", "Sam", "life")
+	var attrs []memtest.Attr
+	for i := range 50 {
+		attrs = append(attrs, memtest.Attr{ID: fmt.Sprintf("f%02d", i), Agent: "a", Aspect: aspect,
+			Content: fmt.Sprintf("Visited city number %d in %d", i, 1990+i%30)})
+	}
+	s.Add(attrs...)
+	j := newJob(db.DB, nil)
+	if r := run(t, j, live()); r.Kind != sweep.KindFull || !r.Complete {
+		t.Fatalf("first run: %+v", r)
+	}
+
+	// During a narrowed pass, a move lands in the aspect being examined.
+	s.Add(memtest.Attr{ID: "toronto", Agent: "a", Aspect: aspect, Content: "Lives in Toronto"})
+	during := true
+	j.OnExamine(func(agent, asp string) {
+		if during {
+			during = false
+			s.Add(memtest.Attr{ID: "calgary", Agent: "a", Aspect: aspect, Content: "Lives in Calgary"})
+		}
+	})
+	if r := run(t, j, live()); r.Narrowed != 1 || r.Supersessions != 0 {
+		t.Fatalf("the pass during which the move landed: %+v", r)
+	}
+	j.OnExamine(nil)
+	if r := run(t, j, live()); r.Narrowed != 1 || r.Supersessions != 1 {
+		t.Fatalf("the next pass: want the move decided: %+v", r)
+	}
+	if st, by := s.Status("toronto"); st != "superseded" || by != "calgary" {
+		t.Fatalf("toronto: %s by %q", st, by)
+	}
+
+	// A pass that dies once it has examined the aspect.
+	s.Add(memtest.Attr{ID: "regina", Agent: "a", Aspect: aspect, Content: "Lives in Regina"})
+	fragments := s.Count(`SELECT count(*) FROM supersessiond.aspect_keys`)
+	dead := newJob(db.DB, nil)
+	dead.ClaimFor = time.Second
+	ctx, cancel := context.WithCancel(t.Context())
+	dead.OnExamine(func(string, string) { cancel() })
+	if _, err := dead.Once(ctx, live(), sweep.Options{}); err == nil {
+		t.Fatal("the cancelled pass reported no error")
+	}
+	if n := s.Count(`SELECT count(*) FROM supersessiond.aspect_keys`); n != fragments {
+		t.Fatalf("the dead pass stored key fragments: %d, was %d", n, fragments)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if r := run(t, j, live()); r.Narrowed != 1 || r.Supersessions != 1 {
+		t.Fatalf("after the dead pass's claims expired: %+v", r)
+	}
+	if st, by := s.Status("calgary"); st != "superseded" || by != "regina" {
+		t.Fatalf("calgary: %s by %q", st, by)
+	}
+
+	// A change whose keys meet a key fifty siblings hold reads the aspect whole.
+	s.Add(memtest.Attr{ID: "never", Agent: "a", Aspect: aspect, Content: "No longer visits cities"})
+	if r := run(t, j, live()); r.Narrowed != 0 || r.ReadWhole["many"] != 1 || r.Attributes < 50 {
+		t.Fatalf("a change meeting a widely held key: %+v", r)
+	}
+}
