@@ -99,8 +99,8 @@ type Report struct {
 	Narrowed int `json:"aspects_narrowed"`
 	// ReadWhole counts, by reason, the changed aspects read whole: whole (a
 	// record named no attribute), no_digest (small, or new since the last
-	// full pass), fragments, malformed, many (a change meets a key many
-	// siblings hold), semantic (the LLM fallback is on).
+	// full pass), fragments, old_digest, malformed, many (a change meets a
+	// key many siblings hold), semantic (the LLM fallback is on).
 	ReadWhole map[string]int `json:"aspects_read_whole,omitempty"`
 	supersession.Tally
 	Skipped []job.Skip `json:"skipped"`

@@ -2,6 +2,7 @@ package supersession
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jmoiron/sqlx"
@@ -29,8 +30,8 @@ type Narrowed struct {
 	// Why counts the aspects read whole by reason: whole (a record named
 	// no attribute), no_digest (none stored for this heuristics version:
 	// a small aspect, or new since the last full pass), fragments (more
-	// than maxFragments), malformed, many (a changed attribute meets a key
-	// many siblings hold).
+	// than maxFragments), old_digest (another encoding's), malformed, many
+	// (a changed attribute meets a key many siblings hold).
 	Why map[string]int
 }
 
@@ -46,7 +47,6 @@ type narrowing struct {
 	ch      AspectChanges
 	digests []*digest
 	attrs   map[string]*Attribute
-	focus   []*Attribute
 	name    string
 	dangl   bool
 	whole   string // why it is read whole; "" while it is not
@@ -111,8 +111,6 @@ func narrow(ctx context.Context, n *Narrowed, byRef map[aspectRef]*narrowing, or
 		loaded := take(groups, byRef)
 		if round == 0 {
 			for _, a := range loaded {
-				w := byRef[aspectRef{a.AgentID, a.AspectID}]
-				w.focus = append(w.focus, a)
 				n.Focus[a.ID] = true
 			}
 		}
@@ -185,6 +183,10 @@ func (e *Engine) readDigests(ctx context.Context, agents, aspects []string, byRe
 			continue
 		}
 		d, err := parseDigest(buf)
+		if errors.Is(err, errDigestVersion) {
+			w.whole = "old_digest" // an earlier release's: the whole read replaces it
+			continue
+		}
 		if err != nil {
 			e.log.Warn("supersession: a stored key digest is malformed; reading its aspect whole",
 				"agent_id", ref.agent, "aspect_id", ref.aspect, "bytes", len(buf))

@@ -31,7 +31,7 @@ import (
 // decoded but what a lookup touches.
 
 // digestVersion is the encoding's version byte; a fragment of another
-// version is ignored (its aspect is read whole, and a full pass rewrites it).
+// version is not read (its aspect is read whole, which replaces it).
 const digestVersion byte = 1
 
 // digestCap is the most attributes a key lists before it says "many". On
@@ -44,7 +44,10 @@ const digestCap = 4
 // costs less to read whole than to look up.
 const DigestMinAttributes = 32
 
-var errDigest = errors.New("supersession: malformed key digest")
+var (
+	errDigest        = errors.New("supersession: malformed key digest")
+	errDigestVersion = errors.New("supersession: key digest of another encoding")
+)
 
 func fold(k heuristics.Key) uint32 { return uint32(k) ^ uint32(k>>32) }
 
@@ -164,8 +167,11 @@ type digest struct {
 // lookups; any inconsistency is errDigest (the caller reads the aspect
 // whole).
 func parseDigest(buf []byte) (*digest, error) {
-	if len(buf) == 0 || buf[0] != digestVersion {
+	if len(buf) == 0 {
 		return nil, errDigest
+	}
+	if buf[0] != digestVersion {
+		return nil, errDigestVersion
 	}
 	d := &digest{}
 	rest := buf[1:]
