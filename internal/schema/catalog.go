@@ -59,7 +59,8 @@ type ForeignKey struct {
 
 // catalog reads what a Layout needs to know about tables.
 type catalog struct {
-	q sqlx.QueryerContext
+	q    sqlx.QueryerContext
+	bare bool // resolve does not describe
 }
 
 // resolve finds a table: by schema and name when the schema is given, else
@@ -88,23 +89,32 @@ func (c catalog) resolve(ctx context.Context, schemaName, name string) (*Table, 
 		return nil, fmt.Errorf("schema: look up table %s: %w", name, err)
 	}
 	t := &Table{Schema: row.Schema, Name: row.Name, OID: row.OID}
+	if c.bare {
+		return t, nil
+	}
 	if err := c.describe(ctx, t); err != nil {
 		return nil, err
 	}
 	return t, nil
 }
 
+// find resolves a table as resolve does, without describing it: Inspect
+// describes every table it found at once (describe).
+func (c catalog) find(ctx context.Context, schemaName, name string) (*Table, error) {
+	return catalog{q: c.q, bare: true}.resolve(ctx, schemaName, name)
+}
+
 const columnsSQL = `
-SELECT a.attname, format_type(a.atttypid, a.atttypmod) AS type,
+SELECT a.attrelid, a.attname, format_type(a.atttypid, a.atttypmod) AS type,
        coalesce(et.typname, t.typname) AS base, t.typcategory = 'A' AS is_array,
        a.attnotnull, a.atthasdef
 FROM pg_attribute a
 JOIN pg_type t ON t.oid = a.atttypid
 LEFT JOIN pg_type et ON et.oid = t.typelem AND t.typcategory = 'A'
-WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped`
+WHERE a.attrelid = ANY($1::oid[]) AND a.attnum > 0 AND NOT a.attisdropped`
 
 const indexesSQL = `
-SELECT ic.relname AS name, i.indisunique AS unique, am.amname AS method,
+SELECT i.indrelid, ic.relname AS name, i.indisunique AS unique, am.amname AS method,
        pg_get_indexdef(i.indexrelid) AS def,
        coalesce(pg_get_expr(i.indpred, i.indrelid, true), '') AS predicate,
        ARRAY(SELECT pg_get_indexdef(i.indexrelid, k, true) FROM generate_series(1, i.indnkeyatts) AS k ORDER BY k) AS keys,
@@ -113,71 +123,93 @@ SELECT ic.relname AS name, i.indisunique AS unique, am.amname AS method,
 FROM pg_index i
 JOIN pg_class ic ON ic.oid = i.indexrelid
 JOIN pg_am am ON am.oid = ic.relam
-WHERE i.indrelid = $1 AND i.indisvalid
-ORDER BY ic.relname`
+WHERE i.indrelid = ANY($1::oid[]) AND i.indisvalid
+ORDER BY i.indrelid, ic.relname`
 
 const constraintsSQL = `
-SELECT con.conname, con.contype, pg_get_constraintdef(con.oid) AS def,
+SELECT con.conrelid, con.conname, con.contype, pg_get_constraintdef(con.oid) AS def,
        coalesce(con.confrelid::regclass::text, '') AS refs,
        ARRAY(SELECT a.attname FROM unnest(con.conkey) WITH ORDINALITY AS k(num, ord)
              JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.num ORDER BY k.ord) AS columns
 FROM pg_constraint con
-WHERE con.conrelid = $1 AND con.contype IN ('f', 'c')
-ORDER BY con.conname`
+WHERE con.conrelid = ANY($1::oid[]) AND con.contype IN ('f', 'c')
+ORDER BY con.conrelid, con.conname`
 
-func (c catalog) describe(ctx context.Context, t *Table) error {
-	t.Columns = map[string]Column{}
-	rows, err := c.q.QueryxContext(ctx, columnsSQL, t.OID)
+func (c catalog) describe(ctx context.Context, tables ...*Table) error {
+	byOID := map[uint32][]*Table{} // one table may be found under two names
+	oids := make(pq.Int64Array, 0, len(tables))
+	for _, t := range tables {
+		t.Columns = map[string]Column{}
+		byOID[t.OID] = append(byOID[t.OID], t)
+		oids = append(oids, int64(t.OID))
+	}
+	if len(oids) == 0 {
+		return nil
+	}
+	what := "tables"
+	if len(tables) == 1 {
+		what = tables[0].Display()
+	}
+	rows, err := c.q.QueryxContext(ctx, columnsSQL, oids)
 	if err != nil {
-		return fmt.Errorf("schema: read the columns of %s: %w", t.Display(), err)
+		return fmt.Errorf("schema: read the columns of %s: %w", what, err)
 	}
 	for rows.Next() {
+		var oid uint32
 		var col Column
-		if err := rows.Scan(&col.Name, &col.Type, &col.Base, &col.Array, &col.NotNull, &col.HasDefault); err != nil {
+		if err := rows.Scan(&oid, &col.Name, &col.Type, &col.Base, &col.Array, &col.NotNull, &col.HasDefault); err != nil {
 			rows.Close()
 			return err
 		}
-		t.Columns[col.Name] = col
+		for _, t := range byOID[oid] {
+			t.Columns[col.Name] = col
+		}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return err
 	}
 
-	rows, err = c.q.QueryxContext(ctx, indexesSQL, t.OID)
+	rows, err = c.q.QueryxContext(ctx, indexesSQL, oids)
 	if err != nil {
-		return fmt.Errorf("schema: read the indexes of %s: %w", t.Display(), err)
+		return fmt.Errorf("schema: read the indexes of %s: %w", what, err)
 	}
 	for rows.Next() {
+		var oid uint32
 		var ix Index
 		var keys, ops pq.StringArray
-		if err := rows.Scan(&ix.Name, &ix.Unique, &ix.Method, &ix.Def, &ix.Predicate, &keys, &ops); err != nil {
+		if err := rows.Scan(&oid, &ix.Name, &ix.Unique, &ix.Method, &ix.Def, &ix.Predicate, &keys, &ops); err != nil {
 			rows.Close()
 			return err
 		}
 		ix.Keys, ix.OpClasses = keys, ops
-		t.Indexes = append(t.Indexes, ix)
+		for _, t := range byOID[oid] {
+			t.Indexes = append(t.Indexes, ix)
+		}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return err
 	}
 
-	rows, err = c.q.QueryxContext(ctx, constraintsSQL, t.OID)
+	rows, err = c.q.QueryxContext(ctx, constraintsSQL, oids)
 	if err != nil {
-		return fmt.Errorf("schema: read the constraints of %s: %w", t.Display(), err)
+		return fmt.Errorf("schema: read the constraints of %s: %w", what, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
+		var oid uint32
 		var name, kind, def, refs string
 		var cols pq.StringArray
-		if err := rows.Scan(&name, &kind, &def, &refs, &cols); err != nil {
+		if err := rows.Scan(&oid, &name, &kind, &def, &refs, &cols); err != nil {
 			return err
 		}
-		if kind == "f" {
-			t.ForeignKeys = append(t.ForeignKeys, ForeignKey{Name: name, Columns: cols, Refs: refs, Def: def})
-		} else {
-			t.Checks = append(t.Checks, def)
+		for _, t := range byOID[oid] {
+			if kind == "f" {
+				t.ForeignKeys = append(t.ForeignKeys, ForeignKey{Name: name, Columns: cols, Refs: refs, Def: def})
+			} else {
+				t.Checks = append(t.Checks, def)
+			}
 		}
 	}
 	return rows.Err()

@@ -3,8 +3,10 @@ package schema
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/jmoiron/sqlx"
@@ -92,24 +94,32 @@ func Inspect(ctx context.Context, db sqlx.QueryerContext, plan Plan) (*Layout, e
 	if err := sqlx.GetContext(ctx, db, &l.User, `SELECT current_user`); err != nil {
 		return nil, fmt.Errorf("schema: who am I: %w", err)
 	}
+	// Found one by one (each the way its name resolves), described all at
+	// once: a command's start is mostly these round trips.
+	var found []*Table
 	for logical := range defaultTable {
 		s, n := plan.physical(logical)
-		t, err := c.resolve(ctx, s, n)
+		t, err := c.find(ctx, s, n)
 		if err != nil {
 			return nil, err
 		}
 		if t != nil {
 			l.Tables[logical] = t
+			found = append(found, t)
 		}
 	}
 	for _, name := range ownTables {
-		t, err := c.resolve(ctx, plan.Own, name)
+		t, err := c.find(ctx, plan.Own, name)
 		if err != nil {
 			return nil, err
 		}
 		if t != nil {
 			l.Own[name] = t
+			found = append(found, t)
 		}
+	}
+	if err := c.describe(ctx, found...); err != nil {
+		return nil, err
 	}
 	if err := l.findLegacy(ctx, db); err != nil {
 		return nil, err
@@ -490,6 +500,9 @@ func keysOf[V any](m map[string]V) []string {
 // checkPrivileges records, per job that is on, each privilege the
 // connecting role lacks on the tables it found: a statement that would
 // fail for want of one is a problem now, not at three in the morning.
+// placeholder is a statement's $n.
+var placeholder = regexp.MustCompile(`\$[0-9]+`)
+
 func (l *Layout) checkPrivileges(ctx context.Context, db sqlx.QueryerContext) error {
 	type need struct {
 		job         Job
@@ -535,13 +548,30 @@ func (l *Layout) checkPrivileges(ctx context.Context, db sqlx.QueryerContext) er
 			needs = append(needs, need{job, "USAGE", "schema " + l.Plan.Own, `SELECT has_schema_privilege($1, 'USAGE')`, []any{l.Plan.Own}})
 		}
 	}
+	if len(needs) == 0 {
+		return nil
+	}
+	// One statement asks them all: SELECT ARRAY[has_..._privilege($1, ...), ...].
+	exprs := make([]string, len(needs))
+	var args []any
+	for i, n := range needs {
+		offset := len(args)
+		exprs[i] = placeholder.ReplaceAllStringFunc(strings.TrimPrefix(n.query, "SELECT "), func(p string) string {
+			k, _ := strconv.Atoi(p[1:])
+			return "$" + strconv.Itoa(k+offset)
+		})
+		args = append(args, n.args...)
+	}
+	var granted pq.BoolArray
+	if err := sqlx.GetContext(ctx, db, &granted, "SELECT ARRAY["+strings.Join(exprs, ", ")+"]", args...); err != nil {
+		return fmt.Errorf("schema: check the role's privileges: %w", err)
+	}
+	if len(granted) != len(needs) {
+		return fmt.Errorf("schema: check the role's privileges: %d answers to %d questions", len(granted), len(needs))
+	}
 	lacking := map[Job]map[string][]string{} // job → table → privileges lacking
-	for _, n := range needs {
-		var ok bool
-		if err := sqlx.GetContext(ctx, db, &ok, n.query, n.args...); err != nil {
-			return fmt.Errorf("schema: check %s on %s: %w", n.what, n.table, err)
-		}
-		if ok {
+	for i, n := range needs {
+		if granted[i] {
 			continue
 		}
 		if lacking[n.job] == nil {
