@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/llm"
@@ -29,6 +30,32 @@ func run(t *testing.T, j *sweep.Job, cfg *config.Config) *sweep.Report {
 		t.Fatal(err)
 	}
 	return rep.(*sweep.Report)
+}
+
+// dieWhileExamining runs a pass that stops dead (as kill -9 would stop it)
+// once it starts examining an aspect, holding claims that expire in a
+// second.
+func dieWhileExamining(t *testing.T, db *sqlx.DB) {
+	t.Helper()
+	dead := newJob(db, nil)
+	dead.ClaimFor = time.Second
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	dead.OnExamine(func(string, string) { cancel() })
+	if _, err := dead.Once(ctx, live(), sweep.Options{}); err == nil {
+		t.Fatal("the cancelled pass reported no error")
+	}
+}
+
+// addVisits fills agent a's aspect with n facts that hold together (ids
+// f00...), enough for the aspect to get a key digest.
+func addVisits(s *memtest.Seeder, aspect string, n int) {
+	attrs := make([]memtest.Attr, n)
+	for i := range attrs {
+		attrs[i] = memtest.Attr{ID: fmt.Sprintf("f%02d", i), Agent: "a", Aspect: aspect,
+			Content: fmt.Sprintf("Visited city number %d in %d", i, 1990+i%30)}
+	}
+	s.Add(attrs...)
 }
 
 // examined records the aspects a job's passes examine.
@@ -279,13 +306,7 @@ func TestClaimsOfADeadPassExpire(t *testing.T) {
 	for i, asp := range aspects {
 		s.Add(memtest.Attr{ID: fmt.Sprintf("p%d-2", i), Agent: "a", Aspect: asp, Content: "Lives in Halifax"})
 	}
-	dead := newJob(db.DB, nil)
-	dead.ClaimFor = time.Second
-	ctx, cancel := context.WithCancel(t.Context())
-	dead.OnExamine(func(string, string) { cancel() })
-	if _, err := dead.Once(ctx, live(), sweep.Options{}); err == nil {
-		t.Fatal("the cancelled pass reported no error")
-	}
+	dieWhileExamining(t, db.DB)
 	if n := s.Count(`SELECT count(*) FROM supersessiond.changes WHERE claimed_by IS NOT NULL`); n != 3 {
 		t.Fatalf("%d claimed records left by the dead pass, want 3", n)
 	}
@@ -349,12 +370,7 @@ func TestIncrementalPassReadsOnlyWhatChangedAttributesMeet(t *testing.T) {
 	db := pgtest.New(t)
 	s := memtest.New(t, db.DB)
 	aspect := s.Aspect("a", "Sam", "life")
-	var fillers []memtest.Attr
-	for i := range 60 {
-		fillers = append(fillers, memtest.Attr{ID: fmt.Sprintf("f%02d", i), Agent: "a", Aspect: aspect,
-			Content: fmt.Sprintf("Visited city number %d in %d", i, 1990+i%30)})
-	}
-	s.Add(fillers...)
+	addVisits(s, aspect, 60)
 	s.Add(memtest.Attr{ID: "toronto", Agent: "a", Aspect: aspect, Content: "Lives in Toronto"})
 	j := newJob(db.DB, nil)
 
@@ -421,12 +437,7 @@ func TestNarrowedPassesLoseNoChange(t *testing.T) {
 	db := pgtest.New(t)
 	s := memtest.New(t, db.DB)
 	aspect := s.Aspect("a", "Sam", "life")
-	var attrs []memtest.Attr
-	for i := range 50 {
-		attrs = append(attrs, memtest.Attr{ID: fmt.Sprintf("f%02d", i), Agent: "a", Aspect: aspect,
-			Content: fmt.Sprintf("Visited city number %d in %d", i, 1990+i%30)})
-	}
-	s.Add(attrs...)
+	addVisits(s, aspect, 50)
 	j := newJob(db.DB, nil)
 	if r := run(t, j, live()); r.Kind != sweep.KindFull || !r.Complete {
 		t.Fatalf("first run: %+v", r)
@@ -455,13 +466,7 @@ func TestNarrowedPassesLoseNoChange(t *testing.T) {
 	// A pass that dies once it has examined the aspect.
 	s.Add(memtest.Attr{ID: "regina", Agent: "a", Aspect: aspect, Content: "Lives in Regina"})
 	fragments := s.Count(`SELECT count(*) FROM supersessiond.aspect_keys`)
-	dead := newJob(db.DB, nil)
-	dead.ClaimFor = time.Second
-	ctx, cancel := context.WithCancel(t.Context())
-	dead.OnExamine(func(string, string) { cancel() })
-	if _, err := dead.Once(ctx, live(), sweep.Options{}); err == nil {
-		t.Fatal("the cancelled pass reported no error")
-	}
+	dieWhileExamining(t, db.DB)
 	if n := s.Count(`SELECT count(*) FROM supersessiond.aspect_keys`); n != fragments {
 		t.Fatalf("the dead pass stored key fragments: %d, was %d", n, fragments)
 	}

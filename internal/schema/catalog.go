@@ -59,13 +59,13 @@ type ForeignKey struct {
 
 // catalog reads what a Layout needs to know about tables.
 type catalog struct {
-	q    sqlx.QueryerContext
-	bare bool // resolve does not describe
+	q sqlx.QueryerContext
 }
 
 // resolve finds a table: by schema and name when the schema is given, else
 // the way the connection's search path would. It returns nil when there is
-// no such table (or view: the daemon writes to its tables).
+// no such table (or view: the daemon writes to its tables). The table is
+// not described yet (describe).
 func (c catalog) resolve(ctx context.Context, schemaName, name string) (*Table, error) {
 	var row struct {
 		OID    uint32 `db:"oid"`
@@ -88,20 +88,7 @@ func (c catalog) resolve(ctx context.Context, schemaName, name string) (*Table, 
 	if err != nil {
 		return nil, fmt.Errorf("schema: look up table %s: %w", name, err)
 	}
-	t := &Table{Schema: row.Schema, Name: row.Name, OID: row.OID}
-	if c.bare {
-		return t, nil
-	}
-	if err := c.describe(ctx, t); err != nil {
-		return nil, err
-	}
-	return t, nil
-}
-
-// find resolves a table as resolve does, without describing it: Inspect
-// describes every table it found at once (describe).
-func (c catalog) find(ctx context.Context, schemaName, name string) (*Table, error) {
-	return catalog{q: c.q, bare: true}.resolve(ctx, schemaName, name)
+	return &Table{Schema: row.Schema, Name: row.Name, OID: row.OID}, nil
 }
 
 const columnsSQL = `
@@ -135,6 +122,8 @@ FROM pg_constraint con
 WHERE con.conrelid = ANY($1::oid[]) AND con.contype IN ('f', 'c')
 ORDER BY con.conrelid, con.conname`
 
+// describe reads the columns, indexes and constraints of tables, all in
+// three statements: a command's start is mostly catalog round trips.
 func (c catalog) describe(ctx context.Context, tables ...*Table) error {
 	byOID := map[uint32][]*Table{} // one table may be found under two names
 	oids := make(pq.Int64Array, 0, len(tables))

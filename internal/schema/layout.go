@@ -94,12 +94,11 @@ func Inspect(ctx context.Context, db sqlx.QueryerContext, plan Plan) (*Layout, e
 	if err := sqlx.GetContext(ctx, db, &l.User, `SELECT current_user`); err != nil {
 		return nil, fmt.Errorf("schema: who am I: %w", err)
 	}
-	// Found one by one (each the way its name resolves), described all at
-	// once: a command's start is mostly these round trips.
+	// Found one by one (each the way its name resolves), described at once.
 	var found []*Table
 	for logical := range defaultTable {
 		s, n := plan.physical(logical)
-		t, err := c.find(ctx, s, n)
+		t, err := c.resolve(ctx, s, n)
 		if err != nil {
 			return nil, err
 		}
@@ -109,7 +108,7 @@ func Inspect(ctx context.Context, db sqlx.QueryerContext, plan Plan) (*Layout, e
 		}
 	}
 	for _, name := range ownTables {
-		t, err := c.find(ctx, plan.Own, name)
+		t, err := c.resolve(ctx, plan.Own, name)
 		if err != nil {
 			return nil, err
 		}

@@ -204,16 +204,7 @@ func (e *Engine) readDigests(ctx context.Context, agents, aspects []string, byRe
 // attributesByID loads the active attributes with the given ids, grouped
 // by aspect.
 func (e *Engine) attributesByID(ctx context.Context, ids []string) ([]*Group, error) {
-	rows, err := e.db.QueryContext(ctx, e.sql.attributes, pq.Array(ids))
-	if err != nil {
-		return nil, fmt.Errorf("supersession: load changed attributes: %w", err)
-	}
-	defer rows.Close()
-	groups, err := scanGroups(rows)
-	if err != nil {
-		return nil, fmt.Errorf("supersession: load changed attributes: %w", err)
-	}
-	return groups, nil
+	return e.queryGroups(ctx, "load changed attributes", e.sql.attributes, pq.Array(ids))
 }
 
 // take adds the attributes of groups to the aspects of byRef still being

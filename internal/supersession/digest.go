@@ -40,9 +40,9 @@ const digestVersion byte = 1
 // attribute (64: 0.1%, 53 bytes).
 const digestCap = 4
 
-// DigestMinAttributes is the smallest aspect given a digest: a smaller one
+// digestMinAttributes is the smallest aspect given a digest: a smaller one
 // costs less to read whole than to look up.
-const DigestMinAttributes = 32
+const digestMinAttributes = 32
 
 var (
 	errDigest        = errors.New("supersession: malformed key digest")

@@ -266,7 +266,7 @@ func FuzzParseDigest(f *testing.F) {
 		g.Attrs = append(g.Attrs, &Attribute{ID: fmt.Sprint(i), Kind: "attribute", Content: sql.NullString{String: s, Valid: true},
 			CreatedAt: time.Date(2026, 1, 1, i, 0, 0, 0, time.UTC)})
 	}
-	for len(g.Attrs) < DigestMinAttributes {
+	for len(g.Attrs) < digestMinAttributes {
 		g.Attrs = append(g.Attrs, &Attribute{ID: fmt.Sprint(len(g.Attrs)), Kind: "attribute",
 			Content: sql.NullString{String: fmt.Sprintf("Visited city %d", len(g.Attrs)), Valid: true}, CreatedAt: time.Date(2026, 2, 1, len(g.Attrs), 0, 0, 0, time.UTC)})
 	}

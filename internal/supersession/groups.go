@@ -92,14 +92,20 @@ type Cursor struct {
 // LoadAspects loads the active attributes of the given (agent, aspect)
 // pairs, one group each (an aspect with no active attribute left is absent).
 func (e *Engine) LoadAspects(ctx context.Context, agents, aspects []string) ([]*Group, error) {
-	rows, err := e.db.QueryContext(ctx, e.sql.aspects, pq.Array(agents), pq.Array(aspects))
+	return e.queryGroups(ctx, "load siblings", e.sql.aspects, pq.Array(agents), pq.Array(aspects))
+}
+
+// queryGroups runs a query of the engine's columns and reads its rows into
+// groups (scanGroups); what names it in an error.
+func (e *Engine) queryGroups(ctx context.Context, what, query string, args ...any) ([]*Group, error) {
+	rows, err := e.db.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("supersession: load siblings: %w", err)
+		return nil, fmt.Errorf("supersession: %s: %w", what, err)
 	}
 	defer rows.Close()
 	groups, err := scanGroups(rows)
 	if err != nil {
-		return nil, fmt.Errorf("supersession: load siblings: %w", err)
+		return nil, fmt.Errorf("supersession: %s: %w", what, err)
 	}
 	return groups, nil
 }

@@ -292,7 +292,7 @@ func plan(p *prepared, in planInput) planOutput {
 		// thousands of groups need not hold thousands of indexes at once.
 		cands = newCandidates(p.g.Attrs, p.el, in.semantic, nil, in.keys)
 		defer cands.release()
-		if in.digests && len(g.Attrs) >= DigestMinAttributes {
+		if in.digests && len(g.Attrs) >= digestMinAttributes {
 			g.Keys = encodeDigest(g.Attrs, cands.anchorIx, cands.probeIx)
 		}
 	}
