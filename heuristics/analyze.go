@@ -44,21 +44,49 @@ type scratch struct {
 	text            []byte
 	segs            []segment
 	anchors, probes []Key
+	seen            [256]seenKey // appendDistinct's set
+	gen             uint32
+}
+
+// seenKey is a slot of appendDistinct's set: a key, current when its
+// generation is the scratch's.
+type seenKey struct {
+	key Key
+	gen uint32
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 // Analyze prepares an attribute for many decisions.
 func Analyze(in Input) *Statement {
+	return Reanalyze(nil, in)
+}
+
+// Reanalyze is Analyze in the memory of st, a statement that its caller
+// no longer uses (nil: new memory). What st's analysis gave before (its
+// keys, its decisions) stays valid; st itself becomes the new statement.
+// A pass that analyses a million attributes for their blocking keys, and
+// drops each analysis once it has them, reuses one statement per goroutine.
+func Reanalyze(st *Statement, in Input) *Statement {
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
-	st := &Statement{created: in.CreatedAt, constraint: isConstraint(in.Kind)}
+	var toks []token
+	if st == nil {
+		st = new(Statement)
+	} else {
+		toks = st.toks[:0]
+	}
+	*st = Statement{created: in.CreatedAt, constraint: isConstraint(in.Kind)}
 	st.toks, sc.text = tokenize(sc.toks[:0], sc.text[:0], in.Content, defaultLexicon())
 	st.text = string(sc.text)
 	sc.segs = st.read(sc.segs[:0])
 	// The statement keeps its tokens, not the scratch's (make and copy:
 	// one allocation of the exact size, not zeroed first).
-	toks := make([]token, len(st.toks))
+	if cap(toks) >= len(st.toks) {
+		toks = toks[:len(st.toks)]
+	} else {
+		toks = make([]token, len(st.toks))
+	}
 	copy(toks, st.toks)
 	st.toks = toks
 	return st

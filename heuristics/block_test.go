@@ -80,16 +80,11 @@ func keyAll(ins []Input) []keyed {
 	return out
 }
 
-// intersects reports whether two sorted key lists share a key.
+// intersects reports whether two key lists share a key.
 func intersects(a, b []Key) bool {
-	for i, j := 0, 0; i < len(a) && j < len(b); {
-		switch {
-		case a[i] == b[j]:
+	for _, k := range a {
+		if slices.Contains(b, k) {
 			return true
-		case a[i] < b[j]:
-			i++
-		default:
-			j++
 		}
 	}
 	return false
@@ -603,4 +598,53 @@ func BenchmarkBlockKeys(b *testing.B) {
 		}
 		reportRates(b, cpu0)
 	})
+}
+
+// TestReanalyze: a statement analysed in the memory of another (the
+// sweep's way) has the keys and decisions of one analysed afresh, and what
+// the earlier analysis gave (its keys) is not changed by the reuse.
+func TestReanalyze(t *testing.T) {
+	t.Parallel()
+	ins := corpusInputs(t)
+	want := keyAll(ins)
+	var st *Statement
+	var before []Key // the anchors of the statement whose memory is reused next
+	for i, in := range ins {
+		st = Reanalyze(st, in)
+		if i > 0 && !slices.Equal(before, want[i-1].anchors) {
+			t.Fatalf("%q: the keys of the statement before changed when its memory was reused", ins[i-1].Content)
+		}
+		a, p := st.BlockKeys(nil, nil)
+		if !slices.Equal(a, want[i].anchors) || !slices.Equal(p, want[i].probes) || !slices.Equal(st.ContentKeys(nil), want[i].content) {
+			t.Fatalf("%q: keys differ when analysed in reused memory", in.Content)
+		}
+		other := want[(i*31+7)%len(want)].st
+		if got, w := DecideAnalyzed(other, st), DecideAnalyzed(other, want[i].st); got.Reason != w.Reason || got.Confidence != w.Confidence {
+			t.Fatalf("%q: %q, want %q", in.Content, got.Reason, w.Reason)
+		}
+		before = a
+	}
+}
+
+// TestBlockKeysDistinct: BlockKeys appends each key once, however many
+// clauses and signals make it, and after what the caller passed in.
+func TestBlockKeysDistinct(t *testing.T) {
+	t.Parallel()
+	prefix := []Key{1, 2, 3}
+	for _, in := range corpusInputs(t) {
+		st := Analyze(in)
+		a, p := st.BlockKeys(slices.Clone(prefix), slices.Clone(prefix))
+		for _, keys := range [][]Key{a, p} {
+			if !slices.Equal(keys[:len(prefix)], prefix) {
+				t.Fatalf("%q: the keys passed in were changed: %v", in.Content, keys[:len(prefix)])
+			}
+			seen := map[Key]bool{}
+			for _, k := range keys[len(prefix):] {
+				if seen[k] {
+					t.Fatalf("%q: key %x appended twice", in.Content, k)
+				}
+				seen[k] = true
+			}
+		}
+	}
 }

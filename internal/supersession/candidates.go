@@ -106,8 +106,31 @@ type keySlot struct {
 }
 
 // indexBuffers recycles the tables of keyIndex across groups: a pass
-// builds three for every group, and allocating them was a tenth of its time.
-var indexBuffers = sync.Pool{New: func() any { return new(keyIndex) }}
+// builds three for every group, and allocating them was a tenth of its
+// time. A few are kept on a list the collector leaves alone (a sync.Pool
+// was emptied by each of the dozens of collections in a pass, and most of
+// what a pass allocated was then new tables); a table of a giant group is
+// not kept.
+var indexBuffers struct {
+	sync.Mutex
+	free []*keyIndex
+}
+
+const (
+	keptIndexes   = 4
+	keptIndexSize = 1 << 18 // slots: 4 MiB
+)
+
+func getIndex() *keyIndex {
+	indexBuffers.Lock()
+	defer indexBuffers.Unlock()
+	if n := len(indexBuffers.free); n > 0 {
+		ix := indexBuffers.free[n-1]
+		indexBuffers.free = indexBuffers.free[:n-1]
+		return ix
+	}
+	return new(keyIndex)
+}
 
 // newKeyIndex indexes keys[i] of every attribute i marked in include.
 // release returns its memory once the index is no longer used.
@@ -122,7 +145,7 @@ func newKeyIndex(keys [][]heuristics.Key, include []bool) *keyIndex {
 	for size < 2*n {
 		size *= 2
 	}
-	ix := indexBuffers.Get().(*keyIndex)
+	ix := getIndex()
 	if cap(ix.slots) < size {
 		ix.slots = make([]keySlot, size)
 	}
@@ -149,8 +172,13 @@ func newKeyIndex(keys [][]heuristics.Key, include []bool) *keyIndex {
 }
 
 func (ix *keyIndex) release() {
-	if ix != nil && cap(ix.slots) <= 1<<20 { // a rare giant group's table is not kept
-		indexBuffers.Put(ix)
+	if ix == nil || cap(ix.slots) > keptIndexSize {
+		return
+	}
+	indexBuffers.Lock()
+	defer indexBuffers.Unlock()
+	if len(indexBuffers.free) < keptIndexes {
+		indexBuffers.free = append(indexBuffers.free, ix)
 	}
 }
 

@@ -36,9 +36,14 @@ type Attribute struct {
 // statement analyses the content once, however many pairs it is part of.
 func (a *Attribute) statement() *heuristics.Statement {
 	if a.stmt == nil {
-		a.stmt = heuristics.Analyze(heuristics.Input{Content: a.Content.String, CreatedAt: a.CreatedAt, Kind: string(a.Kind)})
+		a.stmt = heuristics.Analyze(a.input())
 	}
 	return a.stmt
+}
+
+// input is what the analysis reads of a.
+func (a *Attribute) input() heuristics.Input {
+	return heuristics.Input{Content: a.Content.String, CreatedAt: a.CreatedAt, Kind: string(a.Kind)}
 }
 
 // blockKeys are the statement's blocking keys, computed once.

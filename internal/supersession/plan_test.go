@@ -9,6 +9,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/supersessiond/supersessiond/heuristics"
 )
 
 // corpusStatements reads every statement of the labelled corpora.
@@ -92,6 +94,8 @@ func planGroup(g *Group, in planInput) planOutput { return plan(prepare(g, in), 
 // groups drawn from the labelled corpora (hundreds of statements about the
 // same aspect, shuffled in time), the blocked plan's supersessions and
 // proposals equal the all-pairs plan's.
+// TestBlockedPlanEqualsAllPairs: the blocked plan finds what deciding every
+// pair finds, with keys made on first use or by Analyze beforehand.
 func TestBlockedPlanEqualsAllPairs(t *testing.T) {
 	t.Parallel()
 	stmts := corpusStatements(t)
@@ -112,6 +116,9 @@ func TestBlockedPlanEqualsAllPairs(t *testing.T) {
 				a.Protected = true
 			}
 			g.Attrs = append(g.Attrs, a)
+		}
+		if round%2 == 1 {
+			Analyze([]*Group{g}, 2) // the sweep's way: reused analyses, keys in shared blocks
 		}
 		want := bruteForce(g, in)
 		got := planGroup(g, in)
@@ -188,5 +195,37 @@ func TestFocusedPlanPicksTheNewestContradictingSibling(t *testing.T) {
 	}
 	if got["paris"] != "rome" || got["oslo"] != "rome" || len(got) != 2 {
 		t.Fatalf("decisions = %v, want paris→rome and oslo→rome", got)
+	}
+}
+
+// TestKeySlab: the key lists a slab hands out are copies that appending to
+// cannot spill into the next one, across blocks.
+func TestKeySlab(t *testing.T) {
+	var s keySlab
+	var got [][]heuristics.Key
+	for i := range 3 * keySlabBlock / 5 {
+		keys := make([]heuristics.Key, i%7)
+		for j := range keys {
+			keys[j] = heuristics.Key(i*10 + j)
+		}
+		c := s.take(keys)
+		if len(keys) == 0 && c != nil {
+			t.Fatalf("no keys: got %v, want nil", c)
+		}
+		clear(keys) // the caller reuses its buffer
+		got = append(got, c)
+		if i > 0 {
+			_ = append(got[i-1], 42) // must not write into c
+		}
+	}
+	for i, c := range got {
+		if len(c) != i%7 {
+			t.Fatalf("list %d: %d keys, want %d", i, len(c), i%7)
+		}
+		for j, k := range c {
+			if k != heuristics.Key(i*10+j) {
+				t.Fatalf("list %d: key %d is %d, want %d", i, j, k, i*10+j)
+			}
+		}
 	}
 }

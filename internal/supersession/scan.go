@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/lib/pq"
+	"github.com/supersessiond/supersessiond/heuristics"
 )
 
 // Limits bound what Scan hands over at once: a batch is at most Aspects
@@ -210,14 +211,52 @@ func Analyze(groups []*Group, workers int) {
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
+			// Most attributes meet no sibling: keep the keys, not the
+			// analysis (the few in a candidate pair are read again), so
+			// that a batch in flight holds kilobytes less per attribute;
+			// the next analysis reuses the last one's memory, and the keys
+			// are kept in blocks shared by many attributes.
+			var (
+				spare   *heuristics.Statement
+				an, pr  []heuristics.Key
+				keySlab keySlab
+			)
 			for i := w; i < len(attrs); i += workers {
-				attrs[i].blockKeys()
-				// Most attributes meet no sibling: keep the keys, not the
-				// analysis (the few in a candidate pair are read again), so
-				// that a batch in flight holds kilobytes less per attribute.
-				attrs[i].stmt = nil
+				a := attrs[i]
+				if a.keyed || a.stmt != nil { // analysed elsewhere: not ours to reuse
+					a.blockKeys()
+					a.stmt = nil
+					continue
+				}
+				st := heuristics.Reanalyze(spare, a.input())
+				an, pr = st.BlockKeys(an[:0], pr[:0])
+				a.anchors, a.probes, a.keyed = keySlab.take(an), keySlab.take(pr), true
+				spare = st
 			}
 		})
 	}
 	wg.Wait()
+}
+
+// keySlab hands out copies of key lists from large blocks: a pass keeps
+// the keys of every attribute of a batch, and one allocation each was a
+// tenth of what the pass allocated. A block lives as long as any
+// attribute whose keys it holds.
+type keySlab struct{ block []heuristics.Key }
+
+// keySlabBlock is the size of a block, in keys (64 KiB).
+const keySlabBlock = 8192
+
+// take returns a copy of keys (nil for none) that appending to cannot
+// spill into the next copy.
+func (s *keySlab) take(keys []heuristics.Key) []heuristics.Key {
+	if len(keys) == 0 {
+		return nil
+	}
+	if cap(s.block)-len(s.block) < len(keys) {
+		s.block = make([]heuristics.Key, 0, max(keySlabBlock, len(keys)))
+	}
+	n := len(s.block)
+	s.block = append(s.block, keys...)
+	return s.block[n:len(s.block):len(s.block)]
 }
