@@ -259,7 +259,11 @@ func (e *Engine) StoreKeys(ctx context.Context, db sqlx.ExecerContext, frags []F
 	}
 	agents, aspects := make([]string, len(frags)), make([]string, len(frags))
 	ends := make([]int64, len(frags))
-	var all []byte
+	size := 0
+	for _, f := range frags {
+		size += len(f.Keys)
+	}
+	all := make([]byte, 0, size)
 	for i, f := range frags {
 		agents[i], aspects[i] = f.AgentID, f.AspectID
 		all = append(all, f.Keys...)

@@ -81,27 +81,23 @@ func (e *Engine) Apply(ctx context.Context, tx *sqlx.Tx, actor Actor, items []Su
 		return nil, nil
 	}
 	type reqRow struct {
-		Ord           int             `json:"ord"`
-		OldID         string          `json:"old_id"`
-		NewID         string          `json:"new_id"`
-		AgentID       string          `json:"agent_id"`
-		OldContent    string          `json:"old_content"`
-		NewContent    string          `json:"new_content"`
-		Meta          json.RawMessage `json:"meta"`
-		Reason        string          `json:"reason"`
-		ForceChain    bool            `json:"force_chain"`
-		AnyAspect     bool            `json:"any_aspect"`
-		RespectVetoes bool            `json:"respect_vetoes"`
+		Ord           int      `json:"ord"`
+		OldID         string   `json:"old_id"`
+		NewID         string   `json:"new_id"`
+		AgentID       string   `json:"agent_id"`
+		OldContent    string   `json:"old_content"`
+		NewContent    string   `json:"new_content"`
+		Meta          Metadata `json:"meta"` // encoded once, with the batch (a RawMessage is compacted again)
+		Reason        string   `json:"reason"`
+		ForceChain    bool     `json:"force_chain"`
+		AnyAspect     bool     `json:"any_aspect"`
+		RespectVetoes bool     `json:"respect_vetoes"`
 	}
 	reqs := make([]reqRow, len(items))
 	olds := make([]string, len(items))
 	for i, it := range items {
-		meta, err := json.Marshal(it.Meta)
-		if err != nil {
-			return nil, fmt.Errorf("supersession: encode metadata: %w", err)
-		}
 		reqs[i] = reqRow{i, it.Meta.OldAttributeID, it.Meta.NewAttributeID, it.Meta.AgentID, it.OldContent, it.NewContent,
-			meta, it.Reason, it.ForceChain, it.AnyAspect, it.RespectVetoes}
+			it.Meta, it.Reason, it.ForceChain, it.AnyAspect, it.RespectVetoes}
 		olds[i] = it.Meta.OldAttributeID
 	}
 	body, err := json.Marshal(reqs)
@@ -151,11 +147,11 @@ func (e *Engine) Propose(ctx context.Context, q sqlx.ExtContext, actor Actor, it
 		return nil, nil
 	}
 	type reqRow struct {
-		OldID      string          `json:"old_id"`
-		AgentID    string          `json:"agent_id"`
-		NewContent string          `json:"new_content"`
-		Meta       json.RawMessage `json:"meta"`
-		Reason     string          `json:"reason"`
+		OldID      string   `json:"old_id"`
+		AgentID    string   `json:"agent_id"`
+		NewContent string   `json:"new_content"`
+		Meta       Metadata `json:"meta"`
+		Reason     string   `json:"reason"`
 	}
 	seen := map[[2]string]bool{}
 	reqs := make([]reqRow, 0, len(items))
@@ -165,11 +161,7 @@ func (e *Engine) Propose(ctx context.Context, q sqlx.ExtContext, actor Actor, it
 			continue
 		}
 		seen[k] = true
-		meta, err := json.Marshal(it.Meta)
-		if err != nil {
-			return nil, fmt.Errorf("supersession: encode metadata: %w", err)
-		}
-		reqs = append(reqs, reqRow{it.Meta.OldAttributeID, it.Meta.AgentID, it.NewContent, meta, it.Reason})
+		reqs = append(reqs, reqRow{it.Meta.OldAttributeID, it.Meta.AgentID, it.NewContent, it.Meta, it.Reason})
 	}
 	body, err := json.Marshal(reqs)
 	if err != nil {
