@@ -42,7 +42,7 @@ func (e *Engine) Logger() *slog.Logger { return e.log }
 // LogApplied writes one line per supersession that was applied and
 // committed: items are what was asked, applied what the guarded write did.
 func (e *Engine) LogApplied(source string, items []Supersession, applied []Applied) {
-	if len(applied) == 0 {
+	if len(applied) == 0 || !e.log.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
 	byOld := make(map[string]*Supersession, len(items))
