@@ -80,6 +80,7 @@ func (e *benchEnv) inline(ctx context.Context) (*inlineResult, error) {
 	if err := waitDrained(ctx, db, 60*time.Second); err != nil {
 		return nil, err
 	}
+	h.waitObserved(total, 5*time.Second)
 	lags := h.lags()
 	res := &inlineResult{Classified: total, TargetRate: e.o.classifyRate, AchievedRate: float64(total) / sent.Seconds(), Decided: len(lags)}
 	res.P50ms, res.P99ms, res.MaxMs = percentile(lags, 50), percentile(lags, 99), percentile(lags, 100)
@@ -104,6 +105,7 @@ func (e *benchEnv) searchRate(ctx context.Context, db *sqlx.DB, w *classificatio
 		if err := waitDrained(ctx, db, 60*time.Second); err != nil {
 			return err
 		}
+		h.waitObserved(n, 5*time.Second)
 		lags := h.lags()
 		st := inlineStep{Rate: rate, AchievedRate: float64(n) / sent.Seconds(), P99ms: percentile(lags, 99)}
 		st.OK = st.P99ms <= 100 && st.AchievedRate >= 0.95*float64(rate) && len(lags) >= n*95/100
@@ -252,6 +254,21 @@ func (h *runningHook) stop() {
 	h.cancel()
 	<-h.done
 	_ = h.db.Close()
+}
+
+// waitObserved waits until n lags were observed since lags was last
+// called, or limit passes: the hook observes a batch's lags just after the
+// commit that empties the outbox, so an empty outbox alone can come a
+// batch early on a busy machine (a smoke run once counted 85 of 100).
+func (h *runningHook) waitObserved(n int, limit time.Duration) {
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		h.mu.Lock()
+		seen := len(h.seen)
+		h.mu.Unlock()
+		if seen >= n {
+			return
+		}
+	}
 }
 
 // lags returns the lags observed so far, in seconds, and forgets them.
