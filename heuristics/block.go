@@ -143,11 +143,15 @@ func (c *clause) negationKeys(anchors, probes []Key, subj uint64) ([]Key, []Key)
 func (c *clause) antonymKeys(anchors, probes []Key, subj uint64) ([]Key, []Key) {
 	for i := c.start; i < c.hi; i++ {
 		t := c.tok(i)
-		neg := mix(b2u(c.negatedBesides(i)), b2u(c.irreal))
 		if c.roles[rSubj]&(1<<i) != 0 || c.modifiesObject(i) {
 			continue
 		}
-		if c.mayNegate(i) {
+		morph := c.mayNegate(i)
+		if !morph && t.ant == 0 {
+			continue // most words: no key of this signal
+		}
+		neg := mix(b2u(c.negatedBesides(i)), b2u(c.irreal))
+		if morph {
 			rest := setHash(c.predicate().without(morphPairID, i))
 			anchors = append(anchors, Key(mix(tagMorph, uint64(fnv1a(c.raw(i))), neg, subj, rest)))
 			if base, ok := antonyms.NegatedBase(c.raw(i)); ok {
