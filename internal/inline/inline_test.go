@@ -305,7 +305,7 @@ func TestSlowLLMBatchIsNotTakenOver(t *testing.T) {
 		select {
 		case <-r.Context().Done():
 			return
-		case <-time.After(5 * time.Second):
+		case <-time.After(7 * time.Second): // well past the claim below
 		}
 		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{
 			"content": `{"contradicts": false, "confidence": 0.2, "reasoning": "compatible"}`}}}})
@@ -327,7 +327,9 @@ func TestSlowLLMBatchIsNotTakenOver(t *testing.T) {
 		log := slog.New(slog.DiscardHandler)
 		engine := supersession.New(job.Deps{DB: db.DB, Logger: log, Registry: reg, LLM: llm.NewProvider(func(string) string { return "" }, nil)})
 		h := inline.New(job.Deps{DB: db.DB, Logger: log, Registry: reg}, engine)
-		h.ClaimFor = 2 * time.Second // renewed every 2/3 s: a slow machine must miss three renewals in a row
+		// Renewed every second: a slow machine must miss three renewals in
+		// a row (with a 2 s claim, a box loaded by a parallel build once did).
+		h.ClaimFor = 3 * time.Second
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { defer close(done); _ = h.Run(ctx, func() *config.Config { return cfg }) }()
@@ -338,7 +340,7 @@ func TestSlowLLMBatchIsNotTakenOver(t *testing.T) {
 		return s.Count(`SELECT count(*) FROM supersessiond.llm_verdicts`) == 1 &&
 			s.Count(`SELECT count(*) FROM supersessiond.classified`) == 0
 	})
-	time.Sleep(2 * time.Second) // a second daemon that took over would be asking now
+	time.Sleep(3 * time.Second) // a second daemon that took over would be asking now
 	if n := asked.Load(); n != 1 {
 		t.Fatalf("the LLM was asked %d times about one pair", n)
 	}
