@@ -39,6 +39,25 @@ func exec(t *testing.T, db *pgtest.DB, q string) {
 	}
 }
 
+// migrateOK migrates the reference schema with default options and fails
+// the test unless the layout is then complete.
+func migrateOK(t *testing.T, db *pgtest.DB) *schema.Result {
+	t.Helper()
+	res := migrate(t, db, schema.ReferencePlan(), schema.Options{})
+	if !res.Layout.OK() {
+		t.Fatalf("after migrate: %s", res.Layout.Reports[schema.Supersession].Line())
+	}
+	return res
+}
+
+// addAspects adds the entity Sam of agent a with two aspects, asp1 (home)
+// and asp2 (work).
+func addAspects(t *testing.T, db *pgtest.DB) {
+	t.Helper()
+	exec(t, db, `INSERT INTO entities (id, agent_id, name) VALUES ('e1', 'a', 'Sam')`)
+	exec(t, db, `INSERT INTO entity_aspects (id, entity_id, agent_id, name, canonical_name) VALUES ('asp1', 'e1', 'a', 'home', 'home'), ('asp2', 'e1', 'a', 'work', 'work')`)
+}
+
 // planWith returns a plan of the configuration with only the given jobs on.
 func planWith(jobs ...schema.Job) schema.Plan {
 	p := schema.PlanFor(config.Default())
@@ -118,8 +137,7 @@ func TestConcurrentMigrationsSerialise(t *testing.T) {
 func TestClassificationTriggerFillsOutbox(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
-	exec(t, db, `INSERT INTO entities (id, agent_id, name) VALUES ('e1', 'a', 'Sam')`)
-	exec(t, db, `INSERT INTO entity_aspects (id, entity_id, agent_id, name, canonical_name) VALUES ('asp1', 'e1', 'a', 'home', 'home'), ('asp2', 'e1', 'a', 'work', 'work')`)
+	addAspects(t, db)
 	exec(t, db, `INSERT INTO entity_attributes (id, agent_id, kind, content, normalized_content) VALUES ('x1', 'a', 'attribute', 'Lives in Oslo', 'lives in oslo')`)
 	exec(t, db, `INSERT INTO entity_attributes (id, agent_id, aspect_id, kind, content, normalized_content) VALUES ('x2', 'a', 'asp1', 'attribute', 'Lives in Rome', 'lives in rome')`)
 	exec(t, db, `UPDATE entity_attributes SET aspect_id = 'asp1' WHERE id = 'x1'`)
@@ -139,8 +157,7 @@ func TestClassificationTriggerFillsOutbox(t *testing.T) {
 func TestClassificationTriggerRecordsChanges(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
-	exec(t, db, `INSERT INTO entities (id, agent_id, name) VALUES ('e1', 'a', 'Sam')`)
-	exec(t, db, `INSERT INTO entity_aspects (id, entity_id, agent_id, name, canonical_name) VALUES ('asp1', 'e1', 'a', 'home', 'home'), ('asp2', 'e1', 'a', 'work', 'work')`)
+	addAspects(t, db)
 	steps := []struct {
 		stmt, recorded string
 	}{
@@ -195,12 +212,8 @@ func TestChangeRecordsWithoutAttributeAreUpgraded(t *testing.T) {
 		!strings.Contains(r.Line(), "table supersessiond.aspect_keys") {
 		t.Fatalf("line: %s", r.Line())
 	}
-	res := migrate(t, db, schema.ReferencePlan(), schema.Options{})
-	if !res.Layout.OK() {
-		t.Fatalf("after migrate: %s", res.Layout.Reports[schema.Supersession].Line())
-	}
-	exec(t, db, `INSERT INTO entities (id, agent_id, name) VALUES ('e1', 'a', 'Sam')`)
-	exec(t, db, `INSERT INTO entity_aspects (id, entity_id, agent_id, name, canonical_name) VALUES ('asp1', 'e1', 'a', 'home', 'home')`)
+	migrateOK(t, db)
+	addAspects(t, db)
 	exec(t, db, `INSERT INTO entity_attributes (id, agent_id, aspect_id, kind, content, normalized_content) VALUES ('x1', 'a', 'asp1', 'attribute', 'Lives in Oslo', 'x')`)
 	var got []string
 	if err := db.Select(&got, `SELECT aspect_id || ':' || coalesce(attribute_id, '-') FROM supersessiond.changes ORDER BY seq`); err != nil {
@@ -223,12 +236,8 @@ func TestAnOutdatedTriggerIsReplaced(t *testing.T) {
 	if r := l.Reports[schema.Supersession]; r.OK() || !strings.Contains(r.Line(), "trigger") {
 		t.Fatalf("an outdated trigger must be pending: %s", r.Line())
 	}
-	res := migrate(t, db, schema.ReferencePlan(), schema.Options{})
-	if !res.Layout.OK() {
-		t.Fatalf("after migrate: %s", res.Layout.Reports[schema.Supersession].Line())
-	}
-	exec(t, db, `INSERT INTO entities (id, agent_id, name) VALUES ('e1', 'a', 'Sam')`)
-	exec(t, db, `INSERT INTO entity_aspects (id, entity_id, agent_id, name, canonical_name) VALUES ('asp1', 'e1', 'a', 'home', 'home')`)
+	migrateOK(t, db)
+	addAspects(t, db)
 	exec(t, db, `INSERT INTO entity_attributes (id, agent_id, aspect_id, kind, content, normalized_content, status) VALUES ('x1', 'a', 'asp1', 'attribute', 'Lives in Oslo', 'x', 'superseded')`)
 	exec(t, db, `DELETE FROM supersessiond.changes`)
 	exec(t, db, `UPDATE entity_attributes SET status = 'active' WHERE id = 'x1'`)
@@ -275,10 +284,7 @@ func TestMigrateMovesAnEarlierReleasesTables(t *testing.T) {
 	if l := inspect(t, db, schema.ReferencePlan()); l.Reports[schema.Supersession].Runnable() {
 		t.Fatal("an earlier release's layout must need migrate")
 	}
-	res := migrate(t, db, schema.ReferencePlan(), schema.Options{})
-	if !res.Layout.OK() {
-		t.Fatalf("after migrate: %s", res.Layout.Reports[schema.Supersession].Line())
-	}
+	res := migrateOK(t, db)
 	var value string
 	if err := db.Get(&value, `SELECT value->>'agent_id' FROM supersessiond.state WHERE name = 'sweep_cursor'`); err != nil || value != "a" {
 		t.Fatalf("the cursor was not kept: %q %v", value, err)
