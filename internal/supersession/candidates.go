@@ -149,8 +149,7 @@ func newKeyIndex(keys [][]heuristics.Key, include []bool) *keyIndex {
 	if cap(ix.slots) < size {
 		ix.slots = make([]keySlot, size)
 	}
-	ix.slots = ix.slots[:size]
-	clear(ix.slots)
+	ix.slots = ix.slots[:size] // all empty: a kept table was emptied by release
 	ix.mask, ix.next, ix.at, ix.used = uint64(size-1), ix.next[:0], ix.at[:0], ix.used[:0]
 	for i, ks := range keys {
 		if !include[i] {
@@ -174,6 +173,12 @@ func newKeyIndex(keys [][]heuristics.Key, include []bool) *keyIndex {
 func (ix *keyIndex) release() {
 	if ix == nil || cap(ix.slots) > keptIndexSize {
 		return
+	}
+	// Empty the slots taken, not the table: a group's distinct keys are a
+	// few of its table's slots (sized for every key it holds, repeated or
+	// not), and clearing whole tables was half the cost of building them.
+	for _, h := range ix.used {
+		ix.slots[h] = keySlot{}
 	}
 	indexBuffers.Lock()
 	defer indexBuffers.Unlock()

@@ -229,3 +229,35 @@ func TestKeySlab(t *testing.T) {
 		}
 	}
 }
+
+// TestRecycledKeyIndexHoldsOnlyItsKeys: a table handed back by release and
+// taken again, larger or smaller, holds the new group's keys and none of the
+// previous group's (release empties only the slots it took).
+func TestRecycledKeyIndexHoldsOnlyItsKeys(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 9))
+	for round := range 200 {
+		n := 1 + r.IntN(300)
+		keys := make([][]heuristics.Key, n)
+		include := make([]bool, n)
+		want := map[heuristics.Key][]int32{}
+		for i := range keys {
+			include[i] = r.IntN(5) > 0
+			for range r.IntN(6) {
+				k := heuristics.Key(r.Uint64N(uint64(4 * n))) // repeated keys, colliding slots
+				keys[i] = append(keys[i], k)
+				if include[i] {
+					want[k] = append([]int32{int32(i)}, want[k]...) // newest first
+				}
+			}
+		}
+		ix := newKeyIndex(keys, include)
+		for k := range heuristics.Key(4 * n) {
+			var got []int32
+			ix.newer(k, -1, func(j int32) { got = append(got, j) })
+			if fmt.Sprint(got) != fmt.Sprint(want[k]) {
+				t.Fatalf("round %d, key %d: attributes %v, want %v", round, k, got, want[k])
+			}
+		}
+		ix.release()
+	}
+}
