@@ -74,7 +74,9 @@ var quantityVerbs = toSet(`go goes went gone rose risen raised increased decreas
 // lookupPred finds the longest predicate key at verb v: its canonical stem
 // followed by up to three words. It returns the number of tokens used.
 func (c *clause) lookupPred(v int) (best *predicate, n int) {
-	if !defaultLexicon().predVerbs[c.stem(v)] {
+	lx := defaultLexicon()
+	h := c.tok(v).hash // of its stem, as the filters are
+	if !lx.predShapes[4].has(h) {
 		return nil, 0
 	}
 	key := append(make([]byte, 0, 48), c.stem(v)...)
@@ -82,7 +84,10 @@ func (c *clause) lookupPred(v int) (best *predicate, n int) {
 		if m > 0 {
 			key = append(append(key, ' '), c.raw(v+m)...)
 		}
-		if p := defaultLexicon().preds[string(key)]; p != nil {
+		if !lx.predShapes[m].has(h) {
+			continue
+		}
+		if p := lx.preds[string(key)]; p != nil {
 			best, n = p, m+1
 		}
 	}

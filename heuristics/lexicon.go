@@ -62,14 +62,18 @@ type lexicon struct {
 	// while it is built; compile indexes it. A map of small values stays in
 	// cache better than one of entries: tokenizing is ~10% faster.)
 	index   map[string]uint16
+	table   wordTable // index, for the tokenizer
 	entries []entry
 	words   map[string]entry
 	ants    [][]antonyms.Ref // antonym memberships, indexed by entry.ant-1
 	pairs   []antonyms.Pair
 	// preds maps a predicate's key ("live in", "go to bed at") to it;
-	// predVerbs are the first words of the keys.
-	preds     map[string]*predicate
-	predVerbs map[string]bool
+	// predShapes filters the lookups of preds before any string is hashed:
+	// shape m (0–3) has the bit of every verb (by its stem's hash) that
+	// starts a key of m particles, shape 4 of every verb. A clear bit means
+	// no such key; a set one, maybe (the map decides).
+	preds      map[string]*predicate
+	predShapes [5]hashBits
 	// Predicates that statements point to besides the table's: "be from",
 	// a noun slot ("main editor is", "rent is") and an age.
 	beFrom, nounPred, agePred *predicate
@@ -109,10 +113,10 @@ func (lx *lexicon) token(t *token, word string, flags uint32, text []byte) []byt
 		flags |= tNumber
 	}
 	lo := len(text)
-	text = appendLower(text, word)
+	text, h := appendLower(text, word)
 	raw := text[lo:]
 	*t = token{raw: str{uint16(lo), uint16(len(text))}, flags: flags}
-	if i, ok := lx.index[string(raw)]; ok {
+	if i, ok := lx.table.find(raw, h); ok {
 		e := &lx.entries[i]
 		t.hash, t.flags, t.ant, t.word = e.hash, t.flags|e.flags, e.ant, e.word
 		if e.stemInWord {
@@ -122,33 +126,106 @@ func (lx *lexicon) token(t *token, word string, flags uint32, text []byte) []byt
 		return t.withStem(text, e.stem)
 	}
 	s := stem(string(raw))
+	hs := fnv1a(s)
 	// A plural of a known noun ("timezones", "weekends") is that noun. (The
-	// map is only asked about plurals: most unknown words are names.)
+	// table is only asked about plurals: most unknown words are names.)
 	if raw[len(raw)-1] == 's' && s != string(raw) {
-		if i, ok := lx.index[s]; ok {
+		if i, ok := lx.table.findString(s, hs); ok {
 			e := &lx.entries[i]
 			t.hash, t.flags, t.ant = e.hash, t.flags|e.flags, e.ant
 			return t.withStem(text, e.stem)
 		}
 	}
-	t.hash = fnv1a(s)
+	t.hash = hs
 	return t.withStem(text, s)
 }
 
-// appendLower appends w, lowercased, to text.
-func appendLower(text []byte, w string) []byte {
+// appendLower appends w, lowercased, to text, and returns the fnv1a hash
+// of what it appended.
+func appendLower(text []byte, w string) ([]byte, uint32) {
 	lo := len(text)
+	h := uint32(fnvOffset)
 	for i := 0; i < len(w); i++ {
 		c := w[i]
 		if c >= utf8.RuneSelf {
-			return append(text[:lo], strings.ToLower(w)...) // a word of any script: rare
+			lower := strings.ToLower(w) // a word of any script: rare
+			return append(text[:lo], lower...), fnv1a(lower)
 		}
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}
+		h = (h ^ uint32(c)) * fnvPrime
 		text = append(text, c)
 	}
-	return text
+	return text, h
+}
+
+// wordTable finds a word's entry by the word's fnv1a hash, which the
+// tokenizer computes as it lowercases the word: open addressing over
+// slots that hold the hash and where the word's bytes are, so that a
+// lookup hashes nothing and compares bytes only when the hashes are equal.
+// (A map from string was a third of tokenizing: hashing the word again,
+// then probing.)
+type wordTable struct {
+	slots []wordSlot // a power of two, at most half full
+	words string     // every word's bytes, one after another
+}
+
+type wordSlot struct {
+	hash  uint32
+	off   uint32 // of the word in words
+	n     uint16 // the word's length
+	entry uint16 // index+1 into lexicon.entries; 0: an empty slot
+}
+
+func newWordTable(index map[string]uint16) wordTable {
+	size := 16
+	for size < 2*len(index) {
+		size *= 2
+	}
+	t := wordTable{slots: make([]wordSlot, size)}
+	var b strings.Builder
+	for w, e := range index {
+		if len(w) > math.MaxUint16 {
+			continue // no token is that long (maxInput)
+		}
+		i := t.slot(fnv1a(w))
+		for t.slots[i].entry != 0 {
+			i = (i + 1) & uint32(len(t.slots)-1)
+		}
+		t.slots[i] = wordSlot{hash: fnv1a(w), off: uint32(b.Len()), n: uint16(len(w)), entry: e + 1}
+		b.WriteString(w)
+	}
+	t.words = b.String()
+	return t
+}
+
+func (t *wordTable) slot(h uint32) uint32 { return h & uint32(len(t.slots)-1) }
+
+// find returns the entry of w, whose fnv1a hash is h.
+func (t *wordTable) find(w []byte, h uint32) (uint16, bool) {
+	for i := t.slot(h); ; i = (i + 1) & uint32(len(t.slots)-1) {
+		s := &t.slots[i]
+		if s.entry == 0 {
+			return 0, false
+		}
+		if s.hash == h && int(s.n) == len(w) && t.words[s.off:s.off+uint32(s.n)] == string(w) {
+			return s.entry - 1, true
+		}
+	}
+}
+
+// findString is find for a string.
+func (t *wordTable) findString(w string, h uint32) (uint16, bool) {
+	for i := t.slot(h); ; i = (i + 1) & uint32(len(t.slots)-1) {
+		s := &t.slots[i]
+		if s.entry == 0 {
+			return 0, false
+		}
+		if s.hash == h && int(s.n) == len(w) && t.words[s.off:s.off+uint32(s.n)] == w {
+			return s.entry - 1, true
+		}
+	}
 }
 
 // withStem gives t the stem s: a prefix of its surface form when s is one
@@ -372,10 +449,12 @@ func (lx *lexicon) compile() {
 		lx.entries = append(lx.entries, e)
 	}
 	lx.words = nil // lookups use the index from here on
-	lx.predVerbs = map[string]bool{}
+	lx.table = newWordTable(lx.index)
 	for k := range lx.preds {
 		verb, _, _ := strings.Cut(k, " ")
-		lx.predVerbs[verb] = true
+		h := fnv1a(verb)
+		lx.predShapes[min(strings.Count(k, " "), 3)].set(h)
+		lx.predShapes[4].set(h)
 	}
 	lx.beFrom = lx.preds["be from"]
 	lx.nounPred = &predicate{display: "", slot: slotNoun, val: single}
@@ -394,6 +473,16 @@ func (lx *lexicon) compile() {
 	}
 	lx.nounSlots["age"] = lx.agePred
 }
+
+// hashBits is a set of 32-bit hashes that may answer "maybe" for a hash
+// not in it, never "no" for one in it: a filter in front of a map.
+type hashBits [1 << 10]uint64
+
+func (b *hashBits) set(h uint32) { i := bitOf(h); b[i>>6] |= 1 << (i & 63) }
+
+func (b *hashBits) has(h uint32) bool { i := bitOf(h); return b[i>>6]&(1<<(i&63)) != 0 }
+
+func bitOf(h uint32) uint32 { return (h * 0x9e3779b1) >> 16 }
 
 func toSet(words string) map[string]bool {
 	m := map[string]bool{}

@@ -218,9 +218,14 @@ func undouble(w string, n int) int {
 
 // fnv1a is the 32-bit FNV-1a hash of a stem.
 func fnv1a(s string) uint32 {
-	h := uint32(2166136261)
+	h := uint32(fnvOffset)
 	for i := 0; i < len(s); i++ {
-		h = (h ^ uint32(s[i])) * 16777619
+		h = (h ^ uint32(s[i])) * fnvPrime
 	}
 	return h
 }
+
+const (
+	fnvOffset = 2166136261
+	fnvPrime  = 16777619
+)

@@ -2,6 +2,7 @@ package heuristics
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -153,5 +154,57 @@ func TestStem(t *testing.T) {
 		if got := stem(w); got != want {
 			t.Errorf("stem(%q) = %q, want %q", w, got, want)
 		}
+	}
+}
+
+// TestWordTableFindsExactlyTheIndexedWords: the tokenizer's table answers
+// as the lexicon's map does, for every word in it (each with its own
+// entry), for the word's prefixes and extensions, and for words not in it.
+func TestWordTableFindsExactlyTheIndexedWords(t *testing.T) {
+	lx := defaultLexicon()
+	ask := func(w string) {
+		want, wantOK := lx.index[w]
+		got, ok := lx.table.findString(w, fnv1a(w))
+		gotB, okB := lx.table.find([]byte(w), fnv1a(w))
+		if ok != wantOK || got != want || okB != ok || gotB != got {
+			t.Fatalf("%q: table %d %v / %d %v, map %d %v", w, got, ok, gotB, okB, want, wantOK)
+		}
+	}
+	for w := range lx.index {
+		ask(w)
+		ask(w[:len(w)-1])
+		ask(w + "s")
+		ask(w + "zq")
+	}
+	for _, w := range []string{"", "amari", "zzz", "kubernetesz", "über"} {
+		ask(w)
+	}
+	if text, h := appendLower(nil, "Ünïcode"); h != fnv1a(string(text)) {
+		t.Fatalf("appendLower's hash %d is not the hash of %q", h, text)
+	}
+	if text, h := appendLower([]byte("x"), "MiXeD"); string(text) != "xmixed" || h != fnv1a("mixed") {
+		t.Fatalf("appendLower: %q %d", text, h)
+	}
+}
+
+// TestPredicateFiltersPassEveryKey: the filters in front of the predicate
+// table pass every verb of every key, in the shape of its particle count:
+// a filter that dropped one would silently lose that predicate.
+func TestPredicateFiltersPassEveryKey(t *testing.T) {
+	lx := defaultLexicon()
+	for k := range lx.preds {
+		verb, _, _ := strings.Cut(k, " ")
+		m := strings.Count(k, " ")
+		if m > 3 {
+			continue // lookupPred reads at most three particles
+		}
+		if h := fnv1a(verb); !lx.predShapes[4].has(h) || !lx.predShapes[m].has(h) {
+			t.Errorf("predicate %q: the filters refuse its verb %q", k, verb)
+		}
+	}
+	var b hashBits
+	b.set(7)
+	if !b.has(7) {
+		t.Fatal("a set bit is not had")
 	}
 }
