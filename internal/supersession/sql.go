@@ -128,9 +128,11 @@ ON CONFLICT (old_hash, new_hash, model) DO NOTHING`
 // bareColumns is the select list of the scan (Scan): an attribute's own
 // columns. It cannot fail to scan whatever a row holds: created_at comes
 // only when it is a time the order can use (lib/pq refuses 'infinity'), and
-// nullable columns of a foreign schema are coalesced.
+// nullable columns of a foreign schema are coalesced. The bound on
+// created_at is a subquery so that it is computed once per statement, not
+// once per row (a tenth of reading a chunk).
 const bareColumns = `a.id, coalesce(a.agent_id, '') AS agent_id, a.aspect_id, a.memory_id, coalesce(a.kind, '') AS kind,
-       a.content, CASE WHEN isfinite(a.created_at) AND a.created_at <= now() + interval '1 day' THEN a.created_at END AS created_at,
+       a.content, CASE WHEN isfinite(a.created_at) AND a.created_at <= (SELECT now() + interval '1 day') THEN a.created_at END AS created_at,
        coalesce(a.protected, false) AS protected`
 
 // columns is bareColumns with the aspect's name. The aspect is joined on
