@@ -9,22 +9,17 @@ import (
 	"github.com/lib/pq"
 )
 
-// scanRow reads one row of a sibling query (columns, or bareColumns when
-// named is false) without reflection: at a million rows a pass, sqlx's
-// StructScan cost as much as the driver's own decoding.
-func scanRow(rows *sql.Rows, named bool, a *Attribute, aspectName *string, dangling *bool) error {
+// scanRow reads one row of a sibling query (bareColumns) without
+// reflection: at a million rows a pass, sqlx's StructScan cost as much as
+// the driver's own decoding.
+func scanRow(rows *sql.Rows, a *Attribute) error {
 	var created sql.NullTime
-	var err error
-	if named {
-		err = rows.Scan(&a.ID, &a.AgentID, &a.AspectID, &a.MemoryID, &a.Kind, &a.Content, &created, &a.Protected, aspectName, dangling)
-	} else {
-		err = rows.Scan(&a.ID, &a.AgentID, &a.AspectID, &a.MemoryID, &a.Kind, &a.Content, &created, &a.Protected)
-	}
+	err := rows.Scan(&a.ID, &a.AgentID, &a.AspectID, &a.MemoryID, &a.Kind, &a.Content, &created, &a.Protected)
 	a.CreatedAt, a.BadTime = created.Time, !created.Valid
 	return err
 }
 
-// scanGroups reads the rows of a sibling query (columns) into groups,
+// scanGroups reads the rows of a sibling query (bareColumns) into groups,
 // one per (agent, aspect) in the order each first appears, each holding its
 // attributes oldest first whatever order the rows came in. A query therefore
 // need not sort: PostgreSQL sorting tens of thousands of rows on text keys
@@ -36,15 +31,13 @@ func scanGroups(rows *sql.Rows) ([]*Group, error) {
 	index := map[key]*Group{}
 	for rows.Next() {
 		a := &Attribute{}
-		var name string
-		var dangling bool
-		if err := scanRow(rows, true, a, &name, &dangling); err != nil {
+		if err := scanRow(rows, a); err != nil {
 			return nil, err
 		}
 		if g == nil || g.AgentID != a.AgentID || g.AspectID != a.AspectID {
 			k := key{a.AgentID, a.AspectID}
 			if g = index[k]; g == nil {
-				g = &Group{AgentID: a.AgentID, AspectID: a.AspectID, AspectName: name, Dangling: dangling}
+				g = &Group{AgentID: a.AgentID, AspectID: a.AspectID}
 				index[k] = g
 				groups = append(groups, g)
 			}
@@ -95,17 +88,25 @@ func (e *Engine) LoadAspects(ctx context.Context, agents, aspects []string) ([]*
 	return e.queryGroups(ctx, "load siblings", e.sql.aspects, pq.Array(agents), pq.Array(aspects))
 }
 
-// queryGroups runs a query of the engine's columns and reads its rows into
-// groups (scanGroups); what names it in an error.
+// queryGroups runs a query of the engine's columns (bareColumns), reads its
+// rows into groups (scanGroups) and names each group's aspect (name); what
+// names it in an error.
 func (e *Engine) queryGroups(ctx context.Context, what, query string, args ...any) ([]*Group, error) {
-	rows, err := e.db.QueryContext(ctx, query, args...)
+	groups, err := func() ([]*Group, error) {
+		rows, err := e.db.QueryContext(ctx, query, args...)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		return scanGroups(rows)
+	}()
 	if err != nil {
 		return nil, fmt.Errorf("supersession: %s: %w", what, err)
 	}
-	defer rows.Close()
-	groups, err := scanGroups(rows)
-	if err != nil {
-		return nil, fmt.Errorf("supersession: %s: %w", what, err)
+	if len(groups) > 0 {
+		if err := e.name(ctx, groups); err != nil {
+			return nil, err
+		}
 	}
 	return groups, nil
 }

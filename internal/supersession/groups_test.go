@@ -272,3 +272,40 @@ func TestStoredKeyFragmentsComeBackWhole(t *testing.T) {
 		t.Fatalf("after a replacing store: %v", got["a x"])
 	}
 }
+
+// LoadAspects names each group by its own agent's aspect only: an aspect id
+// that belongs to another agent is dangling and unnamed (its name must
+// never reach a prompt), and each group is named once, not per row.
+func TestLoadAspectsNamesOnlyTheAgentsOwnAspects(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := memtest.New(t, db.DB)
+	own := s.Aspect("a", "Sam", "home")
+	theirs := s.Aspect("b", "Kim", "secret plans")
+	s.Add(
+		memtest.Attr{ID: "o1", Agent: "a", Aspect: own, Content: "Lives in Lisbon"},
+		memtest.Attr{ID: "o2", Agent: "a", Aspect: own, Content: "Lives in Oslo", At: memtest.Base.Add(time.Hour)},
+		memtest.Attr{ID: "x1", Agent: "a", Aspect: theirs, Content: "Lives in Quito"},
+		memtest.Attr{ID: "x2", Agent: "a", Aspect: theirs, Content: "Lives in Hobart", At: memtest.Base.Add(time.Hour)},
+	)
+	engine := supersession.New(job.Deps{DB: db.DB, Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry()})
+	groups, err := engine.LoadAspects(t.Context(), []string{"a", "a"}, []string{own, theirs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(groups) != 2 {
+		t.Fatalf("%d groups, want 2", len(groups))
+	}
+	for _, g := range groups {
+		switch g.AspectID {
+		case own:
+			if g.AspectName == "" || g.Dangling {
+				t.Errorf("own aspect: name %q, dangling %v", g.AspectName, g.Dangling)
+			}
+		case theirs:
+			if g.AspectName != "" || !g.Dangling {
+				t.Errorf("another agent's aspect: name %q, dangling %v; want unnamed and dangling", g.AspectName, g.Dangling)
+			}
+		}
+	}
+}

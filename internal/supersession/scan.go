@@ -100,7 +100,7 @@ func (e *Engine) chunk(ctx context.Context, from Cursor, inclusive bool, agent s
 	read := 0
 	for rows.Next() {
 		a := &Attribute{}
-		if err := scanRow(rows, false, a, nil, nil); err != nil {
+		if err := scanRow(rows, a); err != nil {
 			return nil, false, fmt.Errorf("supersession: read attributes after (%q, %q): %w", from.AgentID, from.AspectID, err)
 		}
 		read++

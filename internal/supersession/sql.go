@@ -135,18 +135,6 @@ const bareColumns = `a.id, coalesce(a.agent_id, '') AS agent_id, a.aspect_id, a.
        a.content, CASE WHEN isfinite(a.created_at) AND a.created_at <= (SELECT now() + interval '1 day') THEN a.created_at END AS created_at,
        coalesce(a.protected, false) AS protected`
 
-// columns is bareColumns with the aspect's name. The aspect is joined on
-// its id and its agent: an aspect of another agent is no aspect at all, and
-// its name must never reach a prompt; without an aspects table there is no
-// name and no aspect is dangling.
-const columns = bareColumns + `,
-{{- if .HasAspects}}
-       coalesce(asp.name, '') AS aspect_name, asp.id IS NULL AS dangling{{else}}
-       '' AS aspect_name, false AS dangling{{end}}`
-
-// aspectJoin joins the aspects table, when there is one.
-const aspectJoin = `{{if .HasAspects}}LEFT JOIN {{.Aspects}} asp ON asp.id = a.aspect_id AND asp.agent_id = a.agent_id{{end}}`
-
 // chunkSQL reads the next $4 rows of the scan after (or, with from, from)
 // the aspect $1/$2, in the order of the sibling index (agent, aspect,
 // created_at, id): an index scan that reads each row once and sorts
@@ -174,12 +162,13 @@ JOIN {{.Aspects}} asp ON asp.id = k.aspect_id AND asp.agent_id = k.agent_id`
 // aspectsSQL loads the active attributes of the given (agent, aspect)
 // pairs, as parallel arrays, in one query. It does not sort: scanGroups
 // orders each group, and at a few thousand siblings a sort here was most of
-// the query's time (and of the inline hook's lag).
+// the query's time (and of the inline hook's lag). Nor does it name the
+// aspects: queryGroups names each group once (namesSQL); joining the
+// aspects table for every row was two thirds of the query.
 const aspectsSQL = `
-SELECT ` + columns + `
+SELECT ` + bareColumns + `
 FROM unnest($1::text[], $2::text[]) AS k(agent_id, aspect_id)
 JOIN {{.Attributes}} a ON a.agent_id = k.agent_id AND a.aspect_id = k.aspect_id
-` + aspectJoin + `
 WHERE a.status = 'active' AND a.kind <> 'constraint'`
 
 // aspectSizesSQL counts what aspectsSQL would load of each given aspect,
@@ -195,10 +184,9 @@ GROUP BY k.agent_id, k.aspect_id`
 // aspect: the changed attributes of an incremental pass and the siblings
 // their keys meet.
 const attributesSQL = `
-SELECT ` + columns + `
+SELECT ` + bareColumns + `
 FROM unnest($1::text[]) AS k(id)
 JOIN {{.Attributes}} a ON a.id = k.id
-` + aspectJoin + `
 WHERE a.status = 'active' AND a.kind <> 'constraint'`
 
 // keysSQL reads the key digest fragments of the given aspects made by one
