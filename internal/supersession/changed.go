@@ -47,8 +47,6 @@ type narrowing struct {
 	ch      AspectChanges
 	digests []*digest
 	attrs   map[string]*Attribute
-	name    string
-	dangl   bool
 	whole   string // why it is read whole; "" while it is not
 }
 
@@ -81,7 +79,16 @@ func (e *Engine) LoadChanged(ctx context.Context, changes []AspectChanges) (*Nar
 			return nil, err
 		}
 	}
-	return n, narrow(ctx, n, byRef, order, e.attributesByID)
+	if err := narrow(ctx, n, byRef, order, e.attributesByID); err != nil {
+		return nil, err
+	}
+	if len(n.Groups) > 0 {
+		// Named once, here: the rounds' loads leave their groups unnamed.
+		if err := e.name(ctx, n.Groups); err != nil {
+			return nil, err
+		}
+	}
+	return n, nil
 }
 
 // narrow loads, through load, the changed attributes of each aspect of
@@ -152,7 +159,7 @@ func narrow(ctx context.Context, n *Narrowed, byRef map[aspectRef]*narrowing, or
 			n.Why[w.whole]++
 			continue
 		}
-		g := &Group{AgentID: w.ch.AgentID, AspectID: w.ch.AspectID, AspectName: w.name, Dangling: w.dangl}
+		g := &Group{AgentID: w.ch.AgentID, AspectID: w.ch.AspectID}
 		for _, a := range w.attrs {
 			g.Attrs = append(g.Attrs, a)
 		}
@@ -202,9 +209,9 @@ func (e *Engine) readDigests(ctx context.Context, agents, aspects []string, byRe
 }
 
 // attributesByID loads the active attributes with the given ids, grouped
-// by aspect.
+// by aspect, unnamed (LoadChanged names what it returns).
 func (e *Engine) attributesByID(ctx context.Context, ids []string) ([]*Group, error) {
-	return e.queryGroups(ctx, "load changed attributes", e.sql.attributes, pq.Array(ids))
+	return e.loadGroups(ctx, "load changed attributes", e.sql.attributes, pq.Array(ids))
 }
 
 // take adds the attributes of groups to the aspects of byRef still being
@@ -216,7 +223,6 @@ func take(groups []*Group, byRef map[aspectRef]*narrowing) []*Attribute {
 		if w == nil || w.whole != "" {
 			continue // moved to an aspect this batch does not examine: its own record names it
 		}
-		w.name, w.dangl = g.AspectName, g.Dangling
 		for _, a := range g.Attrs {
 			if w.attrs[a.ID] == nil {
 				w.attrs[a.ID] = a
@@ -246,6 +252,22 @@ func DeltaFragment(g *Group, focus map[string]bool) *Fragment {
 	}
 	if !some {
 		return nil
+	}
+	return &Fragment{AgentID: g.AgentID, AspectID: g.AspectID, Keys: digestOf(g.Attrs, include)}
+}
+
+// WholeFragment is the complete digest of a group read whole (every
+// attribute that may take part in a pair, keyed), as a full pass stores it:
+// stored with the snapshot its read began after, it replaces the aspect's
+// fragments. Nil for a group too small to be given a digest.
+func WholeFragment(g *Group) *Fragment {
+	if len(g.Attrs) < digestMinAttributes || g.Dangling {
+		return nil
+	}
+	include := make([]bool, len(g.Attrs))
+	for i, a := range g.Attrs {
+		old, nw, _ := eligibility(a)
+		include[i] = old || nw
 	}
 	return &Fragment{AgentID: g.AgentID, AspectID: g.AspectID, Keys: digestOf(g.Attrs, include)}
 }

@@ -92,21 +92,26 @@ func (e *Engine) LoadAspects(ctx context.Context, agents, aspects []string) ([]*
 // rows into groups (scanGroups) and names each group's aspect (name); what
 // names it in an error.
 func (e *Engine) queryGroups(ctx context.Context, what, query string, args ...any) ([]*Group, error) {
-	groups, err := func() ([]*Group, error) {
-		rows, err := e.db.QueryContext(ctx, query, args...)
-		if err != nil {
-			return nil, err
-		}
-		defer rows.Close()
-		return scanGroups(rows)
-	}()
+	groups, err := e.loadGroups(ctx, what, query, args...)
+	if err != nil || len(groups) == 0 {
+		return groups, err
+	}
+	if err := e.name(ctx, groups); err != nil {
+		return nil, err
+	}
+	return groups, nil
+}
+
+// loadGroups is queryGroups without the names.
+func (e *Engine) loadGroups(ctx context.Context, what, query string, args ...any) ([]*Group, error) {
+	rows, err := e.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("supersession: %s: %w", what, err)
 	}
-	if len(groups) > 0 {
-		if err := e.name(ctx, groups); err != nil {
-			return nil, err
-		}
+	defer rows.Close()
+	groups, err := scanGroups(rows)
+	if err != nil {
+		return nil, fmt.Errorf("supersession: %s: %w", what, err)
 	}
 	return groups, nil
 }
