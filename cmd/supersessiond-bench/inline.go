@@ -63,6 +63,17 @@ func (e *benchEnv) inline(ctx context.Context) (*inlineResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A daemon running beside a stack has swept it: its full pass leaves the
+	// key digests the hook narrows its loads with (SPEC §11).
+	logf("inline: supersessiond sweep --once --full (the key digests a running daemon has)")
+	cfgEnv, cleanup, err := writeConfig("memory:\n  pipelineV2:\n    shadowMode: false\nmaintenance:\n  log:\n    level: warn\n")
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	if _, _, _, err := e.runBinary(dbURL, cfgEnv, "sweep", "--once", "--full", "--json"); err != nil {
+		return nil, fmt.Errorf("inline: full pass: %w", err)
+	}
 	// The agent's writers keep their connections (database/sql keeps two
 	// idle by default: four writers would reconnect all the time); the hook
 	// has a pool of its own, sized as the daemon sizes it.

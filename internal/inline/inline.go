@@ -254,8 +254,7 @@ func (h *Hook) drainBatch(ctx context.Context, cfg *config.Config) (int, error) 
 	}
 	var done, givenUp []int64
 	focus := map[string]bool{}
-	type key struct{ agent, aspect string }
-	seen := map[key]bool{}
+	focusOf := map[[2]string][]string{} // the classified attributes of each aspect
 	var agents, aspects []string
 	for _, r := range rows {
 		if r.Attempts > maxAttempts {
@@ -266,11 +265,12 @@ func (h *Hook) drainBatch(ctx context.Context, cfg *config.Config) (int, error) 
 		}
 		done = append(done, r.Seq)
 		focus[r.AttributeID] = true
-		if k := (key{r.AgentID, r.AspectID}); !seen[k] {
-			seen[k] = true
+		k := [2]string{r.AgentID, r.AspectID}
+		if _, seen := focusOf[k]; !seen {
 			agents = append(agents, r.AgentID)
 			aspects = append(aspects, r.AspectID)
 		}
+		focusOf[k] = append(focusOf[k], r.AttributeID)
 	}
 	if len(givenUp) > 0 {
 		if err := h.finish(ctx, givenUp, false); err != nil {
@@ -282,16 +282,18 @@ func (h *Hook) drainBatch(ctx context.Context, cfg *config.Config) (int, error) 
 		return len(rows), nil
 	}
 	t0 := time.Now()
-	groups, err := h.loadGroups(ctx, agents, aspects, focus)
+	l, err := h.loadBatch(ctx, cfg, agents, aspects, focus, focusOf)
 	if err != nil {
 		return 0, err
 	}
+	groups := l.groups
+	h.countDecided(groups, focus)
 	tLoad := time.Since(t0)
 	if cfg.InlineHookEnabled() {
 		pass := supersession.Pass{
 			Actor:   supersession.Actor{ChangedBy: "supersessiond:inline", Type: "system", RequestID: ident.Random("inline-", 6)},
 			Source:  Name,
-			Focus:   focus,
+			Focus:   l.focus,
 			Reloads: true,
 			// A batch waits for its answers: a small budget keeps the lag
 			// bounded; what it leaves is asked by the sweep.
@@ -302,6 +304,9 @@ func (h *Hook) drainBatch(ctx context.Context, cfg *config.Config) (int, error) 
 		}
 		release := h.holdClaims(ctx, done)
 		_, err = h.engine.Process(ctx, cfg, groups, pass)
+		if err == nil {
+			err = h.keep(ctx, l)
+		}
 		release()
 		if err != nil {
 			return 0, err // claims expire; the batch is retried
@@ -315,20 +320,26 @@ func (h *Hook) drainBatch(ctx context.Context, cfg *config.Config) (int, error) 
 	for _, g := range groups {
 		attrs += len(g.Attrs)
 	}
-	h.log.Debug("inline: batch decided", "classifications", len(done), "aspects", len(groups), "siblings", attrs,
+	h.log.Debug("inline: batch decided", "classifications", len(done), "aspects", len(groups), "narrowed", l.byDigest, "siblings", attrs,
 		"load", tLoad.Round(time.Microsecond).String(), "decide", tDecide.Round(time.Microsecond).String(),
 		"total", time.Since(t0).Round(time.Microsecond).String())
 	return len(rows), nil
 }
 
-// loadGroups loads the siblings of the claimed aspects. An attribute that is
-// no longer active or was reclassified elsewhere is simply absent: nothing
-// to decide for it here.
-func (h *Hook) loadGroups(ctx context.Context, agents, aspects []string, focus map[string]bool) ([]*supersession.Group, error) {
+// loadGroups loads the siblings of the claimed aspects, whole. An attribute
+// that is no longer active or was reclassified elsewhere is simply absent:
+// nothing to decide for it here.
+func (h *Hook) loadGroups(ctx context.Context, agents, aspects []string) ([]*supersession.Group, error) {
 	groups, err := h.engine.LoadAspects(ctx, agents, aspects)
 	if err != nil {
 		return nil, fmt.Errorf("inline: %w", err)
 	}
+	return groups, nil
+}
+
+// countDecided counts the classified attributes found among what a batch
+// loaded (decided) and those gone.
+func (h *Hook) countDecided(groups []*supersession.Group, focus map[string]bool) {
 	present := map[string]bool{}
 	for _, g := range groups {
 		for _, a := range g.Attrs {
@@ -343,7 +354,6 @@ func (h *Hook) loadGroups(ctx context.Context, agents, aspects []string, focus m
 	}
 	h.metrics.Processed.WithLabelValues("gone").Add(float64(gone))
 	h.metrics.Processed.WithLabelValues("decided").Add(float64(len(focus) - gone))
-	return groups, nil
 }
 
 // extendSQL renews this holder's claims on rows it is still working on.
@@ -388,10 +398,11 @@ const (
 	pruneSQL   = `DELETE FROM {{.Outbox}} WHERE classified_at < $1`
 )
 
-type statements struct{ claim, done, extend, backlog, prune string }
+type statements struct{ claim, done, extend, backlog, prune, pending, consume string }
 
 func render(n *schema.Names) statements {
-	return statements{claim: n.SQL(claimSQL), done: n.SQL(doneSQL), extend: n.SQL(extendSQL), backlog: n.SQL(backlogSQL), prune: n.SQL(pruneSQL)}
+	return statements{claim: n.SQL(claimSQL), done: n.SQL(doneSQL), extend: n.SQL(extendSQL), backlog: n.SQL(backlogSQL), prune: n.SQL(pruneSQL),
+		pending: n.SQL(pendingSQL), consume: n.SQL(consumeSQL)}
 }
 
 // Prune deletes the outbox rows classified before a time: a complete sweep

@@ -3,6 +3,7 @@ package inline_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -359,4 +360,108 @@ func TestFailingDrainsMakeTheHookNotReady(t *testing.T) {
 	}
 	s.Exec(`ALTER TABLE supersessiond.classified_gone RENAME TO classified`)
 	eventually(t, "ready again", func() bool { return r.hook.Ready() == nil })
+}
+
+// fillAspect gives an aspect n compatible siblings (enough for a key digest).
+func fillAspect(s *memtest.Seeder, agent, aspect string, n int) {
+	likes := strings.Fields(`apples pears plums figs dates limes kiwis mangos melons grapes olives lemons
+		cherries peaches apricots guavas papayas quinces lychees berries raisins prunes almonds cashews
+		pecans walnuts peanuts hazelnuts pistachios chestnuts coconuts oranges bananas`)
+	for i := range n {
+		s.Add(memtest.Attr{ID: fmt.Sprintf("f%d", i), Agent: agent, Aspect: aspect, Content: "Likes " + likes[i%len(likes)]})
+	}
+}
+
+// fullPass does what a full sweep leaves behind for the aspect: its pairs
+// decided, its key digest stored, its change records and outbox rows gone.
+func fullPass(t *testing.T, db *pgtest.DB, cfg *config.Config, agent, aspect string) {
+	t.Helper()
+	engine := supersession.New(job.Deps{DB: db.DB, Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry()})
+	groups, err := engine.LoadAspects(t.Context(), []string{agent}, []string{aspect})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pass := supersession.Pass{Actor: supersession.Actor{ChangedBy: "supersessiond:sweep", Type: "system"}, Source: "sweep", Digests: true}
+	if _, err := engine.Process(t.Context(), cfg, groups, pass); err != nil {
+		t.Fatal(err)
+	}
+	if err := engine.StoreKeys(t.Context(), db.DB, supersession.Fragments(groups), ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`DELETE FROM supersessiond.changes; DELETE FROM supersessiond.classified`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// With a key digest, a batch loads only what its classifications can meet,
+// and that includes a sibling whose change the digest has not seen yet (its
+// change record names it): here "Likes jazz" became "Lives in Bergen" after
+// the digest was made. The batch then adds the keys of what it decided and
+// consumes those change records.
+func TestNarrowedBatchFindsASiblingChangedSinceItsDigest(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := memtest.New(t, db.DB)
+	cfg := cfgWithPoll(time.Hour, db.URL)
+	asp := s.Aspect("a", "Sam", "life")
+	fillAspect(s, "a", asp, 40)
+	s.Add(
+		memtest.Attr{ID: "e1", Agent: "a", Aspect: asp, Content: "Likes jazz"},
+		memtest.Attr{ID: "n1", Agent: "a", Content: "Lives in Lisbon"},
+	)
+	fullPass(t, db, cfg, "a", asp)
+	if n := s.Count(`SELECT count(*) FROM supersessiond.aspect_keys WHERE aspect_id = $1`, asp); n != 1 {
+		t.Fatalf("%d digest fragments after the full pass, want 1", n)
+	}
+	s.Exec(`UPDATE entity_attributes SET content = 'Lives in Bergen' WHERE id = 'e1'`)
+
+	startHook(t, db, cfg)
+	s.Exec(`UPDATE entity_attributes SET aspect_id = $1 WHERE id = 'n1'`, asp)
+	eventually(t, "e1 superseded by n1", func() bool { st, by := s.Status("e1"); return st == "superseded" && by == "n1" })
+	eventually(t, "outbox drained", func() bool { return s.Count(`SELECT count(*) FROM supersessiond.classified`) == 0 })
+	if n := s.Count(`SELECT count(*) FROM supersessiond.aspect_keys WHERE aspect_id = $1`, asp); n != 2 {
+		t.Fatalf("%d digest fragments, want 2 (the full pass's and the batch's)", n)
+	}
+	if n := s.Count(`SELECT count(*) FROM supersessiond.changes WHERE attribute_id IN ('e1', 'n1')`); n != 0 {
+		t.Fatalf("%d change records of the decided attributes left", n)
+	}
+	for _, id := range []string{"f0", "f39"} {
+		if st, _ := s.Status(id); st != "active" {
+			t.Fatalf("%s: %s", id, st)
+		}
+	}
+}
+
+// An aspect without a digest is read whole, and the batch stores its
+// complete digest; the next batch in that aspect is narrowed by it and
+// decides as a whole read would.
+func TestWholeReadAspectGetsADigestTheNextBatchUses(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	s := memtest.New(t, db.DB)
+	cfg := cfgWithPoll(time.Hour, db.URL)
+	asp := s.Aspect("a", "Sam", "life")
+	fillAspect(s, "a", asp, 40)
+	s.Add(
+		memtest.Attr{ID: "o1", Agent: "a", Aspect: asp, Content: "Lives in Oslo"},
+		memtest.Attr{ID: "n1", Agent: "a", Content: "Works at Figma"},
+		memtest.Attr{ID: "n2", Agent: "a", Content: "Lives in Lisbon"},
+	)
+	if _, err := db.Exec(`DELETE FROM supersessiond.changes; DELETE FROM supersessiond.classified`); err != nil {
+		t.Fatal(err)
+	}
+	startHook(t, db, cfg)
+	s.Exec(`UPDATE entity_attributes SET aspect_id = $1 WHERE id = 'n1'`, asp)
+	eventually(t, "n1 handled", func() bool { return s.Count(`SELECT count(*) FROM supersessiond.classified`) == 0 })
+	eventually(t, "a complete digest stored", func() bool {
+		return s.Count(`SELECT count(*) FROM supersessiond.aspect_keys WHERE aspect_id = $1`, asp) == 1
+	})
+	s.Exec(`UPDATE entity_attributes SET aspect_id = $1 WHERE id = 'n2'`, asp)
+	eventually(t, "o1 superseded by n2", func() bool { st, by := s.Status("o1"); return st == "superseded" && by == "n2" })
+	eventually(t, "the second batch's keys added", func() bool {
+		return s.Count(`SELECT count(*) FROM supersessiond.aspect_keys WHERE aspect_id = $1`, asp) == 2
+	})
+	if st, _ := s.Status("n1"); st != "active" {
+		t.Fatalf("n1: %s", st)
+	}
 }
