@@ -116,7 +116,7 @@ func (lx *lexicon) token(t *token, word string, flags uint32, text []byte) []byt
 	text, h := appendLower(text, word)
 	raw := text[lo:]
 	*t = token{raw: str{uint16(lo), uint16(len(text))}, flags: flags}
-	if i, ok := lx.table.find(raw, h); ok {
+	if i, ok := findWord(&lx.table, raw, h); ok {
 		e := &lx.entries[i]
 		t.hash, t.flags, t.ant, t.word = e.hash, t.flags|e.flags, e.ant, e.word
 		if e.stemInWord {
@@ -130,7 +130,7 @@ func (lx *lexicon) token(t *token, word string, flags uint32, text []byte) []byt
 	// A plural of a known noun ("timezones", "weekends") is that noun. (The
 	// table is only asked about plurals: most unknown words are names.)
 	if raw[len(raw)-1] == 's' && s != string(raw) {
-		if i, ok := lx.table.findString(s, hs); ok {
+		if i, ok := findWord(&lx.table, s, hs); ok {
 			e := &lx.entries[i]
 			t.hash, t.flags, t.ant = e.hash, t.flags|e.flags, e.ant
 			return t.withStem(text, e.stem)
@@ -202,27 +202,15 @@ func newWordTable(index map[string]uint16) wordTable {
 
 func (t *wordTable) slot(h uint32) uint32 { return h & uint32(len(t.slots)-1) }
 
-// find returns the entry of w, whose fnv1a hash is h.
-func (t *wordTable) find(w []byte, h uint32) (uint16, bool) {
+// findWord returns the entry of w (bytes or a string), whose fnv1a hash
+// is h.
+func findWord[W []byte | string](t *wordTable, w W, h uint32) (uint16, bool) {
 	for i := t.slot(h); ; i = (i + 1) & uint32(len(t.slots)-1) {
 		s := &t.slots[i]
 		if s.entry == 0 {
 			return 0, false
 		}
 		if s.hash == h && int(s.n) == len(w) && t.words[s.off:s.off+uint32(s.n)] == string(w) {
-			return s.entry - 1, true
-		}
-	}
-}
-
-// findString is find for a string.
-func (t *wordTable) findString(w string, h uint32) (uint16, bool) {
-	for i := t.slot(h); ; i = (i + 1) & uint32(len(t.slots)-1) {
-		s := &t.slots[i]
-		if s.entry == 0 {
-			return 0, false
-		}
-		if s.hash == h && int(s.n) == len(w) && t.words[s.off:s.off+uint32(s.n)] == w {
 			return s.entry - 1, true
 		}
 	}

@@ -164,8 +164,8 @@ func TestWordTableFindsExactlyTheIndexedWords(t *testing.T) {
 	lx := defaultLexicon()
 	ask := func(w string) {
 		want, wantOK := lx.index[w]
-		got, ok := lx.table.findString(w, fnv1a(w))
-		gotB, okB := lx.table.find([]byte(w), fnv1a(w))
+		got, ok := findWord(&lx.table, w, fnv1a(w))
+		gotB, okB := findWord(&lx.table, []byte(w), fnv1a(w))
 		if ok != wantOK || got != want || okB != ok || gotB != got {
 			t.Fatalf("%q: table %d %v / %d %v, map %d %v", w, got, ok, gotB, okB, want, wantOK)
 		}

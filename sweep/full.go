@@ -89,7 +89,8 @@ func (j *Job) full(ctx context.Context, cfg *config.Config, st state, agent stri
 		cur = cursor{PassStartedAt: start.UTC(), Judgment: judgment(cfg)}
 	}
 	if !r.Resumed && !r.DryRun {
-		if err := j.db.GetContext(ctx, &cur.Snapshot, j.sql.snapshot); err != nil {
+		var err error
+		if cur.Snapshot, err = store.Snapshot(ctx, j.db); err != nil {
 			return fmt.Errorf("sweep: take the pass's snapshot: %w", err)
 		}
 	}

@@ -140,7 +140,8 @@ func (j *Job) examine(ctx context.Context, cfg *config.Config, claimed []change,
 			return nil
 		}
 		// The fragments of aspects read whole replace those this snapshot saw.
-		if err := j.db.GetContext(ctx, &snapshot, j.sql.snapshot); err != nil {
+		var err error
+		if snapshot, err = store.Snapshot(ctx, j.db); err != nil {
 			return fmt.Errorf("sweep: take a snapshot: %w", err)
 		}
 		agents, aspects := make([]string, len(whole)), make([]string, len(whole))

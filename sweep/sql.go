@@ -10,9 +10,6 @@ const (
 INSERT INTO {{.State}} (name, value, updated_at) VALUES ($1, $2, now())
 ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`
 
-	// snapshotSQL is the snapshot a full pass starts with: the change records
-	// it can see were committed before it read anything.
-	snapshotSQL = `SELECT pg_current_snapshot()::text`
 	// dropSeenSQL deletes the change records a complete full pass covered.
 	dropSeenSQL = `DELETE FROM {{.Changes}} WHERE pg_visible_in_snapshot(xid, $1::pg_snapshot)`
 
@@ -67,7 +64,7 @@ SELECT a[i], a[i + 1] FROM (SELECT $1::text[] AS a) s, generate_series(1, cardin
 const claimLockClass = "1398100051"
 
 type statements struct {
-	loadState, saveState, snapshot, dropSeen, lastChange, claim, extend, consume, record string
+	loadState, saveState, dropSeen, lastChange, claim, extend, consume, record string
 }
 
 func render(n *schema.Names) statements {
@@ -75,7 +72,7 @@ func render(n *schema.Names) statements {
 		n = schema.ReferenceNames()
 	}
 	return statements{
-		loadState: n.SQL(loadStateSQL), saveState: n.SQL(saveStateSQL), snapshot: snapshotSQL,
+		loadState: n.SQL(loadStateSQL), saveState: n.SQL(saveStateSQL),
 		dropSeen: n.SQL(dropSeenSQL), lastChange: n.SQL(lastChangeSQL), claim: n.SQL(claimSQL),
 		extend: n.SQL(extendSQL), consume: n.SQL(consumeSQL), record: n.SQL(recordSQL),
 	}

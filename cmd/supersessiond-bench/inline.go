@@ -66,7 +66,7 @@ func (e *benchEnv) inline(ctx context.Context) (*inlineResult, error) {
 	// A daemon running beside a stack has swept it: its full pass leaves the
 	// key digests the hook narrows its loads with (SPEC §11).
 	logf("inline: supersessiond sweep --once --full (the key digests a running daemon has)")
-	cfgEnv, cleanup, err := writeConfig("memory:\n  pipelineV2:\n    shadowMode: false\nmaintenance:\n  log:\n    level: warn\n")
+	cfgEnv, cleanup, err := writeConfig(liveConfig)
 	if err != nil {
 		return nil, err
 	}

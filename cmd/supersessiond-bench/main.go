@@ -241,6 +241,9 @@ func (e *benchEnv) newDB(ctx context.Context, name string) (*sqlx.DB, string, er
 
 // writeConfig writes an agent.yaml for one phase and returns the env that
 // points the binary at it.
+// liveConfig is the agent.yaml of the binary's runs: live, quiet.
+const liveConfig = "memory:\n  pipelineV2:\n    shadowMode: false\nmaintenance:\n  log:\n    level: warn\n"
+
 func writeConfig(body string) ([]string, func(), error) {
 	dir, err := os.MkdirTemp("", "supersessiond-bench-")
 	if err != nil {

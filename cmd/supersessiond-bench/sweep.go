@@ -66,7 +66,7 @@ func (e *benchEnv) sweep(ctx context.Context) (*sweepResult, error) {
 	}
 	defer naiveDB.Close()
 
-	cfgEnv, cleanup, err := writeConfig("memory:\n  pipelineV2:\n    shadowMode: false\nmaintenance:\n  log:\n    level: warn\n")
+	cfgEnv, cleanup, err := writeConfig(liveConfig)
 	if err != nil {
 		return nil, err
 	}

@@ -320,7 +320,7 @@ func (h *Hook) drainBatch(ctx context.Context, cfg *config.Config) (int, error) 
 	for _, g := range groups {
 		attrs += len(g.Attrs)
 	}
-	h.log.Debug("inline: batch decided", "classifications", len(done), "aspects", len(groups), "narrowed", l.byDigest, "siblings", attrs,
+	h.log.Debug("inline: batch decided", "classifications", len(done), "aspects", len(groups), "narrowed", len(l.deltas), "siblings", attrs,
 		"load", tLoad.Round(time.Microsecond).String(), "decide", tDecide.Round(time.Microsecond).String(),
 		"total", time.Since(t0).Round(time.Microsecond).String())
 	return len(rows), nil

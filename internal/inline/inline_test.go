@@ -362,14 +362,20 @@ func TestFailingDrainsMakeTheHookNotReady(t *testing.T) {
 	eventually(t, "ready again", func() bool { return r.hook.Ready() == nil })
 }
 
-// fillAspect gives an aspect n compatible siblings (enough for a key digest).
-func fillAspect(s *memtest.Seeder, agent, aspect string, n int) {
+// largeAspect seeds agent a's aspect with 40 compatible siblings: enough
+// for a key digest.
+func largeAspect(t *testing.T) (db *pgtest.DB, s *memtest.Seeder, cfg *config.Config, asp string) {
+	db = pgtest.New(t)
+	s = memtest.New(t, db.DB)
+	cfg = cfgWithPoll(time.Hour, db.URL)
+	asp = s.Aspect("a", "Sam", "life")
 	likes := strings.Fields(`apples pears plums figs dates limes kiwis mangos melons grapes olives lemons
 		cherries peaches apricots guavas papayas quinces lychees berries raisins prunes almonds cashews
 		pecans walnuts peanuts hazelnuts pistachios chestnuts coconuts oranges bananas`)
-	for i := range n {
-		s.Add(memtest.Attr{ID: fmt.Sprintf("f%d", i), Agent: agent, Aspect: aspect, Content: "Likes " + likes[i%len(likes)]})
+	for i := range 40 {
+		s.Add(memtest.Attr{ID: fmt.Sprintf("f%d", i), Agent: "a", Aspect: asp, Content: "Likes " + likes[i%len(likes)]})
 	}
+	return db, s, cfg, asp
 }
 
 // fullPass does what a full sweep leaves behind for the aspect: its pairs
@@ -400,11 +406,7 @@ func fullPass(t *testing.T, db *pgtest.DB, cfg *config.Config, agent, aspect str
 // consumes those change records.
 func TestNarrowedBatchFindsASiblingChangedSinceItsDigest(t *testing.T) {
 	t.Parallel()
-	db := pgtest.New(t)
-	s := memtest.New(t, db.DB)
-	cfg := cfgWithPoll(time.Hour, db.URL)
-	asp := s.Aspect("a", "Sam", "life")
-	fillAspect(s, "a", asp, 40)
+	db, s, cfg, asp := largeAspect(t)
 	s.Add(
 		memtest.Attr{ID: "e1", Agent: "a", Aspect: asp, Content: "Likes jazz"},
 		memtest.Attr{ID: "n1", Agent: "a", Content: "Lives in Lisbon"},
@@ -437,11 +439,7 @@ func TestNarrowedBatchFindsASiblingChangedSinceItsDigest(t *testing.T) {
 // decides as a whole read would.
 func TestWholeReadAspectGetsADigestTheNextBatchUses(t *testing.T) {
 	t.Parallel()
-	db := pgtest.New(t)
-	s := memtest.New(t, db.DB)
-	cfg := cfgWithPoll(time.Hour, db.URL)
-	asp := s.Aspect("a", "Sam", "life")
-	fillAspect(s, "a", asp, 40)
+	db, s, cfg, asp := largeAspect(t)
 	s.Add(
 		memtest.Attr{ID: "o1", Agent: "a", Aspect: asp, Content: "Lives in Oslo"},
 		memtest.Attr{ID: "n1", Agent: "a", Content: "Works at Figma"},

@@ -39,10 +39,6 @@ CROSS JOIN LATERAL (
   WHERE c.agent_id = k.agent_id AND c.aspect_id = k.aspect_id
   LIMIT $3) c`
 
-// snapshotSQL is taken before anything is read: the records and digests
-// that snapshot saw committed are covered by what the batch reads after.
-const snapshotSQL = `SELECT pg_current_snapshot()::text`
-
 // consumeSQL deletes the change records of the attributes a batch decided,
 // those its snapshot saw and no sweep has claimed (a claimed one is that
 // sweep's to consume).
@@ -57,13 +53,12 @@ WHERE c.agent_id = d.agent_id AND c.aspect_id = d.aspect_id AND c.attribute_id =
 type load struct {
 	groups []*supersession.Group
 	focus  map[string]bool // what the batch decides
-	// narrowed reports whether the digests were used; then, once the batch
-	// is decided, keep stores the fragments and consumes the records.
-	narrowed bool
+	// snapshot, when the digests were used ("" otherwise), was taken before
+	// the batch read anything; once the batch is decided, keep stores the
+	// fragments and consumes the records it saw.
 	snapshot string
 	deltas   []*supersession.Group // narrowed: their focus's keys are added
 	whole    []*supersession.Group // read whole: their digest is replaced
-	byDigest int                   // aspects narrowed
 }
 
 // loadBatch loads the claimed aspects for deciding the classified
@@ -74,11 +69,14 @@ func (h *Hook) loadBatch(ctx context.Context, cfg *config.Config, agents, aspect
 		groups, err := h.loadGroups(ctx, agents, aspects)
 		return &load{groups: groups, focus: focus}, err
 	}
-	l := &load{focus: map[string]bool{}, narrowed: true}
+	l := &load{focus: map[string]bool{}}
 	for id := range focus {
 		l.focus[id] = true
 	}
-	if err := h.db.GetContext(ctx, &l.snapshot, snapshotSQL); err != nil {
+	// Taken before anything is read: the records and digests this snapshot
+	// saw committed are covered by what the batch reads after.
+	var err error
+	if l.snapshot, err = store.Snapshot(ctx, h.db); err != nil {
 		return nil, fmt.Errorf("inline: take a snapshot: %w", err)
 	}
 	changes := make([]supersession.AspectChanges, len(agents))
@@ -113,7 +111,7 @@ func (h *Hook) loadBatch(ctx context.Context, cfg *config.Config, agents, aspect
 	if err != nil {
 		return nil, fmt.Errorf("inline: %w", err)
 	}
-	l.deltas, l.byDigest = nar.Groups, len(nar.Groups)
+	l.deltas = nar.Groups
 	for id := range nar.Focus {
 		l.focus[id] = true
 	}
@@ -138,7 +136,7 @@ func (h *Hook) loadBatch(ctx context.Context, cfg *config.Config, agents, aspect
 // record goes only with the keys that let the next batch find its
 // attribute.
 func (h *Hook) keep(ctx context.Context, l *load) error {
-	if !l.narrowed {
+	if l.snapshot == "" {
 		return nil
 	}
 	var deltas, wholes []supersession.Fragment

@@ -210,6 +210,15 @@ func IsTooManyConnections(err error) bool {
 	return errors.As(err, &pe) && pe.Code == "53300"
 }
 
+// Snapshot returns the current transaction snapshot (pg_current_snapshot),
+// for deleting later what it saw committed (pg_visible_in_snapshot): the
+// change records and key digests that a read begun after it covers.
+func Snapshot(ctx context.Context, q sqlx.QueryerContext) (string, error) {
+	var s string
+	err := sqlx.GetContext(ctx, q, &s, `SELECT pg_current_snapshot()::text`)
+	return s, err
+}
+
 // Nullable is s as a statement parameter: NULL when empty.
 func Nullable(s string) any {
 	if s == "" {

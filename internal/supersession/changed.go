@@ -243,17 +243,7 @@ type Fragment struct {
 // what an incremental pass adds for the attributes it examined, so that
 // their new keys are found by later passes. Nil when none has keys.
 func DeltaFragment(g *Group, focus map[string]bool) *Fragment {
-	include := make([]bool, len(g.Attrs))
-	some := false
-	for i, a := range g.Attrs {
-		if old, nw, _ := eligibility(a); focus[a.ID] && (old || nw) {
-			include[i], some = true, true
-		}
-	}
-	if !some {
-		return nil
-	}
-	return &Fragment{AgentID: g.AgentID, AspectID: g.AspectID, Keys: digestOf(g.Attrs, include)}
+	return fragmentOf(g, func(a *Attribute) bool { return focus[a.ID] })
 }
 
 // WholeFragment is the complete digest of a group read whole (every
@@ -264,10 +254,21 @@ func WholeFragment(g *Group) *Fragment {
 	if len(g.Attrs) < digestMinAttributes || g.Dangling {
 		return nil
 	}
+	return fragmentOf(g, func(*Attribute) bool { return true })
+}
+
+// fragmentOf is the digest of the attributes of g that pick chooses and
+// that may take part in a pair; nil when there are none.
+func fragmentOf(g *Group, pick func(*Attribute) bool) *Fragment {
 	include := make([]bool, len(g.Attrs))
+	some := false
 	for i, a := range g.Attrs {
-		old, nw, _ := eligibility(a)
-		include[i] = old || nw
+		if old, nw, _ := eligibility(a); (old || nw) && pick(a) {
+			include[i], some = true, true
+		}
+	}
+	if !some {
+		return nil
 	}
 	return &Fragment{AgentID: g.AgentID, AspectID: g.AspectID, Keys: digestOf(g.Attrs, include)}
 }
