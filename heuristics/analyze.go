@@ -268,7 +268,8 @@ var reportingVerbs = toSet(`said says mentioned mentions told tells noted report
 // "that"; what follows must be a clause.
 func (st *Statement) reported() int {
 	n := len(st.toks)
-	if n > 1 && labels[st.raw(&st.toks[0])] {
+	lx := defaultLexicon()
+	if n > 1 && lx.labelWords.has(st.toks[0].hash) && labels[st.raw(&st.toks[0])] {
 		st.leaveOut(0, 1) // "Update: timezone = EST", "Note - ..."
 		return 1
 	}
@@ -276,7 +277,7 @@ func (st *Statement) reported() int {
 		if i > 0 && st.toks[i].flags&tBreak != 0 {
 			return 0
 		}
-		if !reportingVerbs[st.raw(&st.toks[i])] {
+		if !lx.reportingWords.has(st.toks[i].hash) || !reportingVerbs[st.raw(&st.toks[i])] {
 			if st.verbal(i, n) {
 				return 0
 			}
@@ -362,6 +363,9 @@ func (st *Statement) asOf(i int) int {
 	return k - i
 }
 
+// timeAnchorWords are the words timeAnchor's switch names.
+var timeAnchorWords = toSet(`next last this coming past these for right at since until till in anymore nowadays lately any`)
+
 var asOfWords = toSet(`this last early late mid the now today`)
 
 // leaveOut makes tokens [lo, hi) function words: they are neither content
@@ -373,8 +377,8 @@ func (st *Statement) leaveOut(lo, hi int) {
 }
 
 // timeAnchor returns the number of tokens of the time qualifier that starts
-// at token i, 0 when none does. A switch on the word (compiled to a search)
-// dismisses most tokens at once.
+// at token i, 0 when none does. A filter of the words the switch names
+// dismisses most tokens before their strings are compared.
 func (st *Statement) timeAnchor(i int) int {
 	t, next := &st.toks[i], func(k int) *token {
 		if i+k < len(st.toks) {
@@ -382,28 +386,31 @@ func (st *Statement) timeAnchor(i int) int {
 		}
 		return &token{}
 	}
-	switch w := st.raw(t); w {
-	case "next", "last", "this", "coming", "past":
-		if next(1).flags&(fTime|fScope) != 0 {
-			return 2
-		}
-	case "these", "for", "right":
-		if w == "these" && st.raw(next(1)) == "days" || w != "these" && st.raw(next(1)) == "now" {
-			return 2
-		}
-	case "at":
-		if st.raw(next(1)) == "the" && st.raw(next(2)) == "moment" {
-			return 3
-		}
-	case "since", "until", "till", "in":
-		if st.isYear(next(1)) || next(1).flags&fTime != 0 && next(1).flags&tNumber == 0 {
-			return 2
-		}
-	case "anymore", "nowadays", "lately":
-		return 1
-	case "any":
-		if st.raw(next(1)) == "more" {
-			return 2 // "any more", as "anymore"
+	// (A word added to the switch goes into timeAnchorWords too.)
+	if defaultLexicon().anchorWords.has(t.hash) { // most tokens are not
+		switch w := st.raw(t); w {
+		case "next", "last", "this", "coming", "past":
+			if next(1).flags&(fTime|fScope) != 0 {
+				return 2
+			}
+		case "these", "for", "right":
+			if w == "these" && st.raw(next(1)) == "days" || w != "these" && st.raw(next(1)) == "now" {
+				return 2
+			}
+		case "at":
+			if st.raw(next(1)) == "the" && st.raw(next(2)) == "moment" {
+				return 3
+			}
+		case "since", "until", "till", "in":
+			if st.isYear(next(1)) || next(1).flags&fTime != 0 && next(1).flags&tNumber == 0 {
+				return 2
+			}
+		case "anymore", "nowadays", "lately":
+			return 1
+		case "any":
+			if st.raw(next(1)) == "more" {
+				return 2 // "any more", as "anymore"
+			}
 		}
 	}
 	if t.flags&tNumber != 0 && next(1).flags&fTime != 0 && st.raw(next(2)) == "ago" {

@@ -74,6 +74,10 @@ type lexicon struct {
 	// no such key; a set one, maybe (the map decides).
 	preds      map[string]*predicate
 	predShapes [5]hashBits
+	// Filters in front of word sets the analysis asks about for most
+	// tokens, by the hash a token of the word gets (its stem's): a clear
+	// bit means the token's word is not in the set.
+	labelWords, reportingWords, anchorWords hashBits
 	// Predicates that statements point to besides the table's: "be from",
 	// a noun slot ("main editor is", "rent is") and an age.
 	beFrom, nounPred, agePred *predicate
@@ -279,6 +283,9 @@ func newLexicon() *lexicon {
 	lx.addPredicates()
 	lx.addAntonyms()
 	lx.compile()
+	lx.labelWords = lx.filterOf(labels)
+	lx.reportingWords = lx.filterOf(reportingVerbs)
+	lx.anchorWords = lx.filterOf(timeAnchorWords)
 	return lx
 }
 
@@ -471,6 +478,18 @@ func (b *hashBits) set(h uint32) { i := bitOf(h); b[i>>6] |= 1 << (i & 63) }
 func (b *hashBits) has(h uint32) bool { i := bitOf(h); return b[i>>6]&(1<<(i&63)) != 0 }
 
 func bitOf(h uint32) uint32 { return (h * 0x9e3779b1) >> 16 }
+
+// filterOf is the filter of a set of words: the bits of the hashes their
+// tokens get.
+func (lx *lexicon) filterOf(words map[string]bool) (f hashBits) {
+	for w := range words {
+		toks, _ := tokenize(nil, nil, w, lx)
+		for _, t := range toks {
+			f.set(t.hash)
+		}
+	}
+	return f
+}
 
 func toSet(words string) map[string]bool {
 	m := map[string]bool{}

@@ -208,3 +208,29 @@ func TestPredicateFiltersPassEveryKey(t *testing.T) {
 		t.Fatal("a set bit is not had")
 	}
 }
+
+// The filters in front of the analysis's word sets pass every word of their
+// set however the text writes it (capitalised, in capitals), so that a
+// filter never hides a word the set holds: the token's hash is its stem's,
+// not the raw word's ("stated" and "states" are tokens of "state").
+func TestWordFiltersPassTheirWords(t *testing.T) {
+	lx := defaultLexicon()
+	for _, f := range []struct {
+		name   string
+		words  map[string]bool
+		filter *hashBits
+	}{
+		{"labels", labels, &lx.labelWords},
+		{"reporting verbs", reportingVerbs, &lx.reportingWords},
+		{"time anchors", timeAnchorWords, &lx.anchorWords},
+	} {
+		for w := range f.words {
+			for _, form := range []string{w, strings.ToUpper(w[:1]) + w[1:], strings.ToUpper(w)} {
+				toks, _ := tokenize(nil, nil, "Then "+form+" it", lx)
+				if len(toks) != 3 || !f.filter.has(toks[1].hash) {
+					t.Errorf("%s: the filter refuses %q", f.name, form)
+				}
+			}
+		}
+	}
+}
