@@ -31,6 +31,7 @@ type Attribute struct {
 	stmt            *heuristics.Statement
 	anchors, probes []heuristics.Key
 	keyed           bool
+	elig            uint8 // eligibility's answer, plus one; 0 until asked
 }
 
 // statement analyses the content once, however many pairs it is part of.
@@ -106,25 +107,53 @@ const (
 // should not cost an analysis (or an LLM prompt) on every pass.
 const MaxContentBytes = 16 << 10
 
-// eligibility says whether an attribute may take part, and why not.
+// eligibility says whether an attribute may take part, and why not. It is
+// worked out once per attribute, as its analysis is (an attribute is not
+// changed once read): a pass asks when it analyses a batch and again when
+// it plans it, and checking every content for blanks and invalid UTF-8
+// twice was a fortieth of a full pass.
 func eligibility(a *Attribute) (old, new bool, reason string) {
+	if a.elig == 0 {
+		a.elig = eligibilityOf(a)
+	}
+	e := eligibilities[a.elig-1]
+	return e.old, e.new, e.reason
+}
+
+// eligibilities are the answers eligibility gives; Attribute.elig holds an
+// index into them, plus one.
+var eligibilities = [...]struct {
+	old, new bool
+	reason   string
+}{
+	{true, true, ""},
+	{false, true, SkipProtected},
+	{false, false, SkipConstraint},
+	{false, false, SkipUnknownKind},
+	{false, false, SkipBadTime},
+	{false, false, SkipEmptyContent},
+	{false, false, SkipInvalidUTF8},
+	{false, false, SkipTooLong},
+}
+
+func eligibilityOf(a *Attribute) uint8 {
 	switch {
 	case a.Kind == KindConstraint:
-		return false, false, SkipConstraint
+		return 3
 	case a.Kind != KindAttribute:
-		return false, false, SkipUnknownKind
+		return 4
 	case a.BadTime:
-		return false, false, SkipBadTime
+		return 5
 	case !a.Content.Valid || strings.TrimSpace(a.Content.String) == "":
-		return false, false, SkipEmptyContent
+		return 6
 	case !utf8.ValidString(a.Content.String):
-		return false, false, SkipInvalidUTF8
+		return 7
 	case len(a.Content.String) > MaxContentBytes:
-		return false, false, SkipTooLong
+		return 8
 	case a.Protected:
-		return false, true, SkipProtected
+		return 2
 	}
-	return true, true, ""
+	return 1
 }
 
 // Thresholds are the confidence cut-offs in force.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -259,5 +260,38 @@ func TestRecycledKeyIndexHoldsOnlyItsKeys(t *testing.T) {
 			}
 		}
 		ix.release()
+	}
+}
+
+// Each kind of attribute gets its own answer, the same when asked again
+// (the answer is kept on the attribute).
+func TestEligibilityOfEachKind(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ok := func(f func(a *Attribute)) *Attribute {
+		a := &Attribute{ID: "x", Kind: KindAttribute, Content: sql.NullString{String: "Lives in Oslo", Valid: true}, CreatedAt: now}
+		f(a)
+		return a
+	}
+	for _, tc := range []struct {
+		a        *Attribute
+		old, new bool
+		reason   string
+	}{
+		{ok(func(*Attribute) {}), true, true, ""},
+		{ok(func(a *Attribute) { a.Protected = true }), false, true, SkipProtected},
+		{ok(func(a *Attribute) { a.Kind = KindConstraint }), false, false, SkipConstraint},
+		{ok(func(a *Attribute) { a.Kind = "fact" }), false, false, SkipUnknownKind},
+		{ok(func(a *Attribute) { a.BadTime = true }), false, false, SkipBadTime},
+		{ok(func(a *Attribute) { a.Content.String = " \t" }), false, false, SkipEmptyContent},
+		{ok(func(a *Attribute) { a.Content.Valid = false }), false, false, SkipEmptyContent},
+		{ok(func(a *Attribute) { a.Content.String = "Lives in \xff" }), false, false, SkipInvalidUTF8},
+		{ok(func(a *Attribute) { a.Content.String = strings.Repeat("a", MaxContentBytes+1) }), false, false, SkipTooLong},
+	} {
+		for range 2 {
+			old, nw, reason := eligibility(tc.a)
+			if old != tc.old || nw != tc.new || reason != tc.reason {
+				t.Errorf("%+v: got (%v, %v, %q), want (%v, %v, %q)", tc.a.Content, old, nw, reason, tc.old, tc.new, tc.reason)
+			}
+		}
 	}
 }

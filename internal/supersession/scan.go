@@ -97,9 +97,10 @@ func (e *Engine) chunk(ctx context.Context, from Cursor, inclusive bool, agent s
 	}
 	defer rows.Close()
 	var g *Group
+	var slab attributeSlab
 	read := 0
 	for rows.Next() {
-		a := &Attribute{}
+		a := slab.next()
 		if err := scanRow(rows, a); err != nil {
 			return nil, false, fmt.Errorf("supersession: read attributes after (%q, %q): %w", from.AgentID, from.AspectID, err)
 		}
