@@ -22,6 +22,7 @@ var (
 )
 
 func main() {
+	memoryPolicy(os.Getenv)
 	m := NewMain()
 	err := m.Run(context.Background(), os.Args[1:])
 	m.report(err)
