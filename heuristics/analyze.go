@@ -57,6 +57,11 @@ type seenKey struct {
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
+// Prepare builds the word tables every analysis reads, which the first
+// analysis otherwise builds (some tens of milliseconds): a caller about to
+// read what it will analyse starts it alongside (go Prepare()).
+func Prepare() { defaultLexicon() }
+
 // Analyze prepares an attribute for many decisions.
 func Analyze(in Input) *Statement {
 	return Reanalyze(nil, in)

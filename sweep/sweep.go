@@ -257,6 +257,7 @@ func budgetFor(cfg *config.Config, now time.Time) time.Duration {
 func (j *Job) run(ctx context.Context, cfg *config.Config, opt Options, budget time.Duration, scheduled bool) (*Report, error) {
 	start := j.now()
 	r := &Report{Run: job.NewRun(Name, cfg.Mode(), start), Agent: opt.Agent, DryRun: opt.DryRun}
+	go heuristics.Prepare() // while the state and the first rows are read
 	err := func() error {
 		st, err := j.loadState(ctx)
 		if err != nil {
