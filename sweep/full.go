@@ -99,7 +99,7 @@ func (j *Job) full(ctx context.Context, cfg *config.Config, st state, agent stri
 	pass.Digests = !r.DryRun // the incremental passes' key index (SPEC §11)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	batches, scanned := j.read(ctx, cur.Cursor, agent)
+	batches, scanned := j.read(ctx, cur.Cursor, agent, j.engine.PlanAhead(ctx, cfg, pass))
 	stop := func() { // ends the read ahead
 		cancel()
 		for range batches {
@@ -189,14 +189,14 @@ func (j *Job) decide(ctx context.Context, cfg *config.Config, groups []*superses
 }
 
 // read scans the aspects after the cursor in the background, one batch
-// ahead of the decisions: reading the next batch overlaps deciding and
-// writing this one. The channel closes when the scan ends; its error (nil
+// ahead of the decisions: reading, analysing and (with ahead) planning the
+// next batch overlaps writing this one. The channel closes when the scan ends; its error (nil
 // at the end of the aspects) is then sent on the second channel.
-func (j *Job) read(ctx context.Context, from supersession.Cursor, agent string) (<-chan []*supersession.Group, <-chan error) {
+func (j *Job) read(ctx context.Context, from supersession.Cursor, agent string, ahead *supersession.Ahead) (<-chan []*supersession.Group, <-chan error) {
 	batches := make(chan []*supersession.Group, 1)
 	scanned := make(chan error, 1)
 	lim := supersession.Limits{Aspects: j.BatchAspects, Attributes: batchAttributes, ChunkRows: j.ChunkRows,
-		Analyze: runtime.GOMAXPROCS(0)}
+		Analyze: runtime.GOMAXPROCS(0), Plan: ahead}
 	go func() {
 		defer close(batches)
 		scanned <- j.engine.Scan(ctx, from, agent, lim, func(groups []*supersession.Group) error {

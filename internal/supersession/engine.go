@@ -153,6 +153,32 @@ func (e *Engine) Process(ctx context.Context, cfg *config.Config, groups []*Grou
 	if len(groups) == 0 {
 		return t, nil
 	}
+	in, client := e.planInput(ctx, cfg, pass)
+
+	preps := make([]*prepared, len(groups))
+	agents := map[string]bool{}
+	for i, g := range groups {
+		t.Groups++
+		t.Attributes += len(g.Attrs)
+		agents[g.AgentID] = true
+		preps[i] = g.takeAhead(in)
+		if preps[i] == nil {
+			preps[i] = prepare(g, in)
+		}
+	}
+	candidates, err := e.decideAll(ctx, cfg, client, preps, in, keys(agents), pass, &t)
+	if err != nil {
+		return t, err
+	}
+	if pass.DryRun {
+		return t, e.dryRun(ctx, candidates, &t)
+	}
+	return t, e.write(ctx, candidates, pass, &t)
+}
+
+// planInput is what Process plans a pass's groups with, and the LLM client
+// when the semantic fallback is on.
+func (e *Engine) planInput(ctx context.Context, cfg *config.Config, pass Pass) (planInput, *llm.Client) {
 	st := cfg.Memory.PipelineV2.Structural
 	in := planInput{
 		thresholds: Thresholds{Min: st.SupersessionMinConfidence, Review: st.SupersessionReviewConfidence},
@@ -170,23 +196,7 @@ func (e *Engine) Process(ctx context.Context, cfg *config.Config, groups []*Grou
 		in.semantic = client != nil
 		in.digests = false
 	}
-
-	preps := make([]*prepared, len(groups))
-	agents := map[string]bool{}
-	for i, g := range groups {
-		t.Groups++
-		t.Attributes += len(g.Attrs)
-		agents[g.AgentID] = true
-		preps[i] = prepare(g, in)
-	}
-	candidates, err := e.decideAll(ctx, cfg, client, preps, in, keys(agents), pass, &t)
-	if err != nil {
-		return t, err
-	}
-	if pass.DryRun {
-		return t, e.dryRun(ctx, candidates, &t)
-	}
-	return t, e.write(ctx, candidates, pass, &t)
+	return in, client
 }
 
 // decideAll plans every prepared group, asks the LLM about the pairs that
@@ -266,7 +276,11 @@ func (e *Engine) planVetoed(ctx context.Context, preps []*prepared, in *planInpu
 	outs := make([]planOutput, len(preps))
 	var olds []string
 	for i, p := range preps {
-		outs[i] = plan(p, *in)
+		if p.ahead != nil {
+			outs[i], p.ahead = *p.ahead, nil
+		} else {
+			outs[i] = plan(p, *in)
+		}
 		olds = outs[i].deciding(olds)
 	}
 	vetoed, err := e.loadVetoes(ctx, olds, agents)

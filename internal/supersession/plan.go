@@ -82,6 +82,10 @@ type Group struct {
 	// (Pass.Digests) and the group is large enough to have one: the sweep
 	// stores it for later incremental passes.
 	Keys []byte
+
+	// ahead is the group planned on the goroutines that analysed it
+	// (Limits.Plan), with the inputs its Process will use.
+	ahead *aheadPlan
 }
 
 // Skip reasons, for reports and the skips metric.
@@ -266,6 +270,9 @@ type prepared struct {
 	cands *candidates
 	skips map[string]int
 	ok    bool // not dangling
+	// ahead is the plan made ahead with the pass's inputs and no vetoes
+	// (PlanAhead), until planVetoed takes it.
+	ahead *planOutput
 }
 
 // prepare reads a group's eligibility and builds its blocking index. It is

@@ -19,6 +19,9 @@ type Limits struct {
 	// Analyze, when positive, analyses each batch on that many goroutines
 	// before handing it over (see Analyze).
 	Analyze int
+	// Plan, when set (Engine.PlanAhead), also plans each group of a batch
+	// on those goroutines, for the Process that decides the batch.
+	Plan *Ahead
 }
 
 // Scan walks the active non-constraint attributes after the cursor (of one
@@ -148,6 +151,9 @@ func (s *scan) flush(ctx context.Context) error {
 	}
 	if s.lim.Analyze > 0 {
 		Analyze(s.batch, s.lim.Analyze)
+	}
+	if s.lim.Plan != nil {
+		s.lim.Plan.plan(s.batch, s.lim.Analyze)
 	}
 	batch := s.batch
 	s.batch, s.attrs = nil, 0
