@@ -41,6 +41,10 @@ func TestBenchSmoke(t *testing.T) {
 		res.Heuristics.DecisionsPerSec <= 0 {
 		t.Fatalf("missing figures: %s", lines[len(lines)-1])
 	}
+	// The floor is the faster of the two ways of reading it, each measured.
+	if f := res.Sweep.Floor; f.Planned <= 0 || f.ByIndex <= 0 || res.Sweep.FloorSeconds != min(f.Planned, f.ByIndex) {
+		t.Fatalf("floor %v s, as planned %v s, through the index %v s", res.Sweep.FloorSeconds, f.Planned, f.ByIndex)
+	}
 	// A run on a server of one's own (--database-url) leaves nothing behind.
 	var left []string
 	if err := server.Select(&left, `SELECT datname FROM pg_database WHERE datname LIKE 'bench\_%'`); err != nil {
