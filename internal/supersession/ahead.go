@@ -19,8 +19,11 @@ import (
 // that analysed a group plan it too, and Process takes the plan.
 
 // Ahead holds the inputs a pass's Process plans with, for planning its
-// batches ahead (Limits.Plan).
-type Ahead struct{ in planInput }
+// batches ahead (Limits.Plan), and their key.
+type Ahead struct {
+	in  planInput
+	key aheadKey
+}
 
 // PlanAhead returns what planning ahead for pass needs, or nil when the
 // pass cannot be planned ahead: with a focus or remembered keys (the inline
@@ -28,10 +31,17 @@ type Ahead struct{ in planInput }
 // waits on the LLM's verdicts).
 func (e *Engine) PlanAhead(ctx context.Context, cfg *config.Config, pass Pass) *Ahead {
 	in, _ := e.planInput(ctx, cfg, pass)
-	if _, ok := aheadKeyOf(in); !ok {
+	return newAhead(in)
+}
+
+// newAhead is planning ahead with in, nil when a plan with in cannot be
+// made ahead.
+func newAhead(in planInput) *Ahead {
+	k, ok := aheadKeyOf(in)
+	if !ok {
 		return nil
 	}
-	return &Ahead{in: in}
+	return &Ahead{in: in, key: k}
 }
 
 // aheadKey is what a plan made ahead was made with besides its group.
@@ -48,11 +58,10 @@ func aheadKeyOf(in planInput) (aheadKey, bool) {
 	return aheadKey{in.thresholds, in.shadow, in.trace, in.digests}, true
 }
 
-// aheadPlan is a group's plan made ahead.
+// aheadPlan is a group prepared with its plan made ahead (p.ahead).
 type aheadPlan struct {
 	key aheadKey
 	p   *prepared
-	out planOutput
 }
 
 // takeAhead returns the group prepared with its plan made ahead, when it
@@ -63,14 +72,12 @@ func (g *Group) takeAhead(in planInput) *prepared {
 	if k, ok := aheadKeyOf(in); a == nil || !ok || a.key != k {
 		return nil
 	}
-	a.p.ahead = &a.out
 	return a.p
 }
 
 // plan plans the groups on up to workers goroutines, a group at a time
 // (one group may be most of a batch).
 func (a *Ahead) plan(groups []*Group, workers int) {
-	k, _ := aheadKeyOf(a.in)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range max(1, min(workers, len(groups))) {
@@ -78,7 +85,9 @@ func (a *Ahead) plan(groups []*Group, workers int) {
 			for i := int(next.Add(1)) - 1; i < len(groups); i = int(next.Add(1)) - 1 {
 				g := groups[i]
 				p := prepare(g, a.in)
-				g.ahead = &aheadPlan{key: k, p: p, out: plan(p, a.in)}
+				out := plan(p, a.in)
+				p.ahead = &out
+				g.ahead = &aheadPlan{key: a.key, p: p}
 			}
 		})
 	}

@@ -31,7 +31,7 @@ func TestPlannedAheadIsTheGroupsPlan(t *testing.T) {
 			batch = append(batch, g)
 		}
 		Analyze(batch, 2)
-		(&Ahead{in: in}).plan(batch, 3)
+		newAhead(in).plan(batch, 3)
 		for _, g := range batch {
 			ahead := g.ahead
 			p := g.takeAhead(in)
@@ -76,7 +76,7 @@ func TestPlanMadeAheadWithOtherInputsIsNotUsed(t *testing.T) {
 			{ID: "o", Kind: KindAttribute, Content: sql.NullString{String: "Lives in Oslo", Valid: true}, CreatedAt: base},
 			{ID: "n", Kind: KindAttribute, Content: sql.NullString{String: "Lives in Bergen", Valid: true}, CreatedAt: base.Add(time.Hour)},
 		}}
-		(&Ahead{in: in}).plan([]*Group{g}, 2)
+		newAhead(in).plan([]*Group{g}, 2)
 		if p := g.takeAhead(other); p != nil {
 			t.Errorf("%s: a plan made ahead with other inputs was taken", name)
 		}

@@ -31,7 +31,7 @@ type Attribute struct {
 	stmt            *heuristics.Statement
 	anchors, probes []heuristics.Key
 	keyed           bool
-	elig            uint8 // eligibility's answer, plus one; 0 until asked
+	elig            uint8 // eligibility's answer (elig...), eligUnknown until asked
 }
 
 // statement analyses the content once, however many pairs it is part of.
@@ -117,47 +117,58 @@ const MaxContentBytes = 16 << 10
 // it plans it, and checking every content for blanks and invalid UTF-8
 // twice was a fortieth of a full pass.
 func eligibility(a *Attribute) (old, new bool, reason string) {
-	if a.elig == 0 {
+	if a.elig == eligUnknown {
 		a.elig = eligibilityOf(a)
 	}
-	e := eligibilities[a.elig-1]
+	e := eligibilities[a.elig]
 	return e.old, e.new, e.reason
 }
 
-// eligibilities are the answers eligibility gives; Attribute.elig holds an
-// index into them, plus one.
+// The answers eligibility keeps on an attribute (Attribute.elig).
+const (
+	eligUnknown uint8 = iota // not asked yet
+	eligBoth
+	eligProtected
+	eligConstraint
+	eligUnknownKind
+	eligBadTime
+	eligEmpty
+	eligInvalidUTF8
+	eligTooLong
+)
+
 var eligibilities = [...]struct {
 	old, new bool
 	reason   string
 }{
-	{true, true, ""},
-	{false, true, SkipProtected},
-	{false, false, SkipConstraint},
-	{false, false, SkipUnknownKind},
-	{false, false, SkipBadTime},
-	{false, false, SkipEmptyContent},
-	{false, false, SkipInvalidUTF8},
-	{false, false, SkipTooLong},
+	eligBoth:        {true, true, ""},
+	eligProtected:   {false, true, SkipProtected},
+	eligConstraint:  {false, false, SkipConstraint},
+	eligUnknownKind: {false, false, SkipUnknownKind},
+	eligBadTime:     {false, false, SkipBadTime},
+	eligEmpty:       {false, false, SkipEmptyContent},
+	eligInvalidUTF8: {false, false, SkipInvalidUTF8},
+	eligTooLong:     {false, false, SkipTooLong},
 }
 
 func eligibilityOf(a *Attribute) uint8 {
 	switch {
 	case a.Kind == KindConstraint:
-		return 3
+		return eligConstraint
 	case a.Kind != KindAttribute:
-		return 4
+		return eligUnknownKind
 	case a.BadTime:
-		return 5
+		return eligBadTime
 	case !a.Content.Valid || strings.TrimSpace(a.Content.String) == "":
-		return 6
+		return eligEmpty
 	case !utf8.ValidString(a.Content.String):
-		return 7
+		return eligInvalidUTF8
 	case len(a.Content.String) > MaxContentBytes:
-		return 8
+		return eligTooLong
 	case a.Protected:
-		return 2
+		return eligProtected
 	}
-	return 1
+	return eligBoth
 }
 
 // Thresholds are the confidence cut-offs in force.
