@@ -164,26 +164,56 @@ func (h *Hook) Run(ctx context.Context, current func() *config.Config) error {
 		h.log.Warn("LISTEN failed; polling until the listener connects", "err", err)
 	}
 
+	// Drains run on up to drainers goroutines: a wake-up while every one
+	// is busy is remembered and starts the next free one, so nothing
+	// classified meanwhile waits for a poll.
 	poll := time.NewTimer(0) // drain at start: anything classified while we were down
 	defer poll.Stop()
+	finished := make(chan error, drainers)
+	running, wanted := 0, false
 	for {
 		select {
 		case <-ctx.Done():
+			for ; running > 0; running-- {
+				<-finished
+			}
 			return nil
 		case n := <-listener.Notify:
 			_ = n // a nil notification (reconnect) and a real one both mean: drain
+			wanted = true
 		case <-poll.C:
+			wanted = true
+		case err := <-finished:
+			running--
+			h.drained(ctx, err)
 		}
-		cfg = current()
-		if err := h.Drain(ctx, cfg); err != nil && ctx.Err() == nil {
-			msg := time.Now().UTC().Format(time.RFC3339) + ": " + err.Error()
-			h.drainErr.Store(&msg)
-			h.log.Error("inline hook: drain failed; retrying at the next wake-up", "err", err)
-		} else if err == nil {
-			none := ""
-			h.drainErr.Store(&none)
+		if wanted && running < drainers {
+			wanted = false
+			running++
+			cfg = current()
+			go func(cfg *config.Config) { finished <- h.Drain(ctx, cfg) }(cfg)
+			poll.Reset(cfg.Maintenance.InlineHook.PollInterval)
 		}
-		poll.Reset(cfg.Maintenance.InlineHook.PollInterval)
+	}
+}
+
+// drainers is how many drains run at once. While one batch waits for the
+// database (its claim, its loads, its writes, its commit), another is
+// analysed and decided: with one at a time, the hook's lag grew with the
+// classification rate while a core sat idle (at 2,500/s, two cores 78%
+// busy and a p99 lag of 441 ms). Claims keep two drains (like two
+// daemons) off each other's rows; every write is guarded.
+const drainers = 2
+
+// drained records the outcome of one drain for Ready and the log.
+func (h *Hook) drained(ctx context.Context, err error) {
+	if err != nil && ctx.Err() == nil {
+		msg := time.Now().UTC().Format(time.RFC3339) + ": " + err.Error()
+		h.drainErr.Store(&msg)
+		h.log.Error("inline hook: drain failed; retrying at the next wake-up", "err", err)
+	} else if err == nil {
+		none := ""
+		h.drainErr.Store(&none)
 	}
 }
 

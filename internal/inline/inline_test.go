@@ -347,6 +347,57 @@ func TestSlowLLMBatchIsNotTakenOver(t *testing.T) {
 	}
 }
 
+// A batch that waits (here on a slow LLM) does not hold up the next: a
+// classification made meanwhile in another aspect is decided by another
+// drain while the first is still waiting for its answer.
+func TestWaitingBatchDoesNotHoldUpTheNext(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	var asked atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		select {
+		case <-r.Context().Done():
+			return
+		case <-release:
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{
+			"content": `{"contradicts": false, "confidence": 0.2, "reasoning": "compatible"}`}}}})
+	}))
+	defer srv.Close()
+	defer close(release) // before srv.Close: the waiting request must end
+	db := pgtest.New(t)
+	s := memtest.New(t, db.DB)
+	slow, home := s.Aspect("a", "Sam", "project"), s.Aspect("a", "Sam", "home")
+	s.Add(
+		memtest.Attr{ID: "s1", Agent: "a", Aspect: slow, Content: "The billing service stores invoices in PostgreSQL"},
+		memtest.Attr{ID: "s2", Agent: "a", Content: "The billing service keeps invoices inside DynamoDB tables"},
+		memtest.Attr{ID: "h1", Agent: "a", Aspect: home, Content: "Lives in Toronto"},
+		memtest.Attr{ID: "h2", Agent: "a", Content: "Lives in Winnipeg"},
+	)
+	cfg := cfgWithPoll(time.Hour, db.URL)
+	cfg.Memory.PipelineV2.Structural.SupersessionSemanticFallback = true
+	cfg.Maintenance.LLM.Endpoint, cfg.Maintenance.LLM.Model = srv.URL+"/v1", "m"
+	cfg.Maintenance.LLM.Timeout = time.Minute
+	reg := prometheus.NewRegistry()
+	log := slog.New(slog.DiscardHandler)
+	engine := supersession.New(job.Deps{DB: db.DB, Logger: log, Registry: reg, LLM: llm.NewProvider(func(string) string { return "" }, nil)})
+	h := inline.New(job.Deps{DB: db.DB, Logger: log, Registry: reg}, engine)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = h.Run(ctx, func() *config.Config { return cfg }) }()
+	t.Cleanup(func() { cancel(); <-done })
+	eventually(t, "listener connected", func() bool { return h.Ready() == nil })
+
+	s.Exec(`UPDATE entity_attributes SET aspect_id = $1 WHERE id = 's2'`, slow)
+	eventually(t, "the LLM asked", func() bool { return asked.Load() == 1 })
+	s.Exec(`UPDATE entity_attributes SET aspect_id = $1 WHERE id = 'h2'`, home)
+	eventually(t, "h1 superseded while the other batch waits", func() bool { st, _ := s.Status("h1"); return st == "superseded" })
+	if n := s.Count(`SELECT count(*) FROM supersessiond.classified WHERE attribute_id = 's2'`); n != 1 {
+		t.Fatalf("the waiting batch's classification: %d outbox rows, want 1 (still in flight)", n)
+	}
+}
+
 // A hook whose drains keep failing is not ready, whatever its listener says.
 func TestFailingDrainsMakeTheHookNotReady(t *testing.T) {
 	t.Parallel()
