@@ -13,7 +13,7 @@ import (
 // non-constraint classified attributes that the engine scans, in the order
 // of the sibling index, in one statement.
 const floorSQL = `
-SELECT a.id, a.agent_id, a.aspect_id, a.memory_id, a.kind, a.content, a.created_at, a.protected
+SELECT a.id, a.agent_id, a.aspect_id, a.kind, a.content, a.created_at, a.protected
 FROM entity_attributes a
 WHERE a.status = 'active' AND a.aspect_id IS NOT NULL AND a.kind <> 'constraint'
 ORDER BY a.agent_id, a.aspect_id, a.created_at, a.id`
@@ -55,12 +55,12 @@ func ReadFloor(ctx context.Context, db *sqlx.DB, how string) (int, time.Duration
 	n := 0
 	var (
 		id, agent, aspect, kind string
-		memory, content         sql.NullString
+		content                 sql.NullString
 		created                 sql.NullTime
 		protected               bool
 	)
 	for rows.Next() {
-		if err := rows.Scan(&id, &agent, &aspect, &memory, &kind, &content, &created, &protected); err != nil {
+		if err := rows.Scan(&id, &agent, &aspect, &kind, &content, &created, &protected); err != nil {
 			return n, 0, fmt.Errorf("floor: %w", err)
 		}
 		n++

@@ -17,7 +17,7 @@ func scanRow(rows *sql.Rows, a *Attribute) error {
 		created sql.NullTime
 		kind    string // not Kind: database/sql converts to a named type by reflection
 	)
-	err := rows.Scan(&a.ID, &a.AgentID, &a.AspectID, &a.MemoryID, &kind, &a.Content, &created, &a.Protected)
+	err := rows.Scan(&a.ID, &a.AgentID, &a.AspectID, &kind, &a.Content, &created, &a.Protected)
 	a.Kind, a.CreatedAt, a.BadTime = Kind(kind), created.Time, !created.Valid
 	return err
 }

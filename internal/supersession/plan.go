@@ -16,7 +16,6 @@ type Attribute struct {
 	ID        string         `db:"id"`
 	AgentID   string         `db:"agent_id"`
 	AspectID  string         `db:"aspect_id"`
-	MemoryID  sql.NullString `db:"memory_id"`
 	Kind      Kind           `db:"kind"`
 	Content   sql.NullString `db:"content"`
 	CreatedAt time.Time      `db:"-"`

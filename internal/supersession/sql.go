@@ -131,7 +131,7 @@ ON CONFLICT (old_hash, new_hash, model) DO NOTHING`
 // nullable columns of a foreign schema are coalesced. The bound on
 // created_at is a subquery so that it is computed once per statement, not
 // once per row (a tenth of reading a chunk).
-const bareColumns = `a.id, coalesce(a.agent_id, '') AS agent_id, a.aspect_id, a.memory_id, coalesce(a.kind, '') AS kind,
+const bareColumns = `a.id, coalesce(a.agent_id, '') AS agent_id, a.aspect_id, coalesce(a.kind, '') AS kind,
        a.content, CASE WHEN isfinite(a.created_at) AND a.created_at <= (SELECT now() + interval '1 day') THEN a.created_at END AS created_at,
        coalesce(a.protected, false) AS protected`
 
