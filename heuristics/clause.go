@@ -33,6 +33,7 @@ type clause struct {
 	implicit          bool   // a passive without an agent: anyone may be the subject of its active
 	negated, cease    bool   // an odd number of negations; one of them a cessation (quit, used to)
 	past, irreal      bool   // history ("lived in"); a plan or a wish
+	perfect           bool   // the chain has "have" before a participle ("has lived")
 	addAdv, addVerb   bool   // "also", "too"; "started"
 	now, strong       bool   // "now", "currently"; "instead" (or an arrow)
 	arrow             bool   // the value changes by an arrow ("free -> pro")
@@ -265,6 +266,7 @@ func (c *clause) chainWord(j int, copula, aux *bool) (int, bool) {
 		return take(0)
 	case f&fLight != 0 && j+1 < c.hi && c.st.participle(j+1):
 		*aux = true // "has been", "had given up", "got engaged"
+		c.perfect = c.perfect || haveForms[c.raw(j)]
 		return take(0)
 	}
 	return 0, false

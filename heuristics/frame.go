@@ -26,6 +26,14 @@ func (c *clause) findFrame(j int, copula, aux bool) {
 			// "Married to Jon" is a state, as a participle of a stative
 			// predicate is.
 			c.past = vt.flags&fPast != 0 && !(p != nil && p.stative && c.verb == c.start)
+		case c.perfect && !copula && durativeVerbs[c.stem(c.verb)] && !c.lasting():
+			// "Has lived in Oslo" says where someone has lived, not where
+			// they live: a present perfect of a lasting state says it
+			// held, and says it still holds only with a duration or
+			// "still" ("has lived in Oslo since 2019", "for six years").
+			// An event in the present perfect is news ("has moved to
+			// Oslo", "has joined Stripe"): only states are read so.
+			c.past = true
 		}
 		if p != nil && (!p.passiveOnly || c.passive) {
 			c.pred = p
@@ -45,6 +53,33 @@ func (c *clause) findFrame(j int, copula, aux bool) {
 	}
 	c.readChange()
 	c.findSlot()
+}
+
+// haveForms are the forms of "have" that make a perfect with a participle.
+var haveForms = toSet(`has have had having i've we've they've you've`)
+
+// durativeVerbs say a state that lasts: their present perfect without a
+// duration is experience ("has worked at Google"), not the present.
+var durativeVerbs = toSet(`live reside work stay use own study attend`)
+
+// lasting reports a word of the clause or its fragments that says the
+// state goes on: "since", "still", "always", "now", or "for" with a length
+// of time ("for six years", "for years"; not "works for Acme").
+func (c *clause) lasting() bool {
+	for i := c.start; i < c.end; i++ {
+		t := c.tok(i)
+		switch w := c.raw(i); {
+		case w == "since" || w == "still" || w == "always" || t.flags&fNow != 0:
+			return true
+		case t.word == wordFor:
+			for k := i + 1; k < min(i+4, c.end); k++ {
+				if f := c.tok(k).flags; f&(tNumber|fTime) != 0 {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // quantityChange reads "went up to 2,300", "was raised to 500", "dropped

@@ -173,6 +173,12 @@ var decideCases = []struct {
 	{"-less negates -ful", "The service is stateful", "The service is stateless", 0.75, 1, SignalAntonym, "stateful → stateless"},
 	{"in- negates", "The office is accessible", "The office is inaccessible", 0.75, 1, SignalAntonym, "inaccessible"},
 	{"a false friend of in-", "The painting is valuable", "The painting is invaluable", 0, 0, "", ""},
+	{"a present perfect of a state is experience", "Works at Shopify", "Has worked at Google", 0, 0, "", ""},
+	{"experience is not superseded by the present", "I've lived in Lyon", "Lives in Porto", 0, 0, "", ""},
+	{"an employer after a perfect is no duration", "Works for Acme", "Has worked for Initech", 0, 0, "", ""},
+	{"a perfect with since still holds", "Lives in Lyon", "Has lived in Porto since 2021", 0.75, 1, SignalValue, "lyon → porto"},
+	{"a perfect with a length of time still holds", "Works at Shopify", "Has worked at Google for three years", 0.75, 1, SignalValue, "shopify → google"},
+	{"a perfect of a move is news", "Lives in Lyon", "Has moved to Porto", 0.75, 1, SignalValue, "lyon → porto"},
 }
 
 // TestDecide is the specification of the signals: decideCases, one case per
