@@ -12,12 +12,13 @@
 // daemon only delays a decision, never loses it.
 //
 // Claims are leases on outbox rows (claimed_by, claimed_until), taken with
-// FOR UPDATE SKIP LOCKED, so several daemons drain one outbox without
-// handling a row twice at once; a daemon that dies mid-batch leaves claims
-// that expire and are taken again. A row is deleted only after its decision
-// is written, and re-deciding is harmless because every write is guarded. A
-// row that keeps failing is given up after a few attempts, logged and
-// counted (the sweep will still see its attribute).
+// FOR UPDATE SKIP LOCKED, so several daemons (and the two drains one
+// daemon runs at once) drain one outbox without handling a row twice at
+// once; a daemon that dies mid-batch leaves claims that expire and are
+// taken again. A row is deleted only after its decision is written, and
+// re-deciding is harmless because every write is guarded. A row that keeps
+// failing is given up after a few attempts, logged and counted (the sweep
+// will still see its attribute).
 //
 // Lag, from the classification (the trigger's clock_timestamp) to the
 // decision's commit, is the supersessiond_inline_lag_seconds histogram.
