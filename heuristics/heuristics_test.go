@@ -179,6 +179,10 @@ var decideCases = []struct {
 	{"a perfect with since still holds", "Lives in Lyon", "Has lived in Porto since 2021", 0.75, 1, SignalValue, "lyon → porto"},
 	{"a perfect with a length of time still holds", "Works at Shopify", "Has worked at Google for three years", 0.75, 1, SignalValue, "shopify → google"},
 	{"a perfect of a move is news", "Lives in Lyon", "Has moved to Porto", 0.75, 1, SignalValue, "lyon → porto"},
+	{"a change to a thing of another kind", "The backend is written in Go", "Migrated the backend to PostgreSQL", 0, 0, "", ""},
+	{"a change to a thing of the same kind", "The backend is written in Go", "Migrated the backend to Rust", 0.7, 1, SignalTemporal, "rust"},
+	{"a host changes to a host", "The site is hosted on Heroku", "Moved the site to AWS", 0.7, 1, SignalTemporal, "heroku → aws"},
+	{"an editor does not change to a system", "Uses Vim", "Switched to Linux", 0, 0, "", ""},
 }
 
 // TestDecide is the specification of the signals: decideCases, one case per

@@ -573,6 +573,18 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 			}
 		}
 	}
+	// Below, the older value is inferred, not named: the change must lead
+	// to a thing of the older value's kind where both kinds are known
+	// ("written in Go" / "migrated the backend to PostgreSQL" is a
+	// database, not a language).
+	old := a.value()
+	if old.count() == 0 {
+		old = a.object() // "is written in Go": what it is written in
+	}
+	if otherKind(old, b.target()) || b.replaceAt < 0 && otherKind(a.object(), b.object()) {
+		e.miss("No contradiction: the change leads to a thing of another kind (a language and a database, say).")
+		return fired{}, false
+	}
 	if f, ok := changedSlot(a, b, marker); ok {
 		return f, true
 	}
@@ -587,6 +599,56 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 		return nowChange(a, b, marker)
 	}
 	return changeVerb(a, b, marker, e)
+}
+
+// Kinds of technical things, as bits: a name may be of more than one.
+const (
+	techLanguage = 1 << iota
+	techDatabase
+	techCloud
+	techOS
+	techEditor
+	techFrontend
+)
+
+// techKinds names technical things by kind, lowercase, one word each: a
+// change from one of them to a thing of another kind changes another
+// attribute. Words of everyday English among them ("go", "rust", "swift")
+// count only as the last word of a value.
+var techKinds = func() map[string]uint8 {
+	m := map[string]uint8{}
+	for kind, words := range map[uint8]string{
+		techLanguage: `go golang rust python java javascript typescript ruby php kotlin swift scala elixir erlang
+			haskell clojure perl lua dart julia zig ocaml fortran cobol csharp f# c# c++ objective-c groovy`,
+		techDatabase: `postgresql postgres mysql mariadb mongodb mongo redis sqlite cassandra dynamodb cockroachdb
+			elasticsearch opensearch clickhouse snowflake bigquery oracle couchdb neo4j firestore timescaledb
+			influxdb memcached valkey scylladb`,
+		techCloud:    `aws gcp azure heroku vercel netlify digitalocean linode cloudflare hetzner`,
+		techOS:       `linux windows macos ubuntu debian fedora centos freebsd ios android`,
+		techEditor:   `vim neovim nvim emacs vscode sublime intellij pycharm goland webstorm xcode`,
+		techFrontend: `react vue angular svelte ember`,
+	} {
+		for _, w := range strings.Fields(words) {
+			m[w] |= kind
+		}
+	}
+	return m
+}()
+
+// otherKind reports whether the last words of a and b name technical
+// things of known, different kinds.
+func otherKind(a, b sel) bool {
+	ka, kb := a.techKind(), b.techKind()
+	return ka != 0 && kb != 0 && ka&kb == 0
+}
+
+// techKind is the kinds the last word of s names (0: none the table knows).
+func (s sel) techKind() uint8 {
+	i := s.last()
+	if i < 0 {
+		return 0
+	}
+	return techKinds[s.st.raw(&s.st.toks[i])]
 }
 
 // sameKind: the one the memory is about changes to a value whose head is a
