@@ -183,6 +183,9 @@ var decideCases = []struct {
 	{"a change to a thing of the same kind", "The backend is written in Go", "Migrated the backend to Rust", 0.7, 1, SignalTemporal, "rust"},
 	{"a host changes to a host", "The site is hosted on Heroku", "Moved the site to AWS", 0.7, 1, SignalTemporal, "heroku → aws"},
 	{"an editor does not change to a system", "Uses Vim", "Switched to Linux", 0, 0, "", ""},
+	{"a move does not change what a thing is", "The car is a Volvo", "Moved the car to the garage", 0, 0, "", ""},
+	{"a move changes where a thing is", "The printer is in the office", "Moved the printer to the hallway", 0.7, 1, SignalTemporal, "office → hallway"},
+	{"a move changes where a thing of a kind is", "The office is downtown", "Moved the office to Midtown", 0.7, 1, SignalTemporal, "downtown → midtown"},
 }
 
 // TestDecide is the specification of the signals: decideCases, one case per

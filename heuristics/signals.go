@@ -585,6 +585,10 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 		e.miss("No contradiction: the change leads to a thing of another kind (a language and a database, say).")
 		return fired{}, false
 	}
+	if moves(b) && a.copular && a.classifies(old) {
+		e.miss("No contradiction: a move changes where something is, and the older statement says what it is.")
+		return fired{}, false // "the car is a Volvo" / "moved the car to the garage"
+	}
 	if f, ok := changedSlot(a, b, marker); ok {
 		return f, true
 	}
@@ -599,6 +603,39 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 		return nowChange(a, b, marker)
 	}
 	return changeVerb(a, b, marker, e)
+}
+
+// moves reports a change verb that moves something ("moved", "relocated").
+func moves(c *clause) bool {
+	if c.replaceAt < 0 {
+		return false
+	}
+	switch c.stem(c.replaceAt) {
+	case "move", "relocate":
+		return true
+	}
+	return false
+}
+
+// classifies reports whether v, a value of the copular clause c, says
+// only what kind of thing its subject is: an indefinite article comes
+// right before it and no preposition after ("is a Volvo", "is an old
+// labrador"), where "is in the office", "is on Thursday", "is downtown"
+// and "is an intern at Pixar" say where or when too.
+func (c *clause) classifies(v sel) bool {
+	i := bits.TrailingZeros64(v.idx) - 1
+	if v.idx == 0 || i < c.start {
+		return false
+	}
+	if w := c.raw(i); w != "a" && w != "an" {
+		return false
+	}
+	for k := i + 1; k < c.hi; k++ {
+		if c.tok(k).flags&fPrep != 0 {
+			return false // "is an intern at Pixar" also says where
+		}
+	}
+	return true
 }
 
 // Kinds of technical things, as bits: a name may be of more than one.
