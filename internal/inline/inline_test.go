@@ -300,18 +300,11 @@ func TestUnreadableRowDoesNotFailTheBatch(t *testing.T) {
 // over and the LLM is asked once.
 func TestSlowLLMBatchIsNotTakenOver(t *testing.T) {
 	t.Parallel()
-	var asked atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		asked.Add(1)
-		select {
-		case <-r.Context().Done():
-			return
-		case <-time.After(7 * time.Second): // well past the claim below
-		}
-		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{
-			"content": `{"contradicts": false, "confidence": 0.2, "reasoning": "compatible"}`}}}})
-	}))
-	defer srv.Close()
+	url, asked := fakeLLM(t, func() <-chan struct{} { // well past the claim below
+		answer := make(chan struct{})
+		time.AfterFunc(7*time.Second, func() { close(answer) })
+		return answer
+	})
 	db := pgtest.New(t)
 	s := memtest.New(t, db.DB)
 	asp := s.Aspect("a", "Sam", "project")
@@ -319,22 +312,11 @@ func TestSlowLLMBatchIsNotTakenOver(t *testing.T) {
 		memtest.Attr{ID: "s1", Agent: "a", Aspect: asp, Content: "The billing service stores invoices in PostgreSQL"},
 		memtest.Attr{ID: "s2", Agent: "a", Content: "The billing service keeps invoices inside DynamoDB tables"},
 	)
-	cfg := cfgWithPoll(100*time.Millisecond, db.URL)
-	cfg.Memory.PipelineV2.Structural.SupersessionSemanticFallback = true
-	cfg.Maintenance.LLM.Endpoint, cfg.Maintenance.LLM.Model = srv.URL+"/v1", "m"
-	cfg.Maintenance.LLM.Timeout = 10 * time.Second
+	cfg := withLLM(cfgWithPoll(100*time.Millisecond, db.URL), url, 10*time.Second)
 	for range 2 {
-		reg := prometheus.NewRegistry()
-		log := slog.New(slog.DiscardHandler)
-		engine := supersession.New(job.Deps{DB: db.DB, Logger: log, Registry: reg, LLM: llm.NewProvider(func(string) string { return "" }, nil)})
-		h := inline.New(job.Deps{DB: db.DB, Logger: log, Registry: reg}, engine)
 		// Renewed every second: a slow machine must miss three renewals in
 		// a row (with a 2 s claim, a box loaded by a parallel build once did).
-		h.ClaimFor = 3 * time.Second
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); _ = h.Run(ctx, func() *config.Config { return cfg }) }()
-		t.Cleanup(func() { cancel(); <-done })
+		runLLMHook(t, db, cfg, 3*time.Second)
 	}
 	s.Exec(`UPDATE entity_attributes SET aspect_id = $1 WHERE id = 's2'`, asp)
 	eventually(t, "classification decided", func() bool {
@@ -347,25 +329,56 @@ func TestSlowLLMBatchIsNotTakenOver(t *testing.T) {
 	}
 }
 
+// fakeLLM is an OpenAI-compatible endpoint that answers every question
+// "compatible" once the channel wait returns for it is closed (or the
+// request ends), and counts the questions. It lives as long as the test.
+func fakeLLM(t *testing.T, wait func() <-chan struct{}) (url string, asked *atomic.Int32) {
+	asked = new(atomic.Int32)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		select {
+		case <-r.Context().Done():
+			return
+		case <-wait():
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{
+			"content": `{"contradicts": false, "confidence": 0.2, "reasoning": "compatible"}`}}}})
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v1", asked
+}
+
+// withLLM turns the semantic fallback on, asking the LLM at url.
+func withLLM(cfg *config.Config, url string, timeout time.Duration) *config.Config {
+	cfg.Memory.PipelineV2.Structural.SupersessionSemanticFallback = true
+	cfg.Maintenance.LLM.Endpoint, cfg.Maintenance.LLM.Model = url, "m"
+	cfg.Maintenance.LLM.Timeout = timeout
+	return cfg
+}
+
+// runLLMHook runs, until the test ends, a hook whose engine asks the LLM
+// cfg names, its claims lasting claimFor.
+func runLLMHook(t *testing.T, db *pgtest.DB, cfg *config.Config, claimFor time.Duration) *inline.Hook {
+	reg := prometheus.NewRegistry()
+	log := slog.New(slog.DiscardHandler)
+	engine := supersession.New(job.Deps{DB: db.DB, Logger: log, Registry: reg, LLM: llm.NewProvider(func(string) string { return "" }, nil)})
+	h := inline.New(job.Deps{DB: db.DB, Logger: log, Registry: reg}, engine)
+	h.ClaimFor = claimFor
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = h.Run(ctx, func() *config.Config { return cfg }) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return h
+}
+
 // A batch that waits (here on a slow LLM) does not hold up the next: a
 // classification made meanwhile in another aspect is decided by another
 // drain while the first is still waiting for its answer.
 func TestWaitingBatchDoesNotHoldUpTheNext(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
-	var asked atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		asked.Add(1)
-		select {
-		case <-r.Context().Done():
-			return
-		case <-release:
-		}
-		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{
-			"content": `{"contradicts": false, "confidence": 0.2, "reasoning": "compatible"}`}}}})
-	}))
-	defer srv.Close()
-	defer close(release) // before srv.Close: the waiting request must end
+	defer close(release) // the waiting request ends with the test
+	url, asked := fakeLLM(t, func() <-chan struct{} { return release })
 	db := pgtest.New(t)
 	s := memtest.New(t, db.DB)
 	slow, home := s.Aspect("a", "Sam", "project"), s.Aspect("a", "Sam", "home")
@@ -375,18 +388,7 @@ func TestWaitingBatchDoesNotHoldUpTheNext(t *testing.T) {
 		memtest.Attr{ID: "h1", Agent: "a", Aspect: home, Content: "Lives in Toronto"},
 		memtest.Attr{ID: "h2", Agent: "a", Content: "Lives in Winnipeg"},
 	)
-	cfg := cfgWithPoll(time.Hour, db.URL)
-	cfg.Memory.PipelineV2.Structural.SupersessionSemanticFallback = true
-	cfg.Maintenance.LLM.Endpoint, cfg.Maintenance.LLM.Model = srv.URL+"/v1", "m"
-	cfg.Maintenance.LLM.Timeout = time.Minute
-	reg := prometheus.NewRegistry()
-	log := slog.New(slog.DiscardHandler)
-	engine := supersession.New(job.Deps{DB: db.DB, Logger: log, Registry: reg, LLM: llm.NewProvider(func(string) string { return "" }, nil)})
-	h := inline.New(job.Deps{DB: db.DB, Logger: log, Registry: reg}, engine)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = h.Run(ctx, func() *config.Config { return cfg }) }()
-	t.Cleanup(func() { cancel(); <-done })
+	h := runLLMHook(t, db, withLLM(cfgWithPoll(time.Hour, db.URL), url, time.Minute), time.Minute)
 	eventually(t, "listener connected", func() bool { return h.Ready() == nil })
 
 	s.Exec(`UPDATE entity_attributes SET aspect_id = $1 WHERE id = 's2'`, slow)
