@@ -467,6 +467,25 @@ func (c *clause) markers() {
 		c.irreal = c.irreal || f&fIrreal != 0 && f&fAdv != 0
 	}
 	c.negated = neg
+	c.irreal = c.irreal || c.underWay()
+}
+
+// underWay reports a change in the present progressive ("is migrating the
+// backend to FastAPI", "they're currently moving to Leeds"): under way, not
+// done, so the older value still holds, as it does against a plan.
+func (c *clause) underWay() bool {
+	if c.replaceAt <= c.start || !strings.HasSuffix(c.raw(c.replaceAt), "ing") {
+		return false
+	}
+	for i := c.replaceAt - 1; i >= c.start; i-- {
+		switch f := c.tok(i).flags; {
+		case f&fCopula != 0:
+			return f&fPast == 0
+		case f&(fAdv|fNow) == 0:
+			return false
+		}
+	}
+	return false
 }
 
 // sets computes the word sets the signals compare.

@@ -186,6 +186,20 @@ var decideCases = []struct {
 	{"a move does not change what a thing is", "The car is a Volvo", "Moved the car to the garage", 0, 0, "", ""},
 	{"a move changes where a thing is", "The printer is in the office", "Moved the printer to the hallway", 0.7, 1, SignalTemporal, "office → hallway"},
 	{"a move changes where a thing of a kind is", "The office is downtown", "Moved the office to Midtown", 0.7, 1, SignalTemporal, "downtown → midtown"},
+	// A change that names what it leaves changes only that.
+	{"a change from something the older does not say", "Banks with Chase", "Switched from Hulu to Max", 0, 0, "", ""},
+	{"a change instead of something else", "Eats eggs for breakfast", "Eats tofu instead of chicken", 0, 0, "", ""},
+	{"a replacement of something else", "Keeps the photos on a NAS", "Replaced the old modem with a fibre router", 0, 0, "", ""},
+	{"a change from what the older says", "Banks with Chase", "Switched from Chase to a local credit union", 0.85, 1, SignalTemporal, "chase → local credit union"},
+	// A noun slot's values compare only when they say the same kind of thing.
+	{"a value in another preposition", "The team is in the Payments org", "The team is on call this week", 0, 0, "", ""},
+	{"what a thing is part of is not which it is", "The team is part of Payments", "The team grew to twelve people", 0, 0.69, "", ""},
+	{"a value in the same preposition", "The team is in the Payments org", "The team is in the Risk org now", 0.75, 1, SignalValue, "payments org → risk org"},
+	{"a value after the to of a change", "Her salary is $70k", "Her salary went up to $78k", 0.75, 1, SignalValue, "70k → 78k"},
+	// A change under way has not happened yet.
+	{"a move under way", "Keeps the code on Bitbucket", "The team is currently moving the code from Bitbucket to GitLab", 0, 0, "", ""},
+	{"a move under way, contracted", "Lives in Porto", "They're relocating to Braga", 0, 0, "", ""},
+	{"a move done", "Keeps the code on Bitbucket", "The team moved the code from Bitbucket to GitLab", 0.85, 1, SignalTemporal, "bitbucket → gitlab"},
 }
 
 // TestDecide is the specification of the signals: decideCases, one case per

@@ -345,7 +345,7 @@ func value(a, b *clause, e *explain) (fired, bool) {
 	if va.count() == 0 || vb.count() == 0 {
 		return fired{}, false
 	}
-	if ka, kb := a.valueKind(), b.valueKind(); ka != kb || ka == valueNone {
+	if ka, kb := a.valueKind(), b.valueKind(); ka != kb || ka == valueNone || a.pred.slot == slotNoun && (a.valuePrep() != b.valuePrep() || a.partOf() != b.partOf()) {
 		e.miss("No contradiction: the values are of different kinds (a city and a kind of home, an employer and a time, a model and a colour).")
 		return fired{}, false
 	}
@@ -487,6 +487,34 @@ func (c *clause) valueKind() int {
 	return valueName
 }
 
+// valuePrep is the preposition that introduces a noun slot's value, or ""
+// when none does or it is the "to" of a change ("went up to $92k"): "is in
+// the office" and "is on the desk" say different things of a printer, as
+// "is on call" and "is the Commerce org's" do of a team.
+func (c *clause) valuePrep() string {
+	for i := bits.TrailingZeros64(c.valIdx) - 1; i >= c.start; i-- {
+		t := c.tok(i)
+		switch {
+		case t.flags&fPrep != 0:
+			if w := c.raw(i); w != "to" {
+				return w
+			}
+			return ""
+		case t.flags&(fDet|fStop) == 0 || t.flags&(fCopula|fLight) != 0:
+			return ""
+		}
+	}
+	return ""
+}
+
+// partOf reports a value that is the head of an "of" ("is part of the
+// Commerce org", "is one of three teams"): what its subject belongs to,
+// not which one it is.
+func (c *clause) partOf() bool {
+	i := c.value().last() + 1
+	return i > 0 && i < c.hi && c.raw(i) == "of"
+}
+
 // quantity: the statements are the same word for word but for one number
 // that counts what follows it ("takes 10 mg of lisinopril" / "takes 20 mg
 // of lisinopril", "has two cats" / "has one cat now"), or the version of a
@@ -573,6 +601,13 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 			}
 		}
 	}
+	// A change that names what it leaves changes that, and nothing else:
+	// "switched from Spotify to Apple Music" says nothing of "subscribes to
+	// Netflix", "replaced the router" nothing of "uses Tailscale".
+	if old := b.left(); old.count() > 0 && old.shared(a.tail()) == 0 {
+		e.miss("No contradiction: the newer statement names what it changed from, and the older statement does not mention it.")
+		return fired{}, false
+	}
 	// Below, the older value is inferred, not named: the change must lead
 	// to a thing of the older value's kind where both kinds are known
 	// ("written in Go" / "migrated the backend to PostgreSQL" is a
@@ -603,6 +638,25 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 		return nowChange(a, b, marker)
 	}
 	return changeVerb(a, b, marker, e)
+}
+
+// left is what a change names as left behind: "from X", "instead of X",
+// "X was replaced", "replaced X with Y"; empty when it names none, and for
+// a note's arrow ("vim -> neovim"), whose older value is all of its key.
+func (c *clause) left() sel {
+	if c.arrow {
+		return sel{st: c.st}
+	}
+	if c.fromIdx != 0 {
+		return c.from()
+	}
+	if c.replaceAt >= 0 && !c.passive {
+		switch c.stem(c.replaceAt) {
+		case "replace", "swap", "trade", "convert":
+			return c.sel(c.valIdx &^ c.tgtIdx)
+		}
+	}
+	return sel{st: c.st}
 }
 
 // moves reports a change verb that moves something ("moved", "relocated").
