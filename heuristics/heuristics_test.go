@@ -200,6 +200,13 @@ var decideCases = []struct {
 	{"a move under way", "Keeps the code on Bitbucket", "The team is currently moving the code from Bitbucket to GitLab", 0, 0, "", ""},
 	{"a move under way, contracted", "Lives in Porto", "They're relocating to Braga", 0, 0, "", ""},
 	{"a move done", "Keeps the code on Bitbucket", "The team moved the code from Bitbucket to GitLab", 0.85, 1, SignalTemporal, "bitbucket → gitlab"},
+	// What a change leads to, and what it shares with the older statement.
+	{"an upgrade to a version of the same thing", "Codes mostly in Ruby", "Upgraded to Ruby 3.3", 0, 0, "", ""},
+	{"an upgrade from a version to another", "Runs Ruby 3.2", "Upgraded to Ruby 3.3", 0.7, 1, SignalTemporal, "ruby 3.2 → ruby 3.3"},
+	{"a model word is no shared context", "Uses an iPad Pro for drawing", "Upgraded to a Pixel 9 Pro", 0, 0.69, "", ""},
+	{"a model word does not hide a name's head", "Has a Pixel 7", "Upgraded to a Pixel 9 Pro", 0.7, 1, SignalTemporal, "pixel 7 → pixel 9 pro"},
+	{"the same head of another compound", "Has a joint account at Chase", "Moved her business account to Mercury", 0, 0.69, "", ""},
+	{"the same compound", "Her business account is at Chase", "Moved her business account to Mercury", 0.7, 1, SignalTemporal, "chase → mercury"},
 }
 
 // TestDecide is the specification of the signals: decideCases, one case per

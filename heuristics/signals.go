@@ -624,6 +624,10 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 		e.miss("No contradiction: a move changes where something is, and the older statement says what it is.")
 		return fired{}, false // "the car is a Volvo" / "moved the car to the garage"
 	}
+	if t, n := b.target(), b.flagged(tNumber); old.count() > 0 && old.subsetOf(t) && t.minus(old).idx&^n == 0 && t.minus(old).idx != 0 {
+		e.miss("No contradiction: the change leads to a version of what the older statement says.")
+		return fired{}, false // "writes Python" / "upgraded to Python 3.12"
+	}
 	if f, ok := changedSlot(a, b, marker); ok {
 		return f, true
 	}
@@ -748,12 +752,63 @@ func (s sel) techKind() uint8 {
 // the older's subject ("changed doctors" is not about the landlord).
 func sameKind(a, b *clause, marker string) (fired, bool) {
 	t := b.target()
-	h := b.sel(b.tgtIdx &^ b.flagged(tNumber)).last() // its head: "iphone" of "iphone 15"
+	h := b.sel(b.tgtIdx &^ b.flagged(tNumber) &^ b.models()).last() // its head: "iphone" of "iphone 15 pro"
 	if b.replaceAt < 0 || b.subjIdx != 0 || b.asIdx != 0 || h < 0 || !a.value().has(b.stem(h)) || t.subsetOf(a.core()) ||
 		a.subject().flagged(tCap) > 0 || !b.sel(b.valIdx&^b.tgtIdx).subsetOf(a.subject()) {
 		return fired{}, false
 	}
 	return fired{SignalTemporal, confTemporalContext, change(marker, a.value(), t)}, true
+}
+
+// compoundsApart is the bitmap of the words of pb that a's words share
+// only as the heads of other compounds: the same head after another
+// modifier ("a checking account" / "a savings account").
+func compoundsApart(a, b *clause, pa, pb sel) uint64 {
+	var apart uint64
+	for m := pb.idx; m != 0; m &= m - 1 {
+		k := bits.TrailingZeros64(m)
+		for n := pa.idx; n != 0; n &= n - 1 {
+			j := bits.TrailingZeros64(n)
+			if a.stem(j) != b.stem(k) {
+				continue
+			}
+			pk, pj := b.modifier(k, -1), a.modifier(j, -1)
+			if pk != "" && pj != "" && pk != pj {
+				apart |= 1 << k
+			}
+		}
+	}
+	return apart
+}
+
+// modifier is the stem of the content word right before (dir -1) or after
+// (+1) word i in its noun phrase, or "": not the clause's verb, nor a
+// name, number or word that only says it is the one ("main").
+func (c *clause) modifier(i, dir int) string {
+	j := i + dir
+	if j < c.start || j >= c.hi {
+		return ""
+	}
+	if t := c.tok(j); !t.content() || j == c.verb || j == c.replaceAt || t.flags&(tCap|tNumber|fSingleMod) != 0 || c.tok(i).flags&tCap != 0 {
+		return ""
+	}
+	return c.stem(j)
+}
+
+// modelWords end a product's name to say which model it is ("iPhone 15
+// Pro", "Galaxy S24 Ultra", "MacBook Air"): they name no kind of thing.
+var modelWords = map[string]bool{"pro": true, "max": true, "plus": true, "mini": true, "ultra": true, "air": true, "lite": true, "se": true, "xl": true}
+
+// models is the bitmap of the clause's model words that follow a name or a
+// number.
+func (c *clause) models() uint64 {
+	var m uint64
+	for i := c.start + 1; i < c.hi; i++ {
+		if modelWords[c.raw(i)] && c.tok(i-1).flags&(tCap|tNumber) != 0 && c.tok(i-1).content() {
+			m |= 1 << i
+		}
+	}
+	return m
 }
 
 // changedSlot: a change verb whose object is what the older clause is
@@ -835,6 +890,8 @@ func changeVerb(a, b *clause, marker string, e *explain) (fired, bool) {
 			pb.idx &^= 1 << k
 		}
 	}
+	pb.idx &^= b.models() // "an iPhone 15 Pro" shares nothing with "a MacBook Pro"
+	pb.idx &^= compoundsApart(a, b, pa, pb)
 	conf := confTemporalBare
 	switch {
 	case pb.sharedFlag(pa, fSingleMod|fAttr):
