@@ -207,6 +207,11 @@ var decideCases = []struct {
 	{"a model word does not hide a name's head", "Has a Pixel 7", "Upgraded to a Pixel 9 Pro", 0.7, 1, SignalTemporal, "pixel 7 → pixel 9 pro"},
 	{"the same head of another compound", "Has a joint account at Chase", "Moved her business account to Mercury", 0, 0.69, "", ""},
 	{"the same compound", "Her business account is at Chase", "Moved her business account to Mercury", 0.7, 1, SignalTemporal, "chase → mercury"},
+	{"a thing made anew is still the thing", "Is designing a recipe app as a weekend project", "Rewrote the recipe app backend in Go", 0, 0, "", ""},
+	{"a runtime is not an API style", "The service speaks gRPC", "Upgraded the service to Deno 2", 0, 0, "", ""},
+	{"a CI service is not a cloud", "The builds run on CircleCI", "Moved the builds to Azure", 0, 0, "", ""},
+	{"a CI service changes to a CI service", "The builds run on CircleCI", "Moved the builds to Buildkite", 0.7, 1, SignalTemporal, "circleci → buildkite"},
+	{"a word of a name is not the common word", "Pays about $900 a month for storage", "Moved the archive to Backblaze Storage", 0, 0.69, "", ""},
 }
 
 // TestDecide is the specification of the signals: decideCases, one case per

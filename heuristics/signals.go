@@ -616,7 +616,7 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 	if old.count() == 0 {
 		old = a.object() // "is written in Go": what it is written in
 	}
-	if otherKind(old, b.target()) || b.replaceAt < 0 && otherKind(a.object(), b.object()) {
+	if otherKind(old, b.target()) || b.replaceAt < 0 && otherKind(a.object(), b.object()) || a.replaceAt >= 0 && otherKind(a.target(), b.target()) {
 		e.miss("No contradiction: the change leads to a thing of another kind (a language and a database, say).")
 		return fired{}, false
 	}
@@ -704,15 +704,18 @@ const (
 	techOS
 	techEditor
 	techFrontend
+	techRuntime
+	techAPIStyle
+	techCI
 )
 
 // techKinds names technical things by kind, lowercase, one word each: a
 // change from one of them to a thing of another kind changes another
 // attribute. Words of everyday English among them ("go", "rust", "swift")
 // count only as the last word of a value.
-var techKinds = func() map[string]uint8 {
-	m := map[string]uint8{}
-	for kind, words := range map[uint8]string{
+var techKinds = func() map[string]uint16 {
+	m := map[string]uint16{}
+	for kind, words := range map[uint16]string{
 		techLanguage: `go golang rust python java javascript typescript ruby php kotlin swift scala elixir erlang
 			haskell clojure perl lua dart julia zig ocaml fortran cobol csharp f# c# c++ objective-c groovy`,
 		techDatabase: `postgresql postgres mysql mariadb mongodb mongo redis sqlite cassandra dynamodb cockroachdb
@@ -722,6 +725,9 @@ var techKinds = func() map[string]uint8 {
 		techOS:       `linux windows macos ubuntu debian fedora centos freebsd ios android`,
 		techEditor:   `vim neovim nvim emacs vscode sublime intellij pycharm goland webstorm xcode`,
 		techFrontend: `react vue angular svelte ember`,
+		techRuntime:  `node node.js nodejs deno bun jvm graalvm`,
+		techAPIStyle: `rest graphql grpc soap trpc json-rpc`,
+		techCI:       `jenkins circleci travis buildkite teamcity bamboo drone`,
 	} {
 		for _, w := range strings.Fields(words) {
 			m[w] |= kind
@@ -737,8 +743,10 @@ func otherKind(a, b sel) bool {
 	return ka != 0 && kb != 0 && ka&kb == 0
 }
 
-// techKind is the kinds the last word of s names (0: none the table knows).
-func (s sel) techKind() uint8 {
+// techKind is the kinds the last word of s names, numbers aside (0: none
+// the table knows).
+func (s sel) techKind() uint16 {
+	s.idx &^= s.st.flagged(tNumber) // "Node.js 20" is Node.js
 	i := s.last()
 	if i < 0 {
 		return 0
@@ -762,7 +770,10 @@ func sameKind(a, b *clause, marker string) (fired, bool) {
 
 // compoundsApart is the bitmap of the words of pb that a's words share
 // only as the heads of other compounds: the same head after another
-// modifier ("a checking account" / "a savings account").
+// modifier ("a checking account" / "a savings account"), or a word of a
+// name in the newer against a common word in the older ("moved to Google
+// Cloud" / "the cloud bill"; but "moved the photos to iCloud" / "stores
+// photos in Google Photos").
 func compoundsApart(a, b *clause, pa, pb sel) uint64 {
 	var apart uint64
 	for m := pb.idx; m != 0; m &= m - 1 {
@@ -773,12 +784,23 @@ func compoundsApart(a, b *clause, pa, pb sel) uint64 {
 				continue
 			}
 			pk, pj := b.modifier(k, -1), a.modifier(j, -1)
-			if pk != "" && pj != "" && pk != pj {
+			if pk != "" && pj != "" && pk != pj || b.namePart(k) && !a.namePart(j) {
 				apart |= 1 << k
 			}
 		}
 	}
 	return apart
+}
+
+// namePart reports a capitalised word after another in a name ("Cloud" of
+// "Google Cloud"), a capitalised verb that starts the clause aside ("Sees
+// Dr. Kim").
+func (c *clause) namePart(i int) bool {
+	if i <= c.start {
+		return false
+	}
+	p := c.tok(i - 1)
+	return c.tok(i).flags&tCap != 0 && p.flags&tCap != 0 && p.content() && !(i-1 == c.start && p.flags&fVerb != 0)
 }
 
 // modifier is the stem of the content word right before (dir -1) or after
@@ -869,9 +891,9 @@ func changeVerb(a, b *clause, marker string, e *explain) (fired, bool) {
 		e.miss("No contradiction: the change leads to what the older statement already says.")
 		return fired{}, false
 	}
-	if v := a.value(); a.oneValue() && v.count() > 0 && v.subsetOf(b.core().minus(t)) {
+	if v := a.value(); (a.oneValue() || b.anew) && v.count() > 0 && v.subsetOf(b.core().minus(t)) {
 		e.miss("No contradiction: the older value still holds after the change.")
-		return fired{}, false // "works at Stripe" / "moved to a new desk at Stripe"
+		return fired{}, false // "works at Stripe" / "moved to a new desk at Stripe"; "is building an app" / "rewrote the app in Go"
 	}
 	// The context is what they share besides the subject they must share
 	// anyway ("the service was ported to Go" says nothing of what it
