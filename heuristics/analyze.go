@@ -1,6 +1,7 @@
 package heuristics
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +19,7 @@ type Input struct {
 type Statement struct {
 	created    time.Time
 	constraint bool
+	failed     string // why the analysis failed (see Failure), "" when it did not
 	text       string // the strings of the tokens
 	toks       []token
 	clauses    []clause
@@ -81,6 +83,9 @@ func Reanalyze(st *Statement, in Input) *Statement {
 	} else {
 		toks = st.toks[:0]
 	}
+	defer contain(func(why string) {
+		*st = Statement{created: in.CreatedAt, constraint: isConstraint(in.Kind), failed: why}
+	})
 	*st = Statement{created: in.CreatedAt, constraint: isConstraint(in.Kind)}
 	st.toks, sc.text = tokenize(sc.toks[:0], sc.text[:0], in.Content, defaultLexicon())
 	st.text = string(sc.text)
@@ -95,6 +100,21 @@ func Reanalyze(st *Statement, in Input) *Statement {
 	copy(toks, st.toks)
 	st.toks = toks
 	return st
+}
+
+// Failure says why the analysis of the statement failed, or "" when it did
+// not. A failure is a bug in this package that some content reaches: the
+// statement then reads as nothing, its keys meet no other statement's, and
+// every decision with it is blocked (BlockedFailure), so that one statement
+// never stops a pass nor decides anything.
+func (st *Statement) Failure() string { return st.failed }
+
+// contain recovers a panic of the analysis or a decision and hands failed
+// what it was; it must be deferred directly.
+func contain(failed func(why string)) {
+	if p := recover(); p != nil {
+		failed(fmt.Sprintf("heuristics failed: %v", p))
+	}
 }
 
 // read marks the statement's tokens and reads its clauses; segs is room for

@@ -18,13 +18,18 @@ type Key uint64
 // or DecideAnalyzed(b, a) fires a signal, then probes(a) ∩ anchors(b) or
 // probes(b) ∩ anchors(a) is not empty. Keys that meet are only a candidate:
 // the pair must still be decided. A constraint has no keys (it is never
-// superseded and supersedes nothing). The keys appended by one call are
+// superseded and supersedes nothing), nor has a statement whose analysis
+// failed (see Failure). The keys appended by one call are
 // distinct, in no particular order. A statement's keys are its clauses'
 // keys: a decision fires on a pair of clauses.
-func (st *Statement) BlockKeys(anchors, probes []Key) ([]Key, []Key) {
-	if st.constraint {
+func (st *Statement) BlockKeys(anchors, probes []Key) (outA, outP []Key) {
+	if st.constraint || st.failed != "" {
 		return anchors, probes
 	}
+	defer contain(func(why string) {
+		st.failed = why // its keys are none, and its decisions blocked
+		outA, outP = anchors, probes
+	})
 	// The keys are collected in scratch space and appended at their exact
 	// number: the engine keeps every statement's keys for a whole batch.
 	sc := scratchPool.Get().(*scratch)

@@ -37,6 +37,10 @@ const MethodHeuristic = "heuristic"
 // BlockedConstraint is Decision.Blocked when either side is a constraint.
 const BlockedConstraint = "constraint"
 
+// BlockedFailure is Decision.Blocked when the heuristics failed on either
+// statement or on the pair (see Statement.Failure): nothing is decided.
+const BlockedFailure = "heuristics_failed"
+
 // Decide analyses both attributes and decides whether newer supersedes
 // older: DecideAnalyzed(Analyze(older), Analyze(newer)).
 func Decide(older, newer Input) Decision {
@@ -44,7 +48,11 @@ func Decide(older, newer Input) Decision {
 }
 
 // DecideAnalyzed decides on prepared statements.
-func DecideAnalyzed(older, newer *Statement) Decision {
+func DecideAnalyzed(older, newer *Statement) (d Decision) {
+	if why := cmp.Or(older.failed, newer.failed); why != "" {
+		return failure(why)
+	}
+	defer contain(func(why string) { d = failure(why) })
 	if older.constraint || newer.constraint {
 		reason := "Not superseded: the newer attribute is a constraint, and constraints are never superseded."
 		if older.constraint {
@@ -65,7 +73,7 @@ func DecideAnalyzed(older, newer *Statement) Decision {
 	if best == nil {
 		return Decision{Reason: e.why}
 	}
-	d := Decision{Method: MethodHeuristic, Confidence: best[0].conf}
+	d = Decision{Method: MethodHeuristic, Confidence: best[0].conf}
 	var details []string
 	for _, f := range best {
 		d.Signals = append(d.Signals, Signal{Name: f.name, Confidence: f.conf, Detail: f.detail})
@@ -73,6 +81,10 @@ func DecideAnalyzed(older, newer *Statement) Decision {
 	}
 	d.Reason = "The newer statement contradicts the older (" + strings.Join(details, "; ") + ")."
 	return d
+}
+
+func failure(why string) Decision {
+	return Decision{Reason: "Not decided: " + why + ".", Blocked: BlockedFailure}
 }
 
 // decideClauses runs every signal on a clause of the older statement and a

@@ -64,4 +64,9 @@
 //     only blocked candidate pairs, so no path here needs tricks for speed.
 //   - No vocabulary here names a test sentence: the tables are general
 //     English lexicons.
+//   - A bug that some content reaches does not escape: a panic of Analyze,
+//     BlockKeys or DecideAnalyzed is recovered, the statement reads as
+//     nothing (Statement.Failure says why, it has no keys) and the decision
+//     is blocked (BlockedFailure). One statement never stops a pass, and a
+//     failing one decides nothing; the engine counts and logs it.
 package heuristics

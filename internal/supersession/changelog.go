@@ -105,6 +105,22 @@ func (e *Engine) logTraces(ctx context.Context, source string, traces []PairTrac
 	}
 }
 
+// logFailures logs the attributes and pairs the heuristics failed on: a
+// bug that their content reaches, which leaves them alone (they neither
+// supersede nor are superseded) while everything else is decided.
+func (e *Engine) logFailures(ctx context.Context, source string, failures []failure) {
+	for _, f := range failures {
+		attrs := []slog.Attr{slog.String("source", source), slog.String("agent_id", f.old.AgentID),
+			slog.String("aspect_id", f.old.AspectID), slog.String("err", f.why)}
+		if f.new == nil {
+			attrs = append(attrs, slog.String("attribute_id", f.old.ID))
+		} else {
+			attrs = append(attrs, slog.String("old_attribute_id", f.old.ID), slog.String("new_attribute_id", f.new.ID))
+		}
+		e.log.LogAttrs(ctx, slog.LevelError, "heuristics failed: left alone and counted as heuristics_failed; please report this with the ids", attrs...)
+	}
+}
+
 // Names are the signals' names, comma-separated.
 func (s Signals) Names() string {
 	names := make([]string, len(s))

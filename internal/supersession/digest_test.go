@@ -290,7 +290,7 @@ func TestNarrowedPlanLoadsThePartnersNewerContradictors(t *testing.T) {
 	in := planInput{thresholds: Thresholds{Min: 0.7, Review: 0.5}}
 	for i := range olds {
 		p, n := mk("p", olds[i], 1), mk("n", news[i], 3)
-		if c, _ := decide(p, n, in); c == nil || c.Confidence < in.thresholds.Min {
+		if c, _, _ := decide(p, n, in); c == nil || c.Confidence < in.thresholds.Min {
 			continue
 		}
 		for j := range news {
@@ -333,7 +333,7 @@ func TestNarrowedPlanLoadsThePartnersNewerContradictors(t *testing.T) {
 }
 
 func decidesAbove(old, nw *Attribute, in planInput) bool {
-	c, _ := decide(old, nw, in)
+	c, _, _ := decide(old, nw, in)
 	return c != nil && c.Confidence >= in.thresholds.Review
 }
 

@@ -216,6 +216,7 @@ func (e *Engine) decideAll(ctx context.Context, cfg *config.Config, client *llm.
 		for k, v := range out.skips {
 			t.skip(k, v)
 		}
+		e.logFailures(ctx, pass.Source, out.failures)
 		e.logTraces(ctx, pass.Source, out.traces)
 		candidates = append(candidates, out.candidates...)
 		if len(out.pending) > 0 {

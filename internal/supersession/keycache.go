@@ -27,6 +27,7 @@ type cachedKeys struct {
 	id              string
 	sum             uint64
 	anchors, probes []heuristics.Key
+	failure         string
 }
 
 // keyCacheSize bounds the cache: about 150 bytes an entry.
@@ -58,7 +59,7 @@ func (c *keyCache) keys(a *Attribute) {
 		k := e.Value.(*cachedKeys)
 		if k.sum == sum {
 			c.order.MoveToFront(e)
-			a.anchors, a.probes, a.keyed = k.anchors, k.probes, true
+			a.anchors, a.probes, a.keyed, a.failure = k.anchors, k.probes, true, k.failure
 			c.mu.Unlock()
 			return
 		}
@@ -71,7 +72,7 @@ func (c *keyCache) keys(a *Attribute) {
 	if e, ok := c.items[a.ID]; ok {
 		c.order.Remove(e)
 	}
-	c.items[a.ID] = c.order.PushFront(&cachedKeys{id: a.ID, sum: sum, anchors: anchors, probes: probes})
+	c.items[a.ID] = c.order.PushFront(&cachedKeys{id: a.ID, sum: sum, anchors: anchors, probes: probes, failure: a.failure})
 	for c.order.Len() > c.max {
 		old := c.order.Remove(c.order.Back()).(*cachedKeys)
 		delete(c.items, old.id)

@@ -30,13 +30,15 @@ type Attribute struct {
 	stmt            *heuristics.Statement
 	anchors, probes []heuristics.Key
 	keyed           bool
-	elig            uint8 // eligibility's answer (elig...), eligUnknown until asked
+	elig            uint8  // eligibility's answer (elig...), eligUnknown until asked
+	failure         string // why the heuristics failed on the content (see heuristics.Statement.Failure)
 }
 
 // statement analyses the content once, however many pairs it is part of.
 func (a *Attribute) statement() *heuristics.Statement {
 	if a.stmt == nil {
 		a.stmt = heuristics.Analyze(a.input())
+		a.failure = a.stmt.Failure()
 	}
 	return a.stmt
 }
@@ -49,8 +51,9 @@ func (a *Attribute) input() heuristics.Input {
 // blockKeys are the statement's blocking keys, computed once.
 func (a *Attribute) blockKeys() (anchors, probes []heuristics.Key) {
 	if !a.keyed {
-		a.anchors, a.probes = a.statement().BlockKeys(nil, nil)
-		a.keyed = true
+		st := a.statement()
+		a.anchors, a.probes = st.BlockKeys(nil, nil)
+		a.keyed, a.failure = true, st.Failure()
 	}
 	return a.anchors, a.probes
 }
@@ -103,6 +106,9 @@ const (
 	SkipChanged         = "changed_since_decision"
 	SkipDuplicate       = "proposal_exists"
 	SkipWriteFailed     = "write_failed"
+	// SkipHeuristicsFailed: the heuristics failed on the attribute (or the
+	// pair), a bug some content reaches; it is left alone and logged.
+	SkipHeuristicsFailed = heuristics.BlockedFailure
 )
 
 // MaxContentBytes bounds the attribute content the engine reads: attributes
@@ -267,6 +273,14 @@ type planOutput struct {
 	// traces are the pairs examined (with planInput.trace), except those of
 	// old attributes left pending: they are traced when planned again.
 	traces []PairTrace
+	// failures are the attributes and pairs the heuristics failed on.
+	failures []failure
+}
+
+// failure is an attribute (new == nil) or a pair the heuristics failed on.
+type failure struct {
+	old, new *Attribute
+	why      string
 }
 
 type pendingPair struct{ old, new *Attribute }
@@ -347,6 +361,12 @@ func plan(p *prepared, in planInput) planOutput {
 			g.Keys = encodeDigest(g.Attrs, cands.anchorIx, cands.probeIx)
 		}
 	}
+	for _, a := range g.Attrs {
+		if a.failure != "" { // its keys meet none: it is in no pair
+			out.skips[SkipHeuristicsFailed]++
+			out.failures = append(out.failures, failure{old: a, why: a.failure})
+		}
+	}
 	for i, old := range g.Attrs {
 		if !cands.decidable[i] {
 			continue
@@ -384,7 +404,7 @@ func touchesFocus(old *Attribute, g *Group, newer []int, in planInput) bool {
 		if !in.focus[nw.ID] || in.vetoed[[2]string{old.ID, nw.ID}] {
 			continue
 		}
-		c, need := decide(old, nw, in)
+		c, need, _ := decide(old, nw, in)
 		if need || (c != nil && c.Confidence >= in.thresholds.Review) {
 			return true
 		}
@@ -408,7 +428,12 @@ func decideOld(old *Attribute, g *Group, newer []int, in planInput, out *planOut
 			out.trace(in, old, nw, nil, outcomeVetoed)
 			continue
 		}
-		c, need := decide(old, nw, in)
+		c, need, failed := decide(old, nw, in)
+		if failed != "" {
+			out.skips[SkipHeuristicsFailed]++
+			out.failures = append(out.failures, failure{old: old, new: nw, why: failed})
+			continue
+		}
 		if need {
 			if pending == nil {
 				pending = map[pairKey]pendingPair{}
@@ -489,29 +514,34 @@ func (out *planOutput) trace(in planInput, old, nw *Attribute, c *Candidate, out
 }
 
 // decide returns the pair's decision, or need=true when it hinges on a
-// semantic verdict not known yet. A nil candidate means "no contradiction".
-func decide(old, nw *Attribute, in planInput) (c *Candidate, need bool) {
+// semantic verdict not known yet. A nil candidate means "no contradiction";
+// failed says why the heuristics failed on the pair itself (an attribute
+// they failed on is counted once, by plan).
+func decide(old, nw *Attribute, in planInput) (c *Candidate, need bool, failed string) {
 	os, ns := old.statement(), nw.statement()
 	d := heuristics.DecideAnalyzed(os, ns)
+	if d.Blocked == heuristics.BlockedFailure && old.failure == "" && nw.failure == "" {
+		return nil, false, d.Reason
+	}
 	if d.Blocked != "" {
-		return nil, false
+		return nil, false, ""
 	}
 	if d.Method != "" && d.Confidence > 0 {
-		return &Candidate{Old: old, New: nw, Method: MethodHeuristic, Confidence: d.Confidence, Signals: d.Signals, Reasoning: d.Reason}, false
+		return &Candidate{Old: old, New: nw, Method: MethodHeuristic, Confidence: d.Confidence, Signals: d.Signals, Reasoning: d.Reason}, false, ""
 	}
 	if !in.semantic || heuristics.SharedContentTokens(os, ns) < 3 {
-		return nil, false
+		return nil, false, ""
 	}
 	v, ok := in.known[keyOf(old, nw)]
 	if !ok {
-		return nil, true
+		return nil, true, ""
 	}
 	if v.failed || !v.contradicts {
-		return nil, false
+		return nil, false, ""
 	}
 	return &Candidate{
 		Old: old, New: nw, Method: MethodSemantic, Confidence: v.confidence,
 		Signals:   []heuristics.Signal{{Name: "semantic_contradiction", Confidence: v.confidence, Detail: v.reasoning}},
 		Reasoning: fmt.Sprintf("LLM: %s", v.reasoning),
-	}, false
+	}, false, ""
 }

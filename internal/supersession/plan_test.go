@@ -54,7 +54,7 @@ func bruteForce(g *Group, in planInput) []Candidate {
 			if _, n, _ := eligibility(nw); !n {
 				continue
 			}
-			c, _ := decide(old, nw, in)
+			c, _, _ := decide(old, nw, in)
 			if c == nil {
 				continue
 			}
@@ -82,7 +82,7 @@ func focusContradicts(g *Group, i int, in planInput) bool {
 		if _, n, _ := eligibility(nw); !n || !in.focus[nw.ID] {
 			continue
 		}
-		if c, _ := decide(g.Attrs[i], nw, in); c != nil && c.Confidence >= in.thresholds.Review {
+		if c, _, _ := decide(g.Attrs[i], nw, in); c != nil && c.Confidence >= in.thresholds.Review {
 			return true
 		}
 	}
@@ -196,6 +196,37 @@ func TestFocusedPlanPicksTheNewestContradictingSibling(t *testing.T) {
 	}
 	if got["paris"] != "rome" || got["oslo"] != "rome" || len(got) != 2 {
 		t.Fatalf("decisions = %v, want paris→rome and oslo→rome", got)
+	}
+}
+
+// TestAnAttributeTheHeuristicsFailOnIsLeftAlone: an attribute whose
+// analysis failed (heuristics.Statement.Failure: no keys, every decision
+// with it blocked) is counted as heuristics_failed and reported once, takes
+// part in no pair, and its siblings are decided as if it were not there.
+func TestAnAttributeTheHeuristicsFailOnIsLeftAlone(t *testing.T) {
+	t.Parallel()
+	at := func(m time.Month) time.Time { return time.Date(2026, m, 1, 0, 0, 0, 0, time.UTC) }
+	attr := func(id, content string, m time.Month) *Attribute {
+		return &Attribute{ID: id, AgentID: "a", AspectID: "home", Kind: "attribute",
+			Content: sql.NullString{String: content, Valid: true}, CreatedAt: at(m)}
+	}
+	failed := attr("oslo", "Lives in Oslo", time.February)
+	failed.keyed, failed.failure = true, "heuristics failed: index out of range" // as the analysis leaves it
+	g := &Group{AgentID: "a", AspectID: "home", Attrs: []*Attribute{
+		attr("paris", "Lives in Paris", time.January),
+		failed,
+		attr("rome", "Lives in Rome", time.March),
+	}}
+	out := planGroup(g, planInput{thresholds: Thresholds{Min: 0.7, Review: 0.5}})
+	got := map[string]string{}
+	for _, c := range out.candidates {
+		got[c.Old.ID] = c.New.ID
+	}
+	if len(got) != 1 || got["paris"] != "rome" {
+		t.Fatalf("decisions = %v, want only paris→rome", got)
+	}
+	if out.skips[SkipHeuristicsFailed] != 1 || len(out.failures) != 1 || out.failures[0].old != failed || out.failures[0].new != nil {
+		t.Fatalf("skips %v, failures %+v: want the failed attribute once", out.skips, out.failures)
 	}
 }
 

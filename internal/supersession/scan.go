@@ -238,6 +238,7 @@ func Analyze(groups []*Group, workers int) {
 				st := heuristics.Reanalyze(spare, a.input())
 				an, pr = st.BlockKeys(an[:0], pr[:0])
 				a.anchors, a.probes, a.keyed = keySlab.take(an), keySlab.take(pr), true
+				a.failure = st.Failure()
 				spare = st
 			}
 		})
