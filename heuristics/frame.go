@@ -259,6 +259,11 @@ func (c *clause) readChange() {
 		into = [2]uint8{wordWith, wordFor}
 	case "rebuild", "rewrite": // "rewritten in Go", "rebuilt with Astro"
 		into, c.anew = [2]uint8{wordIn, wordWith}, true
+		for m := c.replaceAt + 1; m+1 < c.hi; m++ {
+			if c.is(m, wordFrom) {
+				into = [2]uint8{wordTo, wordTo} // "rewrote the service from Python to Go"
+			}
+		}
 	}
 	if c.tgtIdx == 0 {
 		c.tgtIdx = c.valIdx
@@ -471,11 +476,15 @@ func (c *clause) markers() {
 }
 
 // underWay reports a change in the present progressive ("is migrating the
-// backend to FastAPI", "they're currently moving to Leeds"): under way, not
-// done, so the older value still holds, as it does against a plan.
+// backend to FastAPI", "they're currently moving to Leeds", a note's
+// "Moving from Datadog to Grafana"): under way, not done, so the older
+// value still holds, as it does against a plan.
 func (c *clause) underWay() bool {
-	if c.replaceAt <= c.start || !strings.HasSuffix(c.raw(c.replaceAt), "ing") {
+	if c.replaceAt < c.start || !strings.HasSuffix(c.raw(c.replaceAt), "ing") {
 		return false
+	}
+	if c.replaceAt == c.start {
+		return c.subjIdx == 0 // a note: "Moving from Datadog to Grafana Cloud"
 	}
 	for i := c.replaceAt - 1; i >= c.start; i-- {
 		switch f := c.tok(i).flags; {

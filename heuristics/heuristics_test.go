@@ -212,6 +212,11 @@ var decideCases = []struct {
 	{"a CI service is not a cloud", "The builds run on CircleCI", "Moved the builds to Azure", 0, 0, "", ""},
 	{"a CI service changes to a CI service", "The builds run on CircleCI", "Moved the builds to Buildkite", 0.7, 1, SignalTemporal, "circleci → buildkite"},
 	{"a word of a name is not the common word", "Pays about $900 a month for storage", "Moved the archive to Backblaze Storage", 0, 0.69, "", ""},
+	{"an approximate number is a value like any", "Cloud spend is around $40k", "Cloud spend dropped to $31k", 0.85, 1, SignalValue, "40k → 31k"},
+	{"a rewrite of another thing", "Main language is Ruby", "Rewrote the billing worker from Ruby to Elixir", 0, 0, "", ""},
+	{"a rewrite from one thing to another", "The backend is written in Ruby", "Rewrote the backend from Ruby to Elixir", 0.85, 1, SignalTemporal, "ruby → elixir"},
+	{"a note of a change under way", "Uses Sentry for errors", "Moving from Sentry to Rollbar", 0, 0, "", ""},
+	{"a note of a change done", "Uses Sentry for errors", "Moved from Sentry to Rollbar", 0.85, 1, SignalTemporal, "sentry → rollbar"},
 }
 
 // TestDecide is the specification of the signals: decideCases, one case per

@@ -488,7 +488,8 @@ func (c *clause) valueKind() int {
 }
 
 // valuePrep is the preposition that introduces a noun slot's value, or ""
-// when none does or it is the "to" of a change ("went up to $92k"): "is in
+// when none does, it is the "to" of a change ("went up to $92k") or it
+// says how near a number is ("is about $18k"): "is in
 // the office" and "is on the desk" say different things of a printer, as
 // "is on call" and "is the Commerce org's" do of a team.
 func (c *clause) valuePrep() string {
@@ -496,10 +497,12 @@ func (c *clause) valuePrep() string {
 		t := c.tok(i)
 		switch {
 		case t.flags&fPrep != 0:
-			if w := c.raw(i); w != "to" {
+			switch w := c.raw(i); w {
+			case "to", "about", "around", "over", "under":
+				return "" // "went up to $92k", "is about $18k"
+			default:
 				return w
 			}
-			return ""
 		case t.flags&(fDet|fStop) == 0 || t.flags&(fCopula|fLight) != 0:
 			return ""
 		}
@@ -586,6 +589,14 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 		marker = "changed"
 	} else if b.strong {
 		marker = "instead"
+	}
+	// A change of a thing it names says nothing of what another thing is:
+	// "rewrote the ingestion service from Python to Go" leaves "the primary
+	// language is Python".
+	if thing := b.sel(b.valIdx &^ b.tgtIdx &^ b.fromIdx &^ b.left().idx); a.copular && a.subject().count() > 0 && b.replaceAt >= 0 &&
+		thing.count() > 0 && thing.shared(a.subject()) == 0 {
+		e.miss("No contradiction: the change is to another thing than the one the older statement is about.")
+		return fired{}, false
 	}
 	// "switched from X to Y", "Y instead of X", "replaced X with Y" where X
 	// is the older value; in "vim -> neovim" the older value is all of the
