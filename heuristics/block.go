@@ -289,7 +289,7 @@ func (c *clause) temporalKeys(anchors, probes []Key, subj uint64) ([]Key, []Key)
 	if i := pickWord(c.sel(c.valIdx &^ c.tgtIdx)); i >= 0 {
 		probes = append(probes, Key(mix(tagTempWord, uint64(c.tok(i).hash))))
 	}
-	if i := c.sel(c.tgtIdx &^ c.flagged(tNumber)).last(); i >= 0 && c.subjIdx == 0 {
+	if i := c.sel(c.tgtIdx &^ c.flagged(tNumber) &^ c.models()).last(); i >= 0 && c.subjIdx == 0 {
 		probes = append(probes, Key(mix(tagTempWord, uint64(c.tok(i).hash)))) // sameKind
 	}
 	return anchors, probes

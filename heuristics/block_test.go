@@ -27,7 +27,7 @@ func (p corpusPair) inputs() (Input, Input) {
 func loadCorpus(t testing.TB) []corpusPair {
 	t.Helper()
 	var out []corpusPair
-	for _, name := range []string{"../testdata/pairs.jsonl", "../testdata/pairs_holdout.jsonl"} {
+	for _, name := range []string{"../testdata/pairs.jsonl", "../testdata/pairs_holdout.jsonl", "../testdata/pairs_aspects.jsonl"} {
 		data, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
@@ -46,7 +46,7 @@ func loadCorpus(t testing.TB) []corpusPair {
 	return out
 }
 
-// corpusInputs is every distinct statement of both corpora.
+// corpusInputs is every distinct statement of the corpora read in tests.
 func corpusInputs(t testing.TB) []Input {
 	var out []Input
 	seen := map[Input]bool{}
