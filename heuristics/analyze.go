@@ -389,7 +389,10 @@ func (st *Statement) asOf(i int) int {
 }
 
 // timeAnchorWords are the words timeAnchor's switch names.
-var timeAnchorWords = toSet(`next last this coming past these for right at since until till in anymore nowadays lately any`)
+var timeAnchorWords = toSet(`next last this coming past these for right at by since until till in anymore nowadays lately any`)
+
+// edgeWords say which part of a time: "at the end of May".
+var edgeWords = toSet(`end start beginning middle`)
 
 var asOfWords = toSet(`this last early late mid the now today`)
 
@@ -422,9 +425,13 @@ func (st *Statement) timeAnchor(i int) int {
 			if w == "these" && st.raw(next(1)) == "days" || w != "these" && st.raw(next(1)) == "now" {
 				return 2
 			}
-		case "at":
-			if st.raw(next(1)) == "the" && st.raw(next(2)) == "moment" {
+		case "at", "by":
+			if w == "at" && st.raw(next(1)) == "the" && st.raw(next(2)) == "moment" {
 				return 3
+			}
+			if st.raw(next(1)) == "the" && edgeWords[st.raw(next(2))] && st.raw(next(3)) == "of" &&
+				(st.isYear(next(4)) || next(4).flags&fTime != 0 && next(4).flags&tNumber == 0) {
+				return 5 // "at the end of May", "by the start of 2027"
 			}
 		case "since", "until", "till", "in":
 			if st.isYear(next(1)) || next(1).flags&fTime != 0 && next(1).flags&tNumber == 0 {

@@ -217,6 +217,7 @@ var decideCases = []struct {
 	{"a rewrite from one thing to another", "The backend is written in Ruby", "Rewrote the backend from Ruby to Elixir", 0.85, 1, SignalTemporal, "ruby → elixir"},
 	{"a note of a change under way", "Uses Sentry for errors", "Moving from Sentry to Rollbar", 0, 0, "", ""},
 	{"a note of a change done", "Uses Sentry for errors", "Moved from Sentry to Rollbar", 0.85, 1, SignalTemporal, "sentry → rollbar"},
+	{"the end of a month is a time, not an object", "Works for Globex", "Quit Globex at the start of June", 0.75, 1, SignalNegation, "globex"},
 }
 
 // TestDecide is the specification of the signals: decideCases, one case per

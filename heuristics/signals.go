@@ -594,7 +594,7 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 	// "rewrote the ingestion service from Python to Go" leaves "the primary
 	// language is Python".
 	if thing := b.sel(b.valIdx &^ b.tgtIdx &^ b.fromIdx &^ b.left().idx); a.copular && a.subject().count() > 0 && b.replaceAt >= 0 &&
-		thing.count() > 0 && thing.shared(a.subject()) == 0 {
+		thing.count() > 0 && thing.shared(a.tail()) == 0 {
 		e.miss("No contradiction: the change is to another thing than the one the older statement is about.")
 		return fired{}, false
 	}
