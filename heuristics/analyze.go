@@ -144,6 +144,13 @@ func (st *Statement) read(segs []segment) []segment {
 				c.ownerIdx = subj
 			}
 		}
+		if prev && c.strong && c.fromIdx == 0 {
+			// "Stopped wearing the Apple Watch; uses a Garmin instead":
+			// instead of what the clause before ended.
+			if p := &st.clauses[len(st.clauses)-2]; p.negated && !p.irreal {
+				c.fromIdx = p.objIdx
+			}
+		}
 		subj = c.subjIdx
 	}
 	for i := range st.toks {

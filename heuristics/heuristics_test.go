@@ -218,6 +218,14 @@ var decideCases = []struct {
 	{"a note of a change under way", "Uses Sentry for errors", "Moving from Sentry to Rollbar", 0, 0, "", ""},
 	{"a note of a change done", "Uses Sentry for errors", "Moved from Sentry to Rollbar", 0.85, 1, SignalTemporal, "sentry → rollbar"},
 	{"the end of a month is a time, not an object", "Works for Globex", "Quit Globex at the start of June", 0.75, 1, SignalNegation, "globex"},
+	{"a change of another thing than an older change's", "Upgraded the web app to Vue 3", "Ported the billing page from Vue to Svelte", 0, 0, "", ""},
+	{"a change of the thing an older statement is about", "The web app is built with Vue", "Ported the web app from Vue to Svelte", 0.85, 1, SignalTemporal, "vue → svelte"},
+	{"instead of what the clause before ended", "Reads the news on a tablet", "Gave up the Kindle; reads on a Kobo instead", 0, 0, "", ""},
+	{"instead of what the clause before ended, said before", "Reads on a Kindle", "Gave up the Kindle; reads on a Kobo instead", 0.85, 1, SignalTemporal, "kindle → kobo"},
+	{"a named modifier makes another compound", "Blocks mornings for focus time", "Moved to Central time", 0, 0.69, "", ""},
+	{"one team at a time", "Is on the Growth team", "Moved to the Platform team", 0.7, 1, SignalTemporal, "growth team → platform team"},
+	{"a move into a kind of place", "Her mother lives in Dayton", "Her mother moved into a care home", 0, 0, "", ""},
+	{"a move into a kind of place somewhere else", "Her mother lives in Dayton", "Her mother moved into a care home in Columbus", 0.7, 1, SignalTemporal, "dayton"},
 }
 
 // TestDecide is the specification of the signals: decideCases, one case per

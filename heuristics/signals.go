@@ -592,9 +592,9 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 	}
 	// A change of a thing it names says nothing of what another thing is:
 	// "rewrote the ingestion service from Python to Go" leaves "the primary
-	// language is Python".
-	if thing := b.sel(b.valIdx &^ b.tgtIdx &^ b.fromIdx &^ b.left().idx); a.copular && a.subject().count() > 0 && b.replaceAt >= 0 &&
-		thing.count() > 0 && thing.shared(a.tail()) == 0 {
+	// language is Python" and "upgraded the codebase to Python 3.12".
+	if thing := b.changed(); b.replaceAt >= 0 && thing.count() > 0 && (a.copular && a.subject().count() > 0 || a.changed().count() > 0) &&
+		thing.shared(a.tail()) == 0 {
 		e.miss("No contradiction: the change is to another thing than the one the older statement is about.")
 		return fired{}, false
 	}
@@ -602,7 +602,11 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 	// is the older value; in "vim -> neovim" the older value is all of the
 	// note's key ("python version -> 3.12" is no change from "version").
 	if f := b.from(); f.count() > 0 && f.subsetOf(a.core()) && !(b.tgtIdx != 0 && b.target().subsetOf(a.target())) && b.asSel().subsetOf(a.tail()) && (b.noteKey == 0 || b.tok(b.noteKey).flags&tArrow == 0 || a.value().count() > 0 && a.value().subsetOf(b.sel(b.coreIdx&span(b.start, b.noteKey)))) {
-		return fired{SignalTemporal, confTemporalFrom, change(marker, f, b.target())}, true
+		t := b.target()
+		if t.count() == 0 {
+			t = b.sel(b.objIdx &^ b.fromIdx) // "reads on a Kobo instead"
+		}
+		return fired{SignalTemporal, confTemporalFrom, change(marker, f, t)}, true
 	}
 	if b.replaceAt >= 0 && !b.passive {
 		switch b.stem(b.replaceAt) {
@@ -631,6 +635,11 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 		e.miss("No contradiction: the change leads to a thing of another kind (a language and a database, say).")
 		return fired{}, false
 	}
+	if t := b.target(); moves(b) && a.pred != nil && a.pred.slot == slotResidence && old.flagged(tCap) > 0 && b.indefinite(t) &&
+		b.sel(span(t.last(), b.hi)).flagged(tCap) == 0 {
+		e.miss("No contradiction: the move says what kind of place, not where; the older place may still hold.")
+		return fired{}, false // "lives in Ohio" / "moved into an assisted living facility", but "... a flat in Leeds"
+	}
 	if moves(b) && a.copular && a.classifies(old) {
 		e.miss("No contradiction: a move changes where something is, and the older statement says what it is.")
 		return fired{}, false // "the car is a Volvo" / "moved the car to the garage"
@@ -653,6 +662,16 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 		return nowChange(a, b, marker)
 	}
 	return changeVerb(a, b, marker, e)
+}
+
+// changed is the thing a change names as changed ("the ingestion service"
+// of "rewrote the ingestion service from Python to Go"), without what it
+// leaves and what it leads to; empty when it names none or is no change.
+func (c *clause) changed() sel {
+	if c.replaceAt < 0 {
+		return sel{st: c.st}
+	}
+	return c.sel(c.valIdx &^ c.tgtIdx &^ c.fromIdx &^ c.left().idx)
 }
 
 // left is what a change names as left behind: "from X", "instead of X",
@@ -684,6 +703,16 @@ func moves(c *clause) bool {
 		return true
 	}
 	return false
+}
+
+// indefinite reports whether an indefinite article comes right before v.
+func (c *clause) indefinite(v sel) bool {
+	i := bits.TrailingZeros64(v.idx) - 1
+	if v.idx == 0 || i < c.start {
+		return false
+	}
+	w := c.raw(i)
+	return w == "a" || w == "an"
 }
 
 // classifies reports whether v, a value of the copular clause c, says
@@ -781,7 +810,8 @@ func sameKind(a, b *clause, marker string) (fired, bool) {
 
 // compoundsApart is the bitmap of the words of pb that a's words share
 // only as the heads of other compounds: the same head after another
-// modifier ("a checking account" / "a savings account"), or a word of a
+// modifier ("a checking account" / "a savings account"; not a head one has
+// one of at a time, as a team), or a word of a
 // name in the newer against a common word in the older ("moved to Google
 // Cloud" / "the cloud bill"; but "moved the photos to iCloud" / "stores
 // photos in Google Photos").
@@ -795,7 +825,8 @@ func compoundsApart(a, b *clause, pa, pb sel) uint64 {
 				continue
 			}
 			pk, pj := b.modifier(k, -1), a.modifier(j, -1)
-			if pk != "" && pj != "" && pk != pj || b.namePart(k) && !a.namePart(j) {
+			one := b.tok(k).flags&fAttr != 0 // one at a time: "the Maps team" / "the payments team" is a change
+			if pk != "" && pj != "" && pk != pj && !one || b.namePart(k) && !a.namePart(j) {
 				apart |= 1 << k
 			}
 		}
@@ -815,14 +846,15 @@ func (c *clause) namePart(i int) bool {
 }
 
 // modifier is the stem of the content word right before (dir -1) or after
-// (+1) word i in its noun phrase, or "": not the clause's verb, nor a
-// name, number or word that only says it is the one ("main").
+// (+1) word i in its noun phrase ("eastern" of "Eastern time"), or "": not
+// the clause's verb, a number or a word that only says it is the one
+// ("main"), nor any word of a name ("Google Cloud").
 func (c *clause) modifier(i, dir int) string {
 	j := i + dir
 	if j < c.start || j >= c.hi {
 		return ""
 	}
-	if t := c.tok(j); !t.content() || j == c.verb || j == c.replaceAt || t.flags&(tCap|tNumber|fSingleMod) != 0 || c.tok(i).flags&tCap != 0 {
+	if t := c.tok(j); !t.content() || j == c.verb || j == c.replaceAt || t.flags&(tNumber|fSingleMod) != 0 || c.tok(i).flags&tCap != 0 {
 		return ""
 	}
 	return c.stem(j)
