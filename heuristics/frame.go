@@ -92,19 +92,68 @@ func (c *clause) quantityChange() bool {
 	if k < c.hi && (c.is(k, wordUp) || c.raw(k) == "down") {
 		k++
 	}
-	if !c.is(k, wordTo) || k+1 >= c.hi || c.tok(k+1).flags&tNumber == 0 {
+	if obj := c.quantityObject(k); obj != 0 {
+		// "Raised the grocery budget to $750": what was raised is what
+		// is now $750.
+		k = bits.Len64(obj)
+		c.roles[rSubj], c.subjSpan = obj, obj
+		c.roles[rVal] &^= obj
+		c.roles[rQual] &^= obj
+	}
+	n := c.numberAfter(k)
+	if !c.is(k, wordTo) || n < 0 {
 		return false
 	}
-	c.roles[rChain] |= span(c.verb, k+1)
+	c.roles[rChain] |= span(c.verb, n) &^ c.roles[rSubj]
 	c.roles[rVerb], c.verb, c.pred, c.passive, c.past = 0, -1, nil, false, false
 	c.copular, c.now = true, true
-	c.readValue(k+1, true)
+	c.readValue(n, true)
 	return true
+}
+
+// numberAfter returns where the number after word k starts, past a word
+// that says how near it is ("to about 2 a week"), or -1.
+func (c *clause) numberAfter(k int) int {
+	n := k + 1
+	if n < c.hi && approximators[c.raw(n)] {
+		n++
+	}
+	if n >= c.hi || c.tok(n).flags&tNumber == 0 {
+		return -1
+	}
+	return n
+}
+
+// approximators say how near a number is.
+var approximators = toSet(`about around roughly approximately nearly almost`)
+
+// quantityObject is the object of a quantity verb without a subject of
+// its own, from word k to a "to" and a number ("raised the rate limit to
+// 500"): the bitmap of its words, or 0.
+func (c *clause) quantityObject(k int) uint64 {
+	if c.subjSpan != 0 || k >= c.hi || c.is(k, wordTo) {
+		return 0
+	}
+	content := false
+	for m := k; m+1 < c.hi; m++ {
+		t := c.tok(m)
+		switch {
+		case c.is(m, wordTo):
+			if content && c.numberAfter(m) >= 0 {
+				return span(k, m)
+			}
+			return 0
+		case t.flags&(fVerb|fConj|fSub|fNeg) != 0 || t.flags&fPrep != 0 && c.raw(m) != "of":
+			return 0
+		}
+		content = content || t.content()
+	}
+	return 0
 }
 
 // quantityVerbs move a quantity, as written ("increased" is an unknown participle).
 var quantityVerbs = toSet(`go goes went gone rose risen raised increased decreased climbed grew grown
-	jumped bumped lowered reduced doubled halved fell fallen dropped`)
+	jumped bumped lowered reduced doubled halved fell fallen dropped tightened loosened upped trimmed`)
 
 // lookupPred finds the longest predicate key at verb v: its canonical stem
 // followed by up to three words. It returns the number of tokens used.

@@ -226,6 +226,9 @@ var decideCases = []struct {
 	{"one team at a time", "Is on the Growth team", "Moved to the Platform team", 0.7, 1, SignalTemporal, "growth team → platform team"},
 	{"a move into a kind of place", "Her mother lives in Dayton", "Her mother moved into a care home", 0, 0, "", ""},
 	{"a move into a kind of place somewhere else", "Her mother lives in Dayton", "Her mother moved into a care home in Columbus", 0.7, 1, SignalTemporal, "dayton"},
+	{"a quantity raised by someone", "The storage quota is 50 GB per user", "Raised the storage quota to 100 GB per user", 0.8, 1, SignalValue, "50 gb → 100 gb"},
+	{"a quantity that went up to about a number", "Rent is $1,900", "Rent went up to about $2,000", 0.8, 1, SignalValue, "1,900 → 2,000"},
+	{"another quantity raised", "The storage quota is 50 GB per user", "Raised prices to 12 dollars", 0, 0, "", ""},
 }
 
 // TestDecide is the specification of the signals: decideCases, one case per
