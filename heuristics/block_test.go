@@ -27,7 +27,7 @@ func (p corpusPair) inputs() (Input, Input) {
 func loadCorpus(t testing.TB) []corpusPair {
 	t.Helper()
 	var out []corpusPair
-	for _, name := range []string{"../testdata/pairs.jsonl", "../testdata/pairs_holdout.jsonl", "../testdata/pairs_aspects.jsonl"} {
+	for _, name := range []string{"../testdata/pairs.jsonl", "../testdata/pairs_holdout.jsonl", "../testdata/pairs_aspects.jsonl", "../testdata/pairs_aspects2.jsonl"} {
 		data, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)

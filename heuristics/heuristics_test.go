@@ -213,12 +213,12 @@ var decideCases = []struct {
 	{"a CI service changes to a CI service", "The builds run on CircleCI", "Moved the builds to Buildkite", 0.7, 1, SignalTemporal, "circleci → buildkite"},
 	{"a word of a name is not the common word", "Pays about $900 a month for storage", "Moved the archive to Backblaze Storage", 0, 0.69, "", ""},
 	{"an approximate number is a value like any", "Cloud spend is around $40k", "Cloud spend dropped to $31k", 0.85, 1, SignalValue, "40k → 31k"},
-	{"a rewrite of another thing", "Main language is Ruby", "Rewrote the billing worker from Ruby to Elixir", 0, 0, "", ""},
+	{"a rewrite of another thing is not sure", "Main language is Ruby", "Rewrote the billing worker from Ruby to Elixir", 0, 0.69, "", ""},
 	{"a rewrite from one thing to another", "The backend is written in Ruby", "Rewrote the backend from Ruby to Elixir", 0.85, 1, SignalTemporal, "ruby → elixir"},
 	{"a note of a change under way", "Uses Sentry for errors", "Moving from Sentry to Rollbar", 0, 0, "", ""},
 	{"a note of a change done", "Uses Sentry for errors", "Moved from Sentry to Rollbar", 0.85, 1, SignalTemporal, "sentry → rollbar"},
 	{"the end of a month is a time, not an object", "Works for Globex", "Quit Globex at the start of June", 0.75, 1, SignalNegation, "globex"},
-	{"a change of another thing than an older change's", "Upgraded the web app to Vue 3", "Ported the billing page from Vue to Svelte", 0, 0, "", ""},
+	{"a change of another thing than an older change's is not sure", "Upgraded the web app to Vue 3", "Ported the billing page from Vue to Svelte", 0, 0.69, "", ""},
 	{"a change of the thing an older statement is about", "The web app is built with Vue", "Ported the web app from Vue to Svelte", 0.85, 1, SignalTemporal, "vue → svelte"},
 	{"instead of what the clause before ended", "Reads the news on a tablet", "Gave up the Kindle; reads on a Kobo instead", 0, 0, "", ""},
 	{"instead of what the clause before ended, said before", "Reads on a Kindle", "Gave up the Kindle; reads on a Kobo instead", 0.85, 1, SignalTemporal, "kindle → kobo"},
@@ -229,6 +229,8 @@ var decideCases = []struct {
 	{"a quantity raised by someone", "The storage quota is 50 GB per user", "Raised the storage quota to 100 GB per user", 0.8, 1, SignalValue, "50 gb → 100 gb"},
 	{"a quantity that went up to about a number", "Rent is $1,900", "Rent went up to about $2,000", 0.8, 1, SignalValue, "1,900 → 2,000"},
 	{"another quantity raised", "The storage quota is 50 GB per user", "Raised prices to 12 dollars", 0, 0, "", ""},
+	{"a change of another thing from the older value is for a reviewer", "Mobile carrier is Telus", "Switched phone plans from Telus to Fido", 0.5, 0.69, SignalTemporal, "telus → fido"},
+	{"a move into a kind of place that a fragment names", "Her mother lives in Dayton", "Her mother moved into a care home, Oak Terrace", 0.7, 1, SignalTemporal, "dayton"},
 }
 
 // TestDecide is the specification of the signals: decideCases, one case per

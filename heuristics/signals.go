@@ -595,6 +595,11 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 	// language is Python" and "upgraded the codebase to Python 3.12".
 	if thing := b.changed(); b.replaceAt >= 0 && thing.count() > 0 && (a.copular && a.subject().count() > 0 || a.changed().count() > 0) &&
 		thing.shared(a.tail()) == 0 {
+		if f := b.left(); f.count() > 0 && f.subsetOf(a.core()) {
+			// It names the older value as what it leaves: whether "ISPs"
+			// is "home internet" is a question for a reviewer.
+			return fired{SignalTemporal, confTemporalBare, change(marker, f, b.target())}, true
+		}
 		e.miss("No contradiction: the change is to another thing than the one the older statement is about.")
 		return fired{}, false
 	}
@@ -636,9 +641,9 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 		return fired{}, false
 	}
 	if t := b.target(); moves(b) && a.pred != nil && a.pred.slot == slotResidence && old.flagged(tCap) > 0 && b.indefinite(t) &&
-		b.sel(span(t.last(), b.hi)).flagged(tCap) == 0 {
+		b.sel(span(t.last(), b.end)).flagged(tCap) == 0 {
 		e.miss("No contradiction: the move says what kind of place, not where; the older place may still hold.")
-		return fired{}, false // "lives in Ohio" / "moved into an assisted living facility", but "... a flat in Leeds"
+		return fired{}, false // "lives in Ohio" / "moved into an assisted living facility", but "... a flat in Leeds", "..., Sunrise Manor"
 	}
 	if moves(b) && a.copular && a.classifies(old) {
 		e.miss("No contradiction: a move changes where something is, and the older statement says what it is.")
