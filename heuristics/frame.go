@@ -302,6 +302,11 @@ func (c *clause) readChange() {
 		c.tgtIdx = c.valIdx
 		return
 	}
+	if b := c.replaceAt + 1; b < c.hi && c.raw(b) == "back" {
+		c.valIdx &^= 1 << b // "moved back to GitBook": a particle, no value
+		c.roles[rVal] &^= 1 << b
+		c.roles[rQual] &^= 1 << b
+	}
 	into := [2]uint8{wordTo, wordInto}
 	switch c.stem(c.replaceAt) {
 	case "replace", "swap", "trade":

@@ -231,6 +231,12 @@ var decideCases = []struct {
 	{"another quantity raised", "The storage quota is 50 GB per user", "Raised prices to 12 dollars", 0, 0, "", ""},
 	{"a change of another thing from the older value is for a reviewer", "Mobile carrier is Telus", "Switched phone plans from Telus to Fido", 0.5, 0.69, SignalTemporal, "telus → fido"},
 	{"a move into a kind of place that a fragment names", "Her mother lives in Dayton", "Her mother moved into a care home, Oak Terrace", 0.7, 1, SignalTemporal, "dayton"},
+	// A change undone.
+	{"the older value of a change said again", "Moved the docs from GitBook to Mintlify", "The docs are hosted on GitBook", 0.75, 1, SignalTemporal, "back: mintlify → gitbook"},
+	{"a change back", "Moved the docs from GitBook to Mintlify", "The docs moved back to GitBook", 0.75, 1, SignalTemporal, "back: mintlify → gitbook"},
+	{"the older value of a change that names no thing", "Switched from Trello to Asana", "Uses Trello for chores", 0.5, 0.69, SignalTemporal, "back: asana → trello"},
+	{"the older value of another compound's change", "Rewrote the payments service from Ruby to Go", "The search service is written in Ruby", 0, 0, "", ""},
+	{"the older value of a change under way", "Is moving the docs from GitBook to Mintlify", "The docs are hosted on GitBook", 0, 0, "", ""},
 }
 
 // TestDecide is the specification of the signals: decideCases, one case per

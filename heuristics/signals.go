@@ -566,6 +566,9 @@ func (c *clause) counts(i int) bool {
 // A temporal word on an addition ("recently started reading poetry") is
 // not a change.
 func temporal(a, b *clause, e *explain) (fired, bool) {
+	if f, ok := reverted(a, b); ok {
+		return f, true
+	}
 	if b.replaceAt < 0 && !b.strong && !b.now {
 		return fired{}, false
 	}
@@ -696,6 +699,37 @@ func (c *clause) left() sel {
 		}
 	}
 	return sel{st: c.st}
+}
+
+// reverted: the older statement changed something from X to Y and the
+// newer says X of it ("Moved CI from Jenkins to GitHub Actions" / "CI runs
+// on Jenkins", "... / "Moved CI back to Jenkins"): the change was undone,
+// or the newer knows better. When the change names no thing ("switched from Duolingo
+// to italki"), which of X's slots the newer speaks of is a guess.
+func reverted(a, b *clause) (fired, bool) {
+	from, to := a.from(), a.target()
+	if a.replaceAt < 0 || a.arrow || a.passive || a.addAdv || from.count() == 0 || to.count() == 0 || a.irreal || a.negated ||
+		b.irreal || b.negated || b.past || b.addAdv || b.addVerb {
+		return fired{}, false
+	}
+	// "The docs moved back to GitBook" is a change back; a change to
+	// anything else is temporal's.
+	if t := b.target(); b.replaceAt >= 0 && !(t.subsetOf(from) && from.subsetOf(t)) {
+		return fired{}, false
+	}
+	if b.replaceAt < 0 && !from.subsetOf(b.object()) || to.shared(b.tail()) > 0 {
+		return fired{}, false
+	}
+	conf := confTemporalBare
+	if thing := a.changed(); thing.count() > 0 {
+		said := b.tail()
+		said.idx &^= compoundsApart(a, b, thing, said) // "the ingestion service" is not "the billing service"
+		if thing.shared(said) == 0 {
+			return fired{}, false
+		}
+		conf = confTemporalContext
+	}
+	return fired{SignalTemporal, conf, change("back", to, from)}, true
 }
 
 // moves reports a change verb that moves something ("moved", "relocated").
