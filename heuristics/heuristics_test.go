@@ -237,6 +237,14 @@ var decideCases = []struct {
 	{"the older value of a change that names no thing", "Switched from Trello to Asana", "Uses Trello for chores", 0.5, 0.69, SignalTemporal, "back: asana → trello"},
 	{"the older value of another compound's change", "Rewrote the payments service from Ruby to Go", "The search service is written in Ruby", 0, 0, "", ""},
 	{"the older value of a change under way", "Is moving the docs from GitBook to Mintlify", "The docs are hosted on GitBook", 0, 0, "", ""},
+	// A life or a relationship ended.
+	{"a pet that died", "Has a parrot named Kiwi", "Kiwi died in June", 0.75, 1, SignalNegation, "kiwi"},
+	{"what was said of one who passed away", "Kiwi is 12 years old", "Kiwi passed away", 0.75, 1, SignalNegation, "kiwi"},
+	{"one of several died", "Has two goldfish", "One of the goldfish died", 0, 0, "", ""},
+	{"a relationship ended", "Is engaged to Noor", "Broke up with Noor last week", 0.75, 1, SignalNegation, "noor"},
+	{"a breakup says nothing of another relation", "Her landlord is Noor", "Broke up with Noor last week", 0, 0, "", ""},
+	{"someone else's divorce", "Is married to Omar", "Her brother is divorced", 0, 0, "", ""},
+	{"a name inside another name", "Subscribes to HBO Max", "Max passed away", 0, 0, "", ""},
 }
 
 // TestDecide is the specification of the signals: decideCases, one case per

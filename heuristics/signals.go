@@ -83,6 +83,9 @@ func sameTime(a, b *clause) bool {
 // A coordinated denial denies each conjunct ("no longer likes chess or
 // sushi").
 func negation(a, b *clause, e *explain) (fired, bool) {
+	if f, ok := ended(a, b); ok {
+		return f, true
+	}
 	if a.negated == b.negated {
 		return fired{}, false
 	}
@@ -699,6 +702,125 @@ func (c *clause) left() sel {
 		}
 	}
 	return sel{st: c.st}
+}
+
+// ended: the newer says that someone the older speaks of died, or that a
+// relationship with them ended ("Has a cat named Miso" / "Miso died last
+// week", "Is dating Lena" / "Broke up with Lena"): what the older says of
+// them holds no more.
+func ended(a, b *clause) (fired, bool) {
+	gone, breakup := b.ends()
+	if gone.count() == 0 || a.past || a.negated || a.irreal || b.irreal || b.negated || !gone.subsetOf(a.core()) {
+		return fired{}, false
+	}
+	if g, _ := a.ends(); g.count() > 0 {
+		return fired{}, false // both tell of the end
+	}
+	if breakup && !a.together(gone) {
+		return fired{}, false // "Her manager is Priya" / "Broke up with Priya": another Priya, or still her manager
+	}
+	for i := range a.st.toks {
+		if a.st.toks[i].flags&tCap != 0 && gone.has(a.st.stem(&a.st.toks[i])) && !a.st.lone(i) {
+			return fired{}, false // "Max connections", "HBO Max" against "Max passed away"
+		}
+	}
+	return fired{SignalNegation, confNegationSubset, "newer ends: " + gone.text()}, true
+}
+
+// lone reports a capitalised word that stands alone as a name: not inside
+// a longer name ("HBO Max") nor before the noun it modifies ("Max
+// connections"), but a possessive ("Biscuit's vet").
+func (st *Statement) lone(i int) bool {
+	if i > 0 && st.toks[i-1].flags&tCap != 0 && st.toks[i-1].content() && st.toks[i].flags&tBreak == 0 {
+		return false
+	}
+	if i+1 < len(st.toks) && !strings.HasSuffix(st.raw(&st.toks[i]), "'s") { // "Biscuit's vet" is his
+		n := &st.toks[i+1]
+		if n.flags&tBreak == 0 && n.content() && n.flags&(tCap|fVerb|tNumber) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// togetherWords say that two are a couple.
+var togetherWords = toSet(`dating date dates married marry engaged together partner partners boyfriend girlfriend
+	wife husband fiance fiancé fiancee fiancée spouse seeing relationship`)
+
+// together reports a clause that says the one the memory is about is in a
+// relationship with who ("is dating Lena", "has been married to Alex",
+// "Sam is her boyfriend"; not "Dana and Sam are together").
+func (c *clause) together(who sel) bool {
+	for t := range c.subject().minus(who).words {
+		if !togetherWords[c.st.raw(t)] {
+			return false
+		}
+	}
+	for i := c.start; i < c.end; i++ {
+		if togetherWords[c.raw(i)] {
+			return true
+		}
+	}
+	return false
+}
+
+// endWords end a relationship; "up" follows those marked so.
+var endWords = map[string]bool{"separated": true, "divorced": true}
+var endWithUp = map[string]bool{"broke": true, "split": true}
+
+// kinWords name someone by their relation: who may die.
+var kinWords = toSet(`mom mum mother dad father grandma grandmother grandpa grandfather granny nana uncle aunt
+	brother sister son daughter husband wife partner cousin niece nephew`)
+
+// ends is who the clause says died, or that a relationship of the one the
+// memory is about ended with: the named or kin subject of "died" or
+// "passed away" ("Miso", "her grandmother"; not "one of my cats"), or for
+// a breakup of theirs ("broke up with Lena", "Alex and the user
+// separated"; not "her sister is divorced") the names in the statement,
+// without one the words after the verb ("divorced her husband").
+func (c *clause) ends() (who sel, breakup bool) {
+	none := sel{st: c.st}
+	keep := c.contentMask() &^ c.flagged(fSelf|fTime|fWhen|tNumber)
+	for i := c.start; i < c.hi; i++ {
+		w := c.raw(i)
+		next := ""
+		if i+1 < c.hi {
+			next = c.raw(i + 1)
+		}
+		switch {
+		case w == "died" || w == "dies" || w == "passed" && next == "away":
+			who := c.sel(keep & span(c.start, i))
+			named := false
+			for t := range who.words {
+				if r := c.st.raw(t); r == "one" || r == "of" || r != c.st.stem(t) && strings.HasSuffix(r, "s") && t.flags&tCap == 0 {
+					return none, false // "one of my cats", "the chickens"
+				}
+				named = named || t.flags&tCap != 0 || kinWords[c.st.raw(t)]
+			}
+			if !named {
+				return none, false
+			}
+			return who, false
+		case endWords[w] || endWithUp[w] && next == "up":
+			// Theirs: no subject but the one the memory is about.
+			for k := c.start; k < i; k++ {
+				if t := c.tok(k); t.content() && t.flags&tCap == 0 && t.flags&fSelf == 0 {
+					return none, false // "her sister is divorced"
+				}
+			}
+			var names uint64
+			for k := range c.st.toks {
+				if t := &c.st.toks[k]; k != i && t.flags&tCap != 0 && t.content() && t.flags&(fSelf|fTime|fVerb) == 0 {
+					names |= 1 << k
+				}
+			}
+			if names != 0 {
+				return c.sel(names), true
+			}
+			return c.sel(keep & span(i+1, c.hi)), true
+		}
+	}
+	return none, false
 }
 
 // reverted: the older statement changed something from X to Y and the
