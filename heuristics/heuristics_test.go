@@ -245,6 +245,9 @@ var decideCases = []struct {
 	{"a breakup says nothing of another relation", "Her landlord is Noor", "Broke up with Noor last week", 0, 0, "", ""},
 	{"someone else's divorce", "Is married to Omar", "Her brother is divorced", 0, 0, "", ""},
 	{"a name inside another name", "Subscribes to HBO Max", "Max passed away", 0, 0, "", ""},
+	{"a breakup says nothing of what a partner is", "Her partner Rosa is a nurse", "Broke up with Rosa", 0, 0, "", ""},
+	{"a quantity for some of it only", "Storage limit is 10 GB", "Raised the storage limit to 50 GB for team accounts", 0, 0, "", ""},
+	{"a quantity for all of it", "Storage limit is 10 GB", "Raised the storage limit to 50 GB", 0.8, 1, SignalValue, "10 gb → 50 gb"},
 }
 
 // TestDecide is the specification of the signals: decideCases, one case per

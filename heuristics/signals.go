@@ -375,12 +375,39 @@ func value(a, b *clause, e *explain) (fired, bool) {
 		e.miss("No contradiction: the values hold at different times (weekends, summer...).")
 		return fired{}, false
 	}
+	if b.narrows(a) {
+		e.miss("No contradiction: the newer value holds for some of it only.")
+		return fired{}, false // "100 requests per minute per key" / "raised to 500 for enterprise keys"
+	}
 	conf, ok := slotConfidence(a, b, va, vb, e)
 	if !ok {
 		return fired{}, false
 	}
 	return fired{SignalValue, conf, change(label, va, vb)}, true
 }
+
+// narrows reports a "for" after the value that names whom it holds for,
+// of which the older statement says nothing ("for enterprise keys", "for
+// paid plans").
+func (c *clause) narrows(a *clause) bool {
+	if c.value().flagged(tNumber) == 0 {
+		return false // a quantity's: "relocated to Denver for work" says why
+	}
+	for i := c.value().last() + 1; i > 0 && i+1 < c.end; i++ {
+		if c.tok(i).word != wordFor {
+			continue
+		}
+		if n := c.tok(i + 1); n.flags&(tNumber|fTime) != 0 || allWords[c.raw(i+1)] {
+			return false // "for six years", "for all public endpoints"
+		}
+		who := c.sel(c.st.allIdx & span(i+1, c.end))
+		return who.count() > 0 && who.shared(a.tail()) == 0
+	}
+	return false
+}
+
+// allWords say a "for" is for everyone.
+var allWords = toSet(`all every everyone everybody everything each any`)
 
 // slotConfidence is how sure a conflict of values va and vb of a's slot is.
 func slotConfidence(a, b *clause, va, vb sel, e *explain) (float64, bool) {
@@ -757,8 +784,8 @@ func (c *clause) together(who sel) bool {
 		}
 	}
 	for i := c.start; i < c.end; i++ {
-		if togetherWords[c.raw(i)] {
-			return true
+		if togetherWords[c.raw(i)] && c.subjIdx&(1<<i) == 0 {
+			return true // what it says of them: "her husband Daniel is vegetarian" is of his diet
 		}
 	}
 	return false
@@ -1063,7 +1090,7 @@ func nowChange(a, b *clause, marker string) (fired, bool) {
 		return fired{}, false
 	}
 	oa, ob := a.object(), b.object()
-	if oa.subsetOf(ob) || ob.subsetOf(oa) || copulas && a.value().equal(b.value()) {
+	if oa.subsetOf(ob) || ob.subsetOf(oa) || copulas && a.value().equal(b.value()) || b.narrows(a) {
 		return fired{}, false
 	}
 	conf := confTemporalWeak
