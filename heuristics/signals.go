@@ -791,29 +791,31 @@ func (c *clause) together(who sel) bool {
 	return false
 }
 
-// endWords end a relationship; "up" follows those marked so.
-var endWords = map[string]bool{"separated": true, "divorced": true}
-var endWithUp = map[string]bool{"broke": true, "split": true}
-
 // kinWords name someone by their relation: who may die.
 var kinWords = toSet(`mom mum mother dad father grandma grandmother grandpa grandfather granny nana uncle aunt
 	brother sister son daughter husband wife partner cousin niece nephew`)
 
 // ends is who the clause says died, or that a relationship of the one the
-// memory is about ended with: the named or kin subject of "died" or
+// memory is about ended with ("separated", "divorced", "broke up", "split
+// up"): the named or kin subject of "died" or
 // "passed away" ("Miso", "her grandmother"; not "one of my cats"), or for
 // a breakup of theirs ("broke up with Lena", "Alex and the user
 // separated"; not "her sister is divorced") the names in the statement,
 // without one the words after the verb ("divorced her husband").
 func (c *clause) ends() (who sel, breakup bool) {
 	none := sel{st: c.st}
-	keep := c.contentMask() &^ c.flagged(fSelf|fTime|fWhen|tNumber)
 	for i := c.start; i < c.hi; i++ {
 		w := c.raw(i)
+		switch w { // BlockKeys asks of every clause: a switch, not a map
+		case "died", "dies", "passed", "separated", "divorced", "broke", "split":
+		default:
+			continue
+		}
 		next := ""
 		if i+1 < c.hi {
 			next = c.raw(i + 1)
 		}
+		keep := c.contentMask() &^ c.flagged(fSelf|fTime|fWhen|tNumber)
 		switch {
 		case w == "died" || w == "dies" || w == "passed" && next == "away":
 			who := c.sel(keep & span(c.start, i))
@@ -828,7 +830,7 @@ func (c *clause) ends() (who sel, breakup bool) {
 				return none, false
 			}
 			return who, false
-		case endWords[w] || endWithUp[w] && next == "up":
+		case w == "separated" || w == "divorced" || (w == "broke" || w == "split") && next == "up":
 			// Theirs: no subject but the one the memory is about.
 			for k := c.start; k < i; k++ {
 				if t := c.tok(k); t.content() && t.flags&tCap == 0 && t.flags&fSelf == 0 {
