@@ -402,6 +402,8 @@ var canonicalStems = []struct{ stem, words string }{
 	{"information", `info information`},
 	{"administrator", `admin admins administrator administrators`},
 	{"kubernetes", `k8s kubernetes`},
+	{"postgresql", `postgres postgresql`},
+	{"mongodb", `mongo mongodb`},
 	{"laboratory", `lab labs laboratory laboratories`},
 	{"gymnasium", `gym gyms gymnasium`},
 	{"photograph", `photo photos photograph photographs`},

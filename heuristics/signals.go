@@ -682,9 +682,13 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 		e.miss("No contradiction: a move changes where something is, and the older statement says what it is.")
 		return fired{}, false // "the car is a Volvo" / "moved the car to the garage"
 	}
-	if t, n := b.target(), b.flagged(tNumber); old.count() > 0 && old.subsetOf(t) && t.minus(old).idx&^n == 0 && t.minus(old).idx != 0 {
+	if t, n := b.target(), b.flagged(tNumber)|b.versionWords(); old.count() > 0 && old.subsetOf(t) && t.minus(old).idx&^n == 0 && t.minus(old).idx != 0 {
 		e.miss("No contradiction: the change leads to a version of what the older statement says.")
 		return fired{}, false // "writes Python" / "upgraded to Python 3.12"
+	}
+	if t, v := b.target(), b.versionWords(); t.idx&v != 0 && t.idx&^(b.flagged(tNumber)|v) == 0 && a.tail().flagged(tNumber) == 0 {
+		e.miss("No contradiction: the change is to a version the older statement does not state.")
+		return fired{}, false // "uses PostgreSQL" / "upgraded Postgres to version 16"
 	}
 	if f, ok := changedSlot(a, b, marker); ok {
 		return f, true
@@ -1048,6 +1052,18 @@ func (c *clause) modifier(i, dir int) string {
 		return ""
 	}
 	return c.stem(j)
+}
+
+// versionWords is the bitmap of the clause's words that say a version is
+// next ("upgraded Postgres to version 16").
+func (c *clause) versionWords() uint64 {
+	var m uint64
+	for i := c.start; i < c.hi; i++ {
+		if w := c.raw(i); w == "version" || w == "v" || w == "release" {
+			m |= 1 << i
+		}
+	}
+	return m
 }
 
 // modelWords end a product's name to say which model it is ("iPhone 15
