@@ -24,11 +24,13 @@ func (p corpusPair) inputs() (Input, Input) {
 		Input{Content: p.Newer, CreatedAt: p.NewerAt, Kind: p.NewerKind}
 }
 
-// The labelled corpora, and those of whole aspects. Every pair of all of
-// them is checked (TestBlockKeysCorpusPairs, the fuzz seeds); the cross
-// products (every statement against every other) take the first two only:
-// they grow with the square of the statements, and with the aspects'
-// 945 more the package's tests took 448 s under -race.
+// The labelled corpora, and those of whole aspects. The blocking
+// contract is checked on all of them, every pair and every statement
+// against every other (a pair across them caught a key that did not
+// match its signal); the golden decisions and the generated statements
+// take the labelled corpora only: their cross products grow with the
+// square of the statements, and with the aspects' 945 more the package's
+// tests took 448 s under -race.
 var (
 	crossCorpora = []string{"../testdata/pairs.jsonl", "../testdata/pairs_holdout.jsonl"}
 	allCorpora   = append(slices.Clone(crossCorpora), "../testdata/pairs_aspects.jsonl", "../testdata/pairs_aspects2.jsonl")
@@ -59,10 +61,13 @@ func loadCorpora(t testing.TB, names []string) []corpusPair {
 }
 
 // corpusInputs is every distinct statement of the cross-product corpora.
-func corpusInputs(t testing.TB) []Input {
+func corpusInputs(t testing.TB) []Input { return inputsOf(loadCorpora(t, crossCorpora)) }
+
+// inputsOf is every distinct statement of the pairs.
+func inputsOf(pairs []corpusPair) []Input {
 	var out []Input
 	seen := map[Input]bool{}
-	for _, p := range loadCorpora(t, crossCorpora) {
+	for _, p := range pairs {
 		a, b := p.inputs()
 		for _, in := range []Input{a, b} {
 			if !seen[in] {
@@ -218,7 +223,7 @@ func TestBlockKeysCorpusPairs(t *testing.T) {
 // in both orders: 800 statements, 320,000 pairs, whatever their label.
 func TestBlockKeysCorpusCross(t *testing.T) {
 	t.Parallel()
-	ins := corpusInputs(t)
+	ins := inputsOf(loadCorpus(t)) // all of them: the contract is what a sweep's recall rests on
 	if testing.Short() {
 		ins = ins[:200]
 	}
