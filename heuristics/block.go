@@ -42,9 +42,8 @@ func (st *Statement) BlockKeys(anchors, probes []Key) (outA, outP []Key) {
 		a, p = c.antonymKeys(a, p, subj)
 		a, p = c.valueKeys(a, p)
 		a, p = c.temporalKeys(a, p, subj)
-		if gone, _ := c.ends(); pickWord(gone) >= 0 {
-			i := pickWord(gone)
-			p = append(p, Key(mix(tagTempWord, uint64(c.tok(i).hash)))) // ended: who is in the older's core
+		if gone, _ := c.ends(); gone.idx != 0 {
+			p = append(p, Key(mix(tagTempWord, uint64(c.tok(pickWord(gone)).hash)))) // ended: who is in the older's core
 		}
 	}
 	sc.anchors, sc.probes = a, p

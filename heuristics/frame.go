@@ -316,6 +316,7 @@ func (c *clause) readChange() {
 		for m := c.replaceAt + 1; m+1 < c.hi; m++ {
 			if c.is(m, wordFrom) {
 				into = [2]uint8{wordTo, wordTo} // "rewrote the service from Python to Go"
+				break
 			}
 		}
 	}
@@ -538,7 +539,7 @@ func (c *clause) underWay() bool {
 		return false
 	}
 	if c.replaceAt == c.start {
-		return c.subjIdx == 0 // a note: "Moving from Datadog to Grafana Cloud"
+		return true // a note, no subject before it: "Moving from Datadog to Grafana Cloud"
 	}
 	for i := c.replaceAt - 1; i >= c.start; i-- {
 		switch f := c.tok(i).flags; {

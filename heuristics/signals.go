@@ -646,12 +646,9 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 		}
 		return fired{SignalTemporal, confTemporalFrom, change(marker, f, t)}, true
 	}
-	if b.replaceAt >= 0 && !b.passive {
-		switch b.stem(b.replaceAt) {
-		case "replace", "swap", "trade", "convert":
-			if v := b.value(); v.count() > 0 && v.subsetOf(a.core()) {
-				return fired{SignalTemporal, confTemporalFrom, change(marker, v, b.target())}, true
-			}
+	if b.replaces() {
+		if v := b.value(); v.count() > 0 && v.subsetOf(a.core()) {
+			return fired{SignalTemporal, confTemporalFrom, change(marker, v, b.target())}, true
 		}
 	}
 	// A change that names what it leaves changes that, and nothing else:
@@ -682,11 +679,12 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 		e.miss("No contradiction: a move changes where something is, and the older statement says what it is.")
 		return fired{}, false // "the car is a Volvo" / "moved the car to the garage"
 	}
-	if t, n := b.target(), b.flagged(tNumber)|b.versionWords(); old.count() > 0 && old.subsetOf(t) && t.minus(old).idx&^n == 0 && t.minus(old).idx != 0 {
+	t, v := b.target(), b.versionWords()
+	if more := t.minus(old).idx; old.count() > 0 && old.subsetOf(t) && more != 0 && more&^(b.flagged(tNumber)|v) == 0 {
 		e.miss("No contradiction: the change leads to a version of what the older statement says.")
 		return fired{}, false // "writes Python" / "upgraded to Python 3.12"
 	}
-	if t, v := b.target(), b.versionWords(); t.idx&v != 0 && t.idx&^(b.flagged(tNumber)|v) == 0 && a.tail().flagged(tNumber) == 0 {
+	if t.idx&v != 0 && t.idx&^(b.flagged(tNumber)|v) == 0 && a.tail().flagged(tNumber) == 0 {
 		e.miss("No contradiction: the change is to a version the older statement does not state.")
 		return fired{}, false // "uses PostgreSQL" / "upgraded Postgres to version 16"
 	}
@@ -726,13 +724,23 @@ func (c *clause) left() sel {
 	if c.fromIdx != 0 {
 		return c.from()
 	}
-	if c.replaceAt >= 0 && !c.passive {
-		switch c.stem(c.replaceAt) {
-		case "replace", "swap", "trade", "convert":
-			return c.sel(c.valIdx &^ c.tgtIdx)
-		}
+	if c.replaces() {
+		return c.sel(c.valIdx &^ c.tgtIdx)
 	}
 	return sel{st: c.st}
+}
+
+// replaces reports an active change verb whose object is what it leaves:
+// "replaced X with Y", "swapped X for Y", "converted X to Y".
+func (c *clause) replaces() bool {
+	if c.replaceAt < 0 || c.passive {
+		return false
+	}
+	switch c.stem(c.replaceAt) {
+	case "replace", "swap", "trade", "convert":
+		return true
+	}
+	return false
 }
 
 // ended: the newer says that someone the older speaks of died, or that a
@@ -915,14 +923,10 @@ func (c *clause) indefinite(v sel) bool {
 // labrador"), where "is in the office", "is on Thursday", "is downtown"
 // and "is an intern at Pixar" say where or when too.
 func (c *clause) classifies(v sel) bool {
-	i := bits.TrailingZeros64(v.idx) - 1
-	if v.idx == 0 || i < c.start {
+	if !c.indefinite(v) {
 		return false
 	}
-	if w := c.raw(i); w != "a" && w != "an" {
-		return false
-	}
-	for k := i + 1; k < c.hi; k++ {
+	for k := bits.TrailingZeros64(v.idx); k < c.hi; k++ {
 		if c.tok(k).flags&fPrep != 0 {
 			return false // "is an intern at Pixar" also says where
 		}

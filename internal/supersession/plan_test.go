@@ -173,21 +173,23 @@ func TestFocusedPlanEqualsAllPairsOnFocus(t *testing.T) {
 	}
 }
 
+// homeAttr is an attribute of agent "a"'s aspect "home", created on the
+// first of month m of 2026.
+func homeAttr(id, content string, m time.Month) *Attribute {
+	return &Attribute{ID: id, AgentID: "a", AspectID: "home", Kind: "attribute",
+		Content: sql.NullString{String: content, Valid: true}, CreatedAt: time.Date(2026, m, 1, 0, 0, 0, 0, time.UTC)}
+}
+
 // A late classification must not make an older sibling lose to it when a
 // newer sibling contradicts that sibling too (issue: "Lives in Oslo",
 // created in February but classified after "Lives in Rome" of March, took
 // "Lives in Paris" of January).
 func TestFocusedPlanPicksTheNewestContradictingSibling(t *testing.T) {
 	t.Parallel()
-	at := func(m time.Month) time.Time { return time.Date(2026, m, 1, 0, 0, 0, 0, time.UTC) }
-	attr := func(id, content string, m time.Month) *Attribute {
-		return &Attribute{ID: id, AgentID: "a", AspectID: "home", Kind: "attribute",
-			Content: sql.NullString{String: content, Valid: true}, CreatedAt: at(m)}
-	}
 	g := &Group{AgentID: "a", AspectID: "home", Attrs: []*Attribute{
-		attr("paris", "Lives in Paris", time.January),
-		attr("oslo", "Lives in Oslo", time.February),
-		attr("rome", "Lives in Rome", time.March),
+		homeAttr("paris", "Lives in Paris", time.January),
+		homeAttr("oslo", "Lives in Oslo", time.February),
+		homeAttr("rome", "Lives in Rome", time.March),
 	}}
 	in := planInput{thresholds: Thresholds{Min: 0.7, Review: 0.5}, focus: map[string]bool{"oslo": true}}
 	got := map[string]string{}
@@ -205,17 +207,12 @@ func TestFocusedPlanPicksTheNewestContradictingSibling(t *testing.T) {
 // part in no pair, and its siblings are decided as if it were not there.
 func TestAnAttributeTheHeuristicsFailOnIsLeftAlone(t *testing.T) {
 	t.Parallel()
-	at := func(m time.Month) time.Time { return time.Date(2026, m, 1, 0, 0, 0, 0, time.UTC) }
-	attr := func(id, content string, m time.Month) *Attribute {
-		return &Attribute{ID: id, AgentID: "a", AspectID: "home", Kind: "attribute",
-			Content: sql.NullString{String: content, Valid: true}, CreatedAt: at(m)}
-	}
-	failed := attr("oslo", "Lives in Oslo", time.February)
+	failed := homeAttr("oslo", "Lives in Oslo", time.February)
 	failed.keyed, failed.failure = true, "heuristics failed: index out of range" // as the analysis leaves it
 	g := &Group{AgentID: "a", AspectID: "home", Attrs: []*Attribute{
-		attr("paris", "Lives in Paris", time.January),
+		homeAttr("paris", "Lives in Paris", time.January),
 		failed,
-		attr("rome", "Lives in Rome", time.March),
+		homeAttr("rome", "Lives in Rome", time.March),
 	}}
 	out := planGroup(g, planInput{thresholds: Thresholds{Min: 0.7, Review: 0.5}})
 	got := map[string]string{}
