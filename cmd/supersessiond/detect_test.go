@@ -162,3 +162,37 @@ func TestEvalCommand(t *testing.T) {
 		t.Errorf("--review-confidence above the minimum: exit %d", code)
 	}
 }
+
+func TestEvalAspectsCommand(t *testing.T) {
+	t.Parallel()
+	corpus := filepath.Join("..", "..", "testdata", "aspects_probe3.jsonl")
+	out, _, code := runCLI(t, "", nil, "eval", "--aspects", corpus)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	for _, want := range []string{"whole aspects: a live sweep at min confidence 0.70", "ret. precision", "ret. recall", "pair precision", "overall"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "missed (should be retired") {
+		t.Errorf("misses listed without --verbose")
+	}
+	verbose, _, code := runCLI(t, "", nil, "eval", "--aspects", corpus, "--verbose", "--scope")
+	if code != 0 || !strings.Contains(verbose, "missed (should be retired") || !strings.Contains(verbose, "one scope per entity") {
+		t.Errorf("--verbose --scope: exit %d\n%s", code, verbose)
+	}
+	if _, _, code := runCLI(t, "", nil, "eval", "--aspects", corpus, corpus); code != exitUsage {
+		t.Errorf("--aspects FILE and a FILE: exit %d", code)
+	}
+	if _, _, code := runCLI(t, "", nil, "eval", "--scope", corpus); code != exitUsage {
+		t.Errorf("--scope without --aspects: exit %d", code)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.jsonl")
+	if err := os.WriteFile(bad, []byte("{\"aspect_id\":\"a\",\"statements\":[]}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, code := runCLI(t, "", nil, "eval", "--aspects", bad); code != exitFailure || !strings.Contains(out, `no "statements"`) {
+		t.Errorf("malformed aspects file: exit %d\n%s", code, out)
+	}
+}

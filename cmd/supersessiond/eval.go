@@ -10,24 +10,25 @@ import (
 
 // EvalCommand runs the heuristics over labelled pairs and prints precision,
 // recall and F1, overall, for the heuristic classes and per class, and how
-// many true and false pairs fall in the review band.
+// many true and false pairs fall in the review band. With --aspects it
+// decides whole aspects as a live sweep would (SPEC §12).
 type EvalCommand struct{ m *Main }
 
 func (c *EvalCommand) Run(ctx context.Context, args []string) error {
-	fs, cfgPath := c.m.newFlagSet("eval", "FILE [--min-confidence F] [--review-confidence F] [--verbose]")
+	fs, cfgPath := c.m.newFlagSet("eval", "(FILE | --aspects FILE [--scope]) [--min-confidence F] [--review-confidence F] [--verbose]")
 	minFlag := newConfidenceFlag(fs)
 	reviewFlag := &confidenceFlag{}
 	fs.Var(reviewFlag, "review-confidence", "count the pairs at or above this confidence but below the minimum as the review band, 0 to 1 (default: supersessionReviewConfidence from the config, 0.5)")
-	verbose := fs.Bool("verbose", false, "list the misclassified pairs with their confidence and signals")
+	verbose := fs.Bool("verbose", false, "list the misclassified pairs (with --aspects: every wrong retirement and every miss) with their confidence and signals")
+	aspects := fs.String("aspects", "", "decide the whole aspects of `FILE` (one aspect per line, SPEC §12) as a live sweep would, and score retirements and pairs")
+	scope := fs.Bool("scope", false, "with --aspects: merge each entity's aspects into one scope and withhold the aspects' names, as a Honcho or mem0 store is decided")
 	pos, err := c.m.parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
-	if err := requirePositional("eval", pos, 1, "FILE"); err != nil {
+	file, err := evalFile(pos, *aspects, *scope)
+	if err != nil {
 		return err
-	}
-	if len(pos) > 1 {
-		return usagef("eval: one FILE expected, got %d (see 'supersessiond eval -h')", len(pos))
 	}
 	min, review, err := c.m.confidences(*cfgPath, minFlag, reviewFlag)
 	if err != nil {
@@ -36,16 +37,59 @@ func (c *EvalCommand) Run(ctx context.Context, args []string) error {
 	if review > min {
 		return usagef("eval: the review confidence %g is above the minimum confidence %g", review, min)
 	}
-	f, err := os.Open(pos[0])
+	if *aspects != "" {
+		return c.aspects(file, detect.AspectOptions{Min: min, Review: review, Scope: *scope}, *verbose)
+	}
+	f, err := os.Open(file)
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
 	defer f.Close()
 	rep, err := detect.Evaluate(f, min, review)
 	if err != nil {
-		return fmt.Errorf("eval: read %s: %w", pos[0], err)
+		return fmt.Errorf("eval: read %s: %w", file, err)
 	}
 	if err := rep.Write(c.m.Stdout, *verbose); err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	if len(rep.Errors) > 0 {
+		return &quietError{code: exitFailure}
+	}
+	return nil
+}
+
+// evalFile is the one file eval reads: a positional FILE of pairs, or the
+// --aspects FILE.
+func evalFile(pos []string, aspects string, scope bool) (string, error) {
+	switch {
+	case aspects != "" && len(pos) > 0:
+		return "", usagef("eval: --aspects takes the file; %q is one file too many (see 'supersessiond eval -h')", pos[0])
+	case aspects != "":
+		return aspects, nil
+	case scope:
+		return "", usagef("eval: --scope needs --aspects FILE")
+	}
+	if err := requirePositional("eval", pos, 1, "FILE"); err != nil {
+		return "", err
+	}
+	if len(pos) > 1 {
+		return "", usagef("eval: one FILE expected, got %d (see 'supersessiond eval -h')", len(pos))
+	}
+	return pos[0], nil
+}
+
+// aspects is eval --aspects: whole aspects decided as a live sweep would.
+func (c *EvalCommand) aspects(file string, opt detect.AspectOptions, verbose bool) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	defer f.Close()
+	rep, err := detect.EvaluateAspects(f, opt)
+	if err != nil {
+		return fmt.Errorf("eval: read %s: %w", file, err)
+	}
+	if err := rep.Write(c.m.Stdout, verbose); err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
 	if len(rep.Errors) > 0 {
