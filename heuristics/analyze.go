@@ -12,6 +12,10 @@ type Input struct {
 	Content   string
 	CreatedAt time.Time // zero when unknown
 	Kind      string    // "attribute" (also when empty) or "constraint"
+	// Aspect is the name of the aspect the agent's classifier put the
+	// attribute in ("home city", "hobbies"), "" when unknown: what the
+	// statements are about, and whether that holds one value or many.
+	Aspect string
 }
 
 // Statement is an analysed attribute: its words and the clauses they make.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -17,11 +18,12 @@ type corpusPair struct {
 	Older, Newer         string
 	OlderAt, NewerAt     time.Time
 	OlderKind, NewerKind string
+	Aspect               string
 }
 
 func (p corpusPair) inputs() (Input, Input) {
-	return Input{Content: p.Older, CreatedAt: p.OlderAt, Kind: p.OlderKind},
-		Input{Content: p.Newer, CreatedAt: p.NewerAt, Kind: p.NewerKind}
+	return Input{Content: p.Older, CreatedAt: p.OlderAt, Kind: p.OlderKind, Aspect: p.Aspect},
+		Input{Content: p.Newer, CreatedAt: p.NewerAt, Kind: p.NewerKind, Aspect: p.Aspect}
 }
 
 // The labelled corpora, and those of whole aspects. The blocking
@@ -62,6 +64,43 @@ func loadCorpora(t testing.TB, names []string) []corpusPair {
 
 // corpusInputs is every distinct statement of the cross-product corpora.
 func corpusInputs(t testing.TB) []Input { return inputsOf(loadCorpora(t, crossCorpora)) }
+
+// aspectInputs is every statement of the corpora of whole aspects written
+// for them (testdata/aspects_w*.jsonl, SPEC §12), under its aspect's name.
+// (aspects_probe*.jsonl are the statements of pairs_aspects*.jsonl.)
+func aspectInputs(t testing.TB) []Input {
+	t.Helper()
+	names, err := filepath.Glob("../testdata/aspects_w*.jsonl")
+	if err != nil || len(names) == 0 {
+		t.Fatalf("no corpus of whole aspects: %v", err)
+	}
+	var out []Input
+	for _, name := range names {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.TrimSpace(line) == "" {
+				continue
+			}
+			var a struct {
+				Aspect     string
+				Statements []struct {
+					Text, Kind string
+					At         time.Time
+				}
+			}
+			if err := json.Unmarshal([]byte(line), &a); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			for _, s := range a.Statements {
+				out = append(out, Input{Content: s.Text, CreatedAt: s.At, Kind: s.Kind, Aspect: a.Aspect})
+			}
+		}
+	}
+	return out
+}
 
 // inputsOf is every distinct statement of the pairs.
 func inputsOf(pairs []corpusPair) []Input {
@@ -219,11 +258,22 @@ func TestBlockKeysCorpusPairs(t *testing.T) {
 	t.Logf("labelled pairs: %v", s)
 }
 
-// TestBlockKeysCorpusCross: every pair of statements of both corpora, each
-// in both orders: 800 statements, 320,000 pairs, whatever their label.
+// TestBlockKeysCorpusCross: every pair of statements of the labelled
+// corpora and of the corpora of whole aspects, each in both orders,
+// whatever their label.
 func TestBlockKeysCorpusCross(t *testing.T) {
 	t.Parallel()
 	ins := inputsOf(loadCorpus(t)) // all of them: the contract is what a sweep's recall rests on
+	seen := map[Input]bool{} // what the analysis reads but the time
+	for _, in := range ins {
+		seen[Input{Content: in.Content, Kind: in.Kind, Aspect: in.Aspect}] = true
+	}
+	for _, in := range aspectInputs(t) {
+		if k := (Input{Content: in.Content, Kind: in.Kind, Aspect: in.Aspect}); !seen[k] {
+			seen[k] = true
+			ins = append(ins, in)
+		}
+	}
 	if testing.Short() {
 		ins = ins[:200]
 	}

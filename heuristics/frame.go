@@ -339,6 +339,14 @@ func (c *clause) readChange() {
 			c.fromIdx = c.phrase(m + 1)
 			return
 		}
+		if c.raw(m) == "out" && c.is(m+1, wordOf) {
+			// "moved sessions out of Redis into Postgres": out of is from.
+			c.fromIdx = c.phrase(m + 2)
+			c.valIdx &^= 1 << m
+			c.roles[rVal] &^= 1 << m
+			c.roles[rChain] |= 1 << m
+			return
+		}
 	}
 	if c.passive && !c.anew {
 		c.fromIdx = c.roles[rSubj] // "Jenkins was replaced by ..."

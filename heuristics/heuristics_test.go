@@ -250,6 +250,17 @@ var decideCases = []struct {
 	{"a quantity for all of it", "Storage limit is 10 GB", "Raised the storage limit to 50 GB", 0.8, 1, SignalValue, "10 gb → 50 gb"},
 	{"a clipped name is its full name", "Main database is Postgres 15", "Upgraded PostgreSQL from 15 to 17", 0.85, 1, SignalTemporal, "15 → 17"},
 	{"a version the older does not state", "Uses Postgres for analytics", "Upgraded PostgreSQL to version 17", 0, 0, "", ""},
+	// A graph store's relation names are the verb phrases they name.
+	{"a relation name", "Lena WORKS_AT Globex", "Lena WORKS_AT Initech", 0.85, 1, SignalValue, "globex → initech"},
+	{"a relation name of a move", "Tomas LIVES_IN Porto", "Tomas MOVED_TO Braga", 0.85, 1, SignalValue, "porto → braga"},
+	{"a relation that has a noun", "Ivo HAS_DENTIST Dr. Sousa", "Ivo HAS_DENTIST Dr. Reis", 0.8, 1, SignalValue, "dr sousa → dr reis"},
+	{"a relation that is a participle holds now", "Lena WORKS_AT Globex", "Lena EMPLOYED_BY Initech", 0.85, 1, SignalValue, "globex → initech"},
+	{"capitals are emphasis, not a name", "Phone is a Pixel 7", "THE PHONE IS CHARGED", 0, 0, "", ""},
+	// A change of another thing than the older's.
+	{"a change of something of a pet's", "Has a cockatoo named Pip", "Switched Pip's seed mix to a pellet diet", 0, 0.69, "", ""},
+	{"a change of the teacher of what one plays", "Plays the cello", "Switched cello teachers to Ms. Ortiz", 0, 0.69, "", ""},
+	{"a change of the provider of what one uses", "Uses Fastmail for email", "Switched the email host to Proton", 0.75, 1, SignalTemporal, "fastmail → proton"},
+	{"out of is from", "Keeps the backups in Dropbox", "Moved the backups out of Dropbox into S3", 0.85, 1, SignalTemporal, "dropbox → s3"},
 }
 
 // TestDecide is the specification of the signals: decideCases, one case per

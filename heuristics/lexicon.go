@@ -101,12 +101,13 @@ const (
 	wordGoing
 	wordGive // gave, give, gives, giving, given
 	wordOld  // "old" in "N years old"
+	wordOf
 )
 
 var namedWords = map[string]uint8{
 	"to": wordTo, "from": wordFrom, "as": wordAs, "no": wordNo, "up": wordUp, "into": wordInto, "in": wordIn,
 	"with": wordWith, "for": wordFor, "going": wordGoing,
-	"old": wordOld, "gave": wordGive, "give": wordGive, "gives": wordGive, "giving": wordGive, "given": wordGive,
+	"old": wordOld, "of": wordOf, "gave": wordGive, "give": wordGive, "gives": wordGive, "giving": wordGive, "given": wordGive,
 }
 
 // token makes t the token of a word of the text, with the flags the text

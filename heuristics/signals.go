@@ -704,6 +704,30 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 	return changeVerb(a, b, marker, e)
 }
 
+// otherThing reports a change that names the thing it changes, whose
+// head the older clause a does not mention, and whose other words are
+// whose thing it is: a possessor ("switched Zahra's grooming to a mobile
+// van" against "walks Zahra"), or the value of a's many-valued predicate
+// ("switched oud teacher to Nadia" against "plays oud"). The words it
+// shares with a say whose thing changed, not which. (A word a says of its
+// value's use is the thing's: "switched the internet provider to Sonic"
+// against "uses Comcast for internet".)
+func (c *clause) otherThing(a *clause) bool {
+	thing := c.changed()
+	thing.idx &^= c.flagged(tNumber) | c.models()
+	h := thing.last()
+	if h < 0 || a.tail().has(c.stem(h)) {
+		return false
+	}
+	shared := thing.minus(thing.minus(a.tail()))
+	for t := range shared.words {
+		if strings.HasSuffix(c.st.raw(t), "'s") {
+			return true
+		}
+	}
+	return shared.count() > 0 && a.pred != nil && a.pred.val == multi && shared.subsetOf(a.value())
+}
+
 // changed is the thing a change names as changed ("the ingestion service"
 // of "rewrote the ingestion service from Python to Go"), without what it
 // leaves and what it leads to; empty when it names none or is no change.
@@ -1169,6 +1193,9 @@ func changeVerb(a, b *clause, marker string, e *explain) (fired, bool) {
 	pb.idx &^= compoundsApart(a, b, pa, pb)
 	conf := confTemporalBare
 	switch {
+	case b.otherThing(a):
+		// "switched Zahra's grooming to a van" / "walks Zahra": what it
+		// changes is the grooming, which the older does not mention.
 	case pb.sharedFlag(pa, fSingleMod|fAttr):
 		conf = confTemporalSlot
 	case pb.shared(pa) > 0:

@@ -36,6 +36,9 @@ var _ [tArrow - 2*fWhen]struct{}
 // lowercased or stemmed grows by a few bytes at most.
 var _ [1<<16 - 8*maxInput]struct{}
 
+// lexiconFlags are the flags a token may get from the lexicon.
+const lexiconFlags = fWhen - 1
+
 // Flags a token gets from the text rather than the lexicon (high bits).
 const (
 	tBreak  uint32 = 1 << 31 // a clause break (punctuation) precedes the token
@@ -73,9 +76,20 @@ func tokenize(toks []token, text []byte, s string, lx *lexicon) ([]token, []byte
 		if curly {
 			word = strings.NewReplacer("\u2019", "'", "\u02bc", "'").Replace(word)
 		}
-		toks = append(toks, token{})
-		t := &toks[len(toks)-1]
-		text = lx.token(t, word, flags, text)
+		var t *token
+		if parts, ok := lx.relation(word); ok {
+			toks, text, t = lx.relationTokens(toks, text, parts, flags)
+		} else {
+			toks = append(toks, token{})
+			t = &toks[len(toks)-1]
+			text = lx.token(t, word, flags, text)
+			if flags&tCap != 0 && shouted(word) && (t.flags&lexiconFlags != 0 || t.ant != 0 || len(word) > 5) {
+				t.flags &^= tCap // "USES", "PAID OFF THE LOAN": emphasis, not a name; "AWS" stays one
+			}
+		}
+		if t == nil {
+			break // no room for its words
+		}
 		// What ends the word: a separator, perhaps a clause break. The
 		// period of "Dr. Nguyen" or "vs. Code" ends no clause.
 		r, size = utf8.DecodeRuneInString(s[end:])
@@ -86,6 +100,92 @@ func tokenize(toks []token, text []byte, s string, lx *lexicon) ([]token, []byte
 		i = end + size
 	}
 	return toks, text
+}
+
+// shouted reports a word written in capitals only ("USES", "HOMEOWNERS").
+func shouted(w string) bool {
+	if len(w) < 2 {
+		return false
+	}
+	for _, r := range w {
+		if unicode.IsLower(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// relation splits a relation name of a graph store's fact ("REPORTS_TO",
+// "LIVES_IN", "CEO_OF", "HAS_VET") into its lowercase words: capitals
+// joined by underscores, whose first word is a verb (by the lexicon or its
+// form) or "has", or whose last word is a preposition. Other such names
+// ("NODE_OPTIONS", "LEDGER_TEST_DSN") are names and stay one word.
+func (lx *lexicon) relation(w string) ([]string, bool) {
+	if !strings.Contains(w, "_") || !shouted(w) {
+		return nil, false
+	}
+	parts := strings.Split(strings.ToLower(w), "_")
+	for _, p := range parts {
+		if p == "" {
+			return nil, false
+		}
+	}
+	first, last := lx.flagsOf(parts[0]), lx.flagsOf(parts[len(parts)-1])
+	if first&(verbalFlags|fLight) == 0 && last&fPrep == 0 && !verbForm(parts[0]) {
+		return nil, false
+	}
+	return parts, true
+}
+
+// verbForm reports a word that ends like an inflected verb ("evaluating",
+// "decommissioned", "commutes").
+func verbForm(w string) bool {
+	return len(w) > 4 && (strings.HasSuffix(w, "ed") || strings.HasSuffix(w, "ing") || strings.HasSuffix(w, "es"))
+}
+
+// flagsOf is the lexicon's flags of a lowercase word, 0 when it is unknown.
+func (lx *lexicon) flagsOf(w string) uint32 {
+	if i, ok := findWord(&lx.table, w, fnv1a(w)); ok {
+		return lx.entries[i].flags
+	}
+	return 0
+}
+
+// relationTokens appends the words of a relation name as tokens, read as
+// the verb phrase it names: "REPORTS_TO" is "reports to"; a relation that
+// starts with a noun is its copula ("CEO_OF" is "is CEO of"), and one that
+// has a noun ("HAS_VET") says what that noun is ("vet is"). It returns the
+// first token, which takes the break before the name.
+func (lx *lexicon) relationTokens(toks []token, text []byte, parts []string, flags uint32) ([]token, []byte, *token) {
+	flags &^= tCap
+	first := len(toks)
+	add := func(w string) {
+		if len(toks) < maxTokens {
+			toks = append(toks, token{})
+			t := &toks[len(toks)-1]
+			text = lx.token(t, w, flags, text)
+			t.flags &^= fPast // a relation holds: "EMPLOYED_BY" is "is employed by"
+			flags &^= tBreak | tFull | tColon | tArrow // the break is before the first word only
+		}
+	}
+	switch f := lx.flagsOf(parts[0]); {
+	case parts[0] == "has" && len(parts) > 1 && lx.flagsOf(parts[len(parts)-1])&fPrep == 0:
+		for _, p := range parts[1:] {
+			add(p)
+		}
+		add("is")
+	case f&(verbalFlags|fLight) == 0 && !verbForm(parts[0]) || strings.HasSuffix(parts[0], "ing"):
+		add("is") // "CEO_OF" is "is CEO of", "RELOCATING_TO" "is relocating to"
+		fallthrough
+	default:
+		for _, p := range parts {
+			add(p)
+		}
+	}
+	if first == len(toks) {
+		return toks, text, nil
+	}
+	return toks, text, &toks[first]
 }
 
 func isWordRune(r rune, size int) bool {
