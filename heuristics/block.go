@@ -46,6 +46,7 @@ func (st *Statement) BlockKeys(anchors, probes []Key) (outA, outP []Key) {
 			p = append(p, Key(mix(tagTempWord, uint64(c.tok(pickWord(gone)).hash)))) // ended: who is in the older's core
 		}
 	}
+	a, p = st.measureKeys(a, p)
 	sc.anchors, sc.probes = a, p
 	return sc.appendDistinct(anchors, a), sc.appendDistinct(probes, p)
 }
@@ -76,6 +77,7 @@ const (
 	tagTempWord    // "switched from X", "replaced X": X is in the older fact
 	tagMorph       // a word and its negation by a prefix
 	tagQuantity    // the same statement but for a number
+	tagMeasure     // a measure of a thing (see measure)
 )
 
 // Stand-ins for a word where a key needs one: an empty selection, a

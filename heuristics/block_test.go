@@ -264,7 +264,7 @@ func TestBlockKeysCorpusPairs(t *testing.T) {
 func TestBlockKeysCorpusCross(t *testing.T) {
 	t.Parallel()
 	ins := inputsOf(loadCorpus(t)) // all of them: the contract is what a sweep's recall rests on
-	seen := map[Input]bool{} // what the analysis reads but the time
+	seen := map[Input]bool{}       // what the analysis reads but the time
 	for _, in := range ins {
 		seen[Input{Content: in.Content, Kind: in.Kind, Aspect: in.Aspect}] = true
 	}

@@ -125,7 +125,7 @@ func (c *clause) numberAfter(k int) int {
 }
 
 // approximators say how near a number is.
-var approximators = toSet(`about around roughly approximately nearly almost`)
+var approximators = toSet(`about around roughly approximately nearly almost like ~`)
 
 // quantityObject is the object of a quantity verb without a subject of
 // its own, from word k to a "to" and a number ("raised the rate limit to

@@ -261,6 +261,20 @@ var decideCases = []struct {
 	{"a change of the teacher of what one plays", "Plays the cello", "Switched cello teachers to Ms. Ortiz", 0, 0.69, "", ""},
 	{"a change of the provider of what one uses", "Uses Fastmail for email", "Switched the email host to Proton", 0.75, 1, SignalTemporal, "fastmail → proton"},
 	{"out of is from", "Keeps the backups in Dropbox", "Moved the backups out of Dropbox into S3", 0.85, 1, SignalTemporal, "dropbox → s3"},
+	// A measure restated in another frame.
+	{"a dose raised", "Takes sertraline 50 mg daily", "Sertraline raised to 100 mg daily", 0.85, 1, SignalValue, "50 → 100"},
+	{"doses of two drugs", "Takes sertraline 50 mg", "Takes vitamin D 1000 IU", 0, 0.69, "", ""},
+	{"a note's amount restated", "Rent 1,100 EUR/month", "Rent up to 1,180 EUR from May", 0.75, 1, SignalValue, "1,100 → 1,180"},
+	{"a contribution restated as a noun", "Contributes $300 a month to the Roth IRA", "Increased Roth IRA contributions to $450 a month", 0.85, 1, SignalValue, "300 → 450"},
+	{"contributions to two accounts", "Contributes $300 a month to the Roth IRA", "Contributes $100 a month to the HSA", 0, 0.69, "", ""},
+	{"a rating said apart from its game", "Plays go online; rating around 1800", "Go rating climbed to 1950", 0.85, 1, SignalValue, "1800 → 1950"},
+	{"budgets of two things", "Budget for the trip is $2,000", "Budget for groceries is $500", 0, 0.69, "", ""},
+	{"one of two timeouts", "Staging timeout: 30s, prod timeout: 60s", "prod timeout lowered to 45s", 0.85, 1, SignalValue, "60s → 45s"},
+	{"times of two events", "The flight departs at 7:40", "The flight lands at 11:05", 0, 0.69, "", ""},
+	{"a number that names", "Is on team 4", "Is on team 7", 0, 0.69, "", ""},
+	{"sizes of two things", "The desktop has 32 GB of RAM", "The desktop has 2 TB of storage", 0, 0.69, "", ""},
+	{"a balance in thousands", "Owes about $9k on the car loan", "Car loan down to $6k", 0.85, 1, SignalValue, "9k → 6k"},
+	{"a compound is another thing", "Rent is $1,800", "Garage rent is $150 now", 0, 0.69, "", ""},
 }
 
 // TestDecide is the specification of the signals: decideCases, one case per

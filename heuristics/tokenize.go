@@ -24,7 +24,15 @@ type token struct {
 	raw, stem str    // lowercased surface form; what comparisons use
 	ant       uint16 // index+1 into lexicon.ants, 0 when none
 	word      uint8  // wordTo...: the word's name, when the lexicon knows it by name
+	sign      uint8  // a number's sign: signMoney ($ € £ before it), signPercent (% after it)
 }
+
+// Signs of a number, written as symbols the words leave out.
+const (
+	signNone uint8 = iota
+	signMoney
+	signPercent
+)
 
 // str is the string text[lo:hi] of a statement's text.
 type str struct{ lo, hi uint16 }
@@ -60,10 +68,15 @@ func tokenize(toks []token, text []byte, s string, lx *lexicon) ([]token, []byte
 		s = s[:maxInput]
 	}
 	var brk uint32 // the breaks before the next word
+	var sign uint8 // a currency symbol before the next word
 	for i := 0; i < len(s) && len(toks) < maxTokens; {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if !isWordRune(r, size) {
 			brk |= breakFlags(r)
+			sign = signNone
+			if strings.ContainsRune("$€£¥₹", r) {
+				sign = signMoney
+			}
 			i += size
 			continue
 		}
@@ -93,6 +106,15 @@ func tokenize(toks []token, text []byte, s string, lx *lexicon) ([]token, []byte
 		// What ends the word: a separator, perhaps a clause break. The
 		// period of "Dr. Nguyen" or "vs. Code" ends no clause.
 		r, size = utf8.DecodeRuneInString(s[end:])
+		if t.flags&tNumber != 0 {
+			switch {
+			case sign == signMoney:
+				t.sign = signMoney
+			case r == '%':
+				t.sign = signPercent
+			}
+		}
+		sign = signNone
 		brk = 0
 		if end < len(s) && !(r == '.' && abbreviations[string(text[t.raw.lo:t.raw.hi])]) {
 			brk = breakFlags(r)
@@ -164,7 +186,7 @@ func (lx *lexicon) relationTokens(toks []token, text []byte, parts []string, fla
 			toks = append(toks, token{})
 			t := &toks[len(toks)-1]
 			text = lx.token(t, w, flags, text)
-			t.flags &^= fPast // a relation holds: "EMPLOYED_BY" is "is employed by"
+			t.flags &^= fPast                          // a relation holds: "EMPLOYED_BY" is "is employed by"
 			flags &^= tBreak | tFull | tColon | tArrow // the break is before the first word only
 		}
 	}
