@@ -45,8 +45,14 @@ func (st *Statement) BlockKeys(anchors, probes []Key) (outA, outP []Key) {
 		if gone, _ := c.ends(); gone.idx != 0 {
 			p = append(p, Key(mix(tagTempWord, uint64(c.tok(pickWord(gone)).hash)))) // ended: who is in the older's core
 		}
+		if thing, _ := c.endedThing(); thing.idx != 0 {
+			p = append(p, Key(mix(tagTempWord, uint64(c.tok(pickWord(thing)).hash)))) // a thing ended: in the older's tail
+		}
 	}
 	a, p = st.measureKeys(a, p)
+	for t := range st.all().words {
+		a = append(a, Key(mix(tagTempWord, uint64(t.hash)))) // a thing the newer ends (see thingEnded)
+	}
 	sc.anchors, sc.probes = a, p
 	return sc.appendDistinct(anchors, a), sc.appendDistinct(probes, p)
 }

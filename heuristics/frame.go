@@ -339,6 +339,12 @@ func (c *clause) readChange() {
 			c.fromIdx = c.phrase(m + 1)
 			return
 		}
+		if c.raw(m) == "off" && m == c.replaceAt+1 && m+1 < c.hi && c.tok(m+1).content() {
+			// "migrated off MySQL": off is from.
+			c.fromIdx = c.phrase(m + 1)
+			c.roles[rChain] |= 1 << m
+			return
+		}
 		if c.raw(m) == "out" && c.is(m+1, wordOf) {
 			// "moved sessions out of Redis into Postgres": out of is from.
 			c.fromIdx = c.phrase(m + 2)

@@ -275,6 +275,25 @@ var decideCases = []struct {
 	{"sizes of two things", "The desktop has 32 GB of RAM", "The desktop has 2 TB of storage", 0, 0.69, "", ""},
 	{"a balance in thousands", "Owes about $9k on the car loan", "Car loan down to $6k", 0.85, 1, SignalValue, "9k → 6k"},
 	{"a compound is another thing", "Rent is $1,800", "Garage rent is $150 now", 0, 0.69, "", ""},
+	// A thing ended, whatever the older's verb.
+	{"a cessation of using a thing", "Budgets with Quicken", "Stopped using Quicken", 0.75, 1, SignalNegation, "quicken"},
+	{"a thing sold", "Drives a 2015 Subaru Forester", "Sold the Forester last month", 0.75, 1, SignalNegation, "forester"},
+	{"a debt paid off", "Owes $6,500 on the boat loan", "Paid off the boat loan", 0.75, 1, SignalNegation, "boat loan"},
+	{"a tool removed", "Pre-commit hook runs Ruff", "Ruff removed from the hooks", 0.75, 1, SignalNegation, "ruff"},
+	{"a condition healed", "Physio for tennis elbow twice a week", "Tennis elbow has healed", 0.75, 1, SignalNegation, "tennis elbow"},
+	{"a need denied", "Wears glasses to drive", "had LASIK, glasses no longer needed", 0.75, 1, SignalNegation, "glasses"},
+	{"a plan cancelled", "Is planning a trip to Peru in May", "Cancelled the Peru trip", 0.75, 1, SignalNegation, "peru trip"},
+	{"an ending word that says which", "Tracks open tickets", "Tracks closed tickets", 0, 0.69, "", ""},
+	{"closed on some days", "Works from the office", "The office is closed on Saturdays", 0, 0.69, "", ""},
+	{"ended for a season", "Plays in a rec soccer league", "The soccer league ended for the season", 0, 0.69, "", ""},
+	{"given away, still what it is", "Kiwi is a green budgie", "Gave Kiwi to a neighbour", 0, 0.69, "", ""},
+	{"a habit of selling", "Collects vinyl records", "Sells used records on weekends", 0, 0.69, "", ""},
+	{"the trip is not the trips", "Flies often for work trips", "The trip is cancelled", 0, 0.69, "", ""},
+	{"weight lost is a number", "Weighs 80 kg", "Lost 5 kg", 0, 0.69, "", ""},
+	{"what is left instead is not taken", "Used to take the 6:40 bus", "Takes the 7:10 bus now instead of the 6:40", 0, 0.69, "", ""},
+	{"a rate per something says nothing of it", "Doesn't do night shifts anymore", "Pages average 4 per night shift", 0, 0.69, "", ""},
+	{"a preference for some of it", "Prefers aisle seats", "Prefers window seats on night flights", 0, 0.69, "", ""},
+	{"a size for some of it", "Shoe size 9 US", "Shoe size is 9.5 in hiking boots", 0, 0.69, "", ""},
 }
 
 // TestDecide is the specification of the signals: decideCases, one case per

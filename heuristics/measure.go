@@ -467,7 +467,8 @@ func (st *Statement) valueAt(i int) bool {
 	if k < i-1 || st.toks[i].flags&tColon != 0 {
 		return true
 	}
-	return k >= 0 && (st.toks[k].flags&(fCopula|fNow) != 0 || st.is(k, wordTo) || measureMarkers[st.raw(&st.toks[k])])
+	return k >= 0 && (st.toks[k].flags&(fCopula|fNow) != 0 || st.is(k, wordTo) || measureMarkers[st.raw(&st.toks[k])] ||
+		genericMeasures[st.raw(&st.toks[k])] && st.raw(&st.toks[k]) != "number") // "pages average 5 per week"; not "hobby number 2"
 }
 
 // changeTo reports "to" before the number at i, as a change says it
@@ -497,7 +498,7 @@ func measured(a, b *Statement) (fired, bool) {
 		for j := range mb {
 			x, y := &ma[i], &mb[j]
 			if !sameUnit(x, y) || sameValue(a, b, x, y) || x.verb != 0 && y.verb != 0 && x.verb != y.verb ||
-				!(sel{a, x.scope}).equal(sel{b, y.scope}) || !sameThing(a, b, x, y) || b.narrowed(y, a) {
+				!(sel{a, x.scope}).equal(sel{b, y.scope}) || !sameThing(a, b, x, y) || b.narrowed(y, a) || a.narrowed(x, b) {
 				continue
 			}
 			conf := confMeasure
@@ -614,19 +615,22 @@ func (st *Statement) measureKeys(anchors, probes []Key) ([]Key, []Key) {
 	return anchors, probes
 }
 
-// narrowed reports a "for" after the number of m that names whom it holds
-// for, of which the other statement says nothing ("raised the storage
-// limit to 50 GB for team accounts"; not "for six years", "for all").
+// narrowed reports a qualifier after the number of m that says where or
+// for whom it holds, of which the other statement says nothing ("raised
+// the storage limit to 50 GB for team accounts", "shoe size is 9.5 in
+// running shoes"; not "for six years", "for all").
 func (st *Statement) narrowed(m *measure, other *Statement) bool {
-	for i := m.num + 1; i+1 < len(st.toks) && st.toks[i].flags&tFull == 0; i++ {
-		if st.toks[i].word != wordFor {
+	for i := m.num + 1; i+1 < len(st.toks) && st.toks[i].flags&tBreak == 0; i++ {
+		switch st.raw(&st.toks[i]) {
+		case "for", "in", "on", "at", "with":
+		default:
 			continue
 		}
-		if n := &st.toks[i+1]; n.flags&(tNumber|fTime) != 0 || allWords[st.raw(n)] {
+		if n := &st.toks[i+1]; n.flags&(tNumber|fTime|fWhen|tBreak) != 0 || allWords[st.raw(n)] {
 			return false
 		}
-		who := sel{st, st.allIdx & span(i+1, st.phraseEnd(i+1))}
-		return who.count() > 0 && who.minus(other.all()).count() == who.count()
+		who := sel{st, st.allIdx & span(i+1, st.phraseEnd(i+1)) &^ st.flagged(fWhen)}
+		return who.minus(other.all()).count() > 0
 	}
 	return false
 }

@@ -86,6 +86,9 @@ func negation(a, b *clause, e *explain) (fired, bool) {
 	if f, ok := ended(a, b); ok {
 		return f, true
 	}
+	if f, ok := thingEnded(a, b); ok {
+		return f, true
+	}
 	if a.negated == b.negated {
 		return fired{}, false
 	}
@@ -98,6 +101,7 @@ func negation(a, b *clause, e *explain) (fired, bool) {
 		neg, pos, side = b, a, "newer negates"
 	}
 	ps := pos.predicate()
+	ps.idx &^= pos.fromIdx // "takes the 8:05 now instead of the 7:15" does not take the 7:15
 	switch {
 	case neg.subject().equal(pos.subject()):
 	case pos.implicit && !neg.implicit && sameVerb(neg, pos) && pos.subject().subsetOf(neg.predicate()):
@@ -115,6 +119,7 @@ func negation(a, b *clause, e *explain) (fired, bool) {
 			return fired{}, false
 		}
 	}
+	ps.idx &^= pos.perPhrase() // "pages average 5 per on-call week" says nothing of being on call
 	if !sameTime(neg, pos) {
 		e.miss("No contradiction: the statements are about different times.")
 		return fired{}, false
@@ -424,6 +429,10 @@ func slotConfidence(a, b *clause, va, vb sel, e *explain) (float64, bool) {
 		return confValueUsually, true
 	case category:
 		switch {
+		case b.sel(b.objIdx&^b.valIdx).minus(a.tail()).count() > 0:
+			// "prefers aisle seats" / "prefers window seats on long
+			// flights": for some of it, perhaps.
+			return confValueUsually, true
 		case a.stem(va.last()) == b.stem(vb.last()):
 			return confValueCategory, true
 		case va.count() == 1 && vb.count() == 1 && a.objIdx == a.valIdx && b.objIdx == b.valIdx:
@@ -773,7 +782,7 @@ func (c *clause) replaces() bool {
 // them holds no more.
 func ended(a, b *clause) (fired, bool) {
 	gone, breakup := b.ends()
-	if gone.count() == 0 || a.past || a.negated || a.irreal || b.irreal || b.negated || !gone.subsetOf(a.core()) {
+	if gone.count() == 0 || a.past || a.negated || a.irreal || b.irreal || b.negated || !gone.subsetOf(a.tail()) {
 		return fired{}, false
 	}
 	if g, _ := a.ends(); g.count() > 0 {
@@ -794,12 +803,13 @@ func ended(a, b *clause) (fired, bool) {
 // a longer name ("HBO Max") nor before the noun it modifies ("Max
 // connections"), but a possessive ("Biscuit's vet").
 func (st *Statement) lone(i int) bool {
-	if i > 0 && st.toks[i-1].flags&tCap != 0 && st.toks[i-1].content() && st.toks[i].flags&tBreak == 0 {
+	if p := &st.toks[max(i-1, 0)]; i > 0 && p.flags&tCap != 0 && p.content() && st.toks[i].flags&tBreak == 0 &&
+		!(p.flags&lexiconFlags != 0 && (i == 1 || p.flags&tFull != 0)) { // "Walks Kinako": a verb that starts the sentence
 		return false
 	}
 	if i+1 < len(st.toks) && !strings.HasSuffix(st.raw(&st.toks[i]), "'s") { // "Biscuit's vet" is his
 		n := &st.toks[i+1]
-		if n.flags&tBreak == 0 && n.content() && n.flags&(tCap|fVerb|tNumber) == 0 {
+		if n.flags&tBreak == 0 && n.content() && n.flags&(tCap|fVerb|tNumber|fSingleMod|fScope) == 0 {
 			return false
 		}
 	}
@@ -1202,4 +1212,18 @@ func changeVerb(a, b *clause, marker string, e *explain) (fired, bool) {
 		conf = confTemporalContext
 	}
 	return fired{SignalTemporal, conf, change(marker, a.value(), t)}, true
+}
+
+// perPhrase is the bitmap of the words that say what a rate is per ("per
+// on-call week", "each way").
+func (c *clause) perPhrase() uint64 {
+	var m uint64
+	for i := c.start; i < c.hi; i++ {
+		if w := c.raw(i); w == "per" || w == "each" {
+			for k := i + 1; k < c.hi && c.tok(k).flags&(fPrep|fConj|tBreak) == 0; k++ {
+				m |= 1 << k
+			}
+		}
+	}
+	return m
 }
