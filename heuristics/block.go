@@ -45,6 +45,11 @@ func (st *Statement) BlockKeys(anchors, probes []Key) (outA, outP []Key) {
 		if gone, _ := c.ends(); gone.idx != 0 {
 			p = append(p, Key(mix(tagTempWord, uint64(c.tok(pickWord(gone)).hash)))) // ended: who is in the older's core
 		}
+		if c.pending() && !c.negated {
+			for t := range c.sel(c.planned().idx & c.st.allIdx).words {
+				p = append(p, Key(mix(tagTempWord, uint64(t.hash)))) // resolved: a word of the plan is the newer's
+			}
+		}
 		if thing, _ := c.endedThing(); thing.idx != 0 {
 			p = append(p, Key(mix(tagTempWord, uint64(c.tok(pickWord(thing)).hash)))) // a thing ended: in the older's tail
 		}

@@ -549,6 +549,9 @@ func (c *clause) markers() {
 // "Moving from Datadog to Grafana"): under way, not done, so the older
 // value still holds, as it does against a plan.
 func (c *clause) underWay() bool {
+	if c.replaceAt > c.start && c.raw(c.replaceAt-1) == "being" {
+		return true // "Deploy is being moved to Fly.io"
+	}
 	if c.replaceAt < c.start || !strings.HasSuffix(c.raw(c.replaceAt), "ing") {
 		return false
 	}

@@ -294,6 +294,18 @@ var decideCases = []struct {
 	{"a rate per something says nothing of it", "Doesn't do night shifts anymore", "Pages average 4 per night shift", 0, 0.69, "", ""},
 	{"a preference for some of it", "Prefers aisle seats", "Prefers window seats on night flights", 0, 0.69, "", ""},
 	{"a size for some of it", "Shoe size 9 US", "Shoe size is 9.5 in hiking boots", 0, 0.69, "", ""},
+	// A plan, a trial or a thing under way, and how it came out.
+	{"training, then the race run", "Is training for the Lisbon Half Marathon", "Finished the Lisbon Half Marathon in 1:58", 0.75, 1, SignalTemporal, "lisbon half marathon"},
+	{"interviewing, then an offer", "Is interviewing at Canva", "Accepted an offer from Canva", 0.75, 1, SignalTemporal, "canva"},
+	{"a note's plan, then where it is now", "Plan: move the docs to Docusaurus", "Docs now live on Docusaurus", 0.75, 1, SignalTemporal, "docusaurus"},
+	{"an evaluation, then the cutover", "Evaluating Tempo for tracing", "Tempo cutover complete", 0.75, 1, SignalTemporal, "tempo"},
+	{"a plan given up", "Thinking about adopting a second rabbit", "A second rabbit is off the table for now", 0.75, 1, SignalTemporal, "second rabbit"},
+	{"reading, then finished", "Currently reading Dune", "Finished Dune last night", 0.75, 1, SignalTemporal, "dune"},
+	{"another race run", "Is training for the Boston Marathon", "Ran the Berlin Marathon in 3:30", 0, 0.69, "", ""},
+	{"news of whom a plan is for", "Considering piano lessons for Ava", "Ava started second grade", 0, 0.69, "", ""},
+	{"news of whom a plan is with", "Planning to move in with Priya", "Priya and the user got engaged", 0, 0.69, "", ""},
+	{"another visit of the kind scheduled", "Scheduled a dentist visit on Monday", "Had a dentist visit this morning", 0, 0.69, "", ""},
+	{"a move being made is under way", "Deploys to Heroku", "Deploys are being moved to Render", 0, 0.69, "", ""},
 }
 
 // TestDecide is the specification of the signals: decideCases, one case per

@@ -608,6 +608,9 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 	if f, ok := reverted(a, b); ok {
 		return f, true
 	}
+	if f, ok := resolved(a, b); ok {
+		return f, true
+	}
 	if b.replaceAt < 0 && !b.strong && !b.now {
 		return fired{}, false
 	}
