@@ -22,6 +22,7 @@ type Input struct {
 // It is immutable once Analyze returns and safe for concurrent use.
 type Statement struct {
 	created    time.Time
+	asp        aspect // what its aspect's name says (see aspect)
 	constraint bool
 	failed     string // why the analysis failed (see Failure), "" when it did not
 	text       string // the strings of the tokens
@@ -90,7 +91,7 @@ func Reanalyze(st *Statement, in Input) *Statement {
 	defer contain(func(why string) {
 		*st = Statement{created: in.CreatedAt, constraint: isConstraint(in.Kind), failed: why}
 	})
-	*st = Statement{created: in.CreatedAt, constraint: isConstraint(in.Kind)}
+	*st = Statement{created: in.CreatedAt, constraint: isConstraint(in.Kind), asp: defaultLexicon().readAspect(in.Aspect)}
 	st.toks, sc.text = tokenize(sc.toks[:0], sc.text[:0], in.Content, defaultLexicon())
 	st.text = string(sc.text)
 	sc.segs = st.read(sc.segs[:0])

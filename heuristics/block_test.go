@@ -315,14 +315,17 @@ var (
 	genVerbs = []string{"lives in", "works at", "works as", "likes", "dislikes", "loves", "hates", "prefers",
 		"plays", "owns", "uses", "drinks", "eats", "speaks", "drives", "reports to", "is married to", "is", "are",
 		"has", "visited", "wakes up at", "commutes by", "banks with", "keeps", "takes", "avoids", "moved to",
-		"switched from", "replaced", "migrated", "traded", "is from", "lived in", "started", "goes to", ""}
+		"switched from", "replaced", "migrated", "traded", "is from", "lived in", "started", "goes to", "joined",
+		"moved into", "sold", "paid off", "lost", "removed", "is training for", "finished", "cancelled",
+		"is evaluating", "stopped using", "raised", ""}
 	genValues = []string{"Toronto", "Vancouver", "downtown Toronto", "coffee", "black coffee", "tea", "green tea",
 		"spicy food", "mild food", "dark mode", "light mode", "the piano", "tennis", "Neovim", "VS Code", "enabled",
 		"disabled", "on", "off", "open", "closed", "single", "married", "a dog", "$1,800", "$2,100",
 		"34 years old", "35 years old", "Shopify", "Stripe", "Priya", "remote", "on-site", "early", "late", "blue",
 		"green", "a Tesla", "a Toyota Corolla", "train", "bike", "Wells Fargo", "Android", "an iPhone",
 		"Android to an iPhone", "Slack", "Discord", "vegetarian", "9am", "10am", "the guitar", "Python",
-		"the Corolla for a Tesla", "Heroku", "Fly.io", "hot", "cold", "high", "low", "up", "down", "a manager"}
+		"the Corolla for a Tesla", "Heroku", "Fly.io", "hot", "cold", "high", "low", "up", "down", "a manager",
+		"metformin 500 mg", "metformin to 1000 mg", "the car loan", "a flat in Lyon", "the Boston Marathon"}
 	genQuals = []string{"", "", "", "", "on weekends", "in the summer", "every morning", "as the main editor",
 		"anymore", "again", "in the living room", "with friends", "because it is cheap", "since 2019",
 		"for team chat", "as a backend engineer", "instead", "now", "too", "at night", "in the evenings",
@@ -455,19 +458,24 @@ func (g *generator) emit(words []string, n int) {
 	if r.IntN(50) == 0 {
 		in.Kind = "constraint"
 	}
+	in.Aspect = genAspects[r.IntN(len(genAspects))] // a name that enters a slot, or none
 	g.out = append(g.out, in)
 }
+
+// genAspects are aspects' names for generated statements: some name a
+// slot the statements' verbs may enter (see aspect).
+var genAspects = []string{"", "", "home city", "job", "hobbies", "employer"}
 
 // FuzzBlockKeys: for statements built from fuzzed text, a decision that
 // fires in either order implies that the keys meet, and the content keys
 // count what SharedContentTokens counts.
 func FuzzBlockKeys(f *testing.F) {
 	for _, p := range loadCorpus(f) {
-		f.Add(p.Older, p.Newer, int8(3))
+		f.Add(p.Older, p.Newer, int8(3), p.Aspect)
 	}
-	f.Fuzz(func(t *testing.T, older, newer string, days int8) {
+	f.Fuzz(func(t *testing.T, older, newer string, days int8, aspect string) {
 		t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-		ins := []Input{{Content: older, CreatedAt: t0}, {Content: newer, CreatedAt: t0.Add(time.Duration(days) * 24 * time.Hour)}}
+		ins := []Input{{Content: older, CreatedAt: t0, Aspect: aspect}, {Content: newer, CreatedAt: t0.Add(time.Duration(days) * 24 * time.Hour), Aspect: aspect}}
 		if days == 0 {
 			ins[1].CreatedAt = time.Time{}
 		}

@@ -19,8 +19,13 @@ func (c *clause) findFrame(j int, copula, aux bool) {
 		// is news, "turned 35" a new state) or "born" (a birthplace does
 		// not expire).
 		p, n := c.lookupPred(c.verb)
+		entered := false
+		if p == nil {
+			p, n = c.aspectPred(c.verb) // "moved into a flat in Lyon" in an aspect about where one lives
+			entered = p != nil
+		}
 		switch {
-		case c.replaceAt >= 0 || c.stem(c.verb) == "born" || c.stem(c.verb) == "turn":
+		case c.replaceAt >= 0 || entered || c.stem(c.verb) == "born" || c.stem(c.verb) == "turn":
 			c.past = false
 		case !copula && !aux:
 			// "Married to Jon" is a state, as a participle of a stative
@@ -401,9 +406,26 @@ func (c *clause) findSlot() {
 				break
 			}
 		}
+	case c.pred != nil && c.pred.slot == "role":
+		c.roleAt()
 	case c.pred != nil:
 	case c.copular && c.roles[rSubj] != 0 && c.valIdx != 0:
 		c.nounSlot()
+	}
+}
+
+// roleAt reads "works as a data analyst at Flipkart" as "works at Flipkart
+// as a data analyst": the employer is the slot, the role says what as
+// (see value), so that "Joined Razorpay as a senior data analyst" changes it.
+func (c *clause) roleAt() {
+	for m := c.verb + 1; m+1 < c.hi; m++ {
+		if c.roles[rQual]&(1<<m) == 0 || !(c.raw(m) == "at" || c.is(m, wordFor)) {
+			continue
+		}
+		if at := c.phrase(m + 1); at != 0 && c.tok(bits.TrailingZeros64(at)).flags&tCap != 0 {
+			c.asIdx, c.valIdx, c.pred = c.valIdx, at, defaultLexicon().preds["work at"]
+		}
+		return
 	}
 }
 

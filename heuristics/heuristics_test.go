@@ -483,3 +483,72 @@ func TestPreparedFormOnCorpus(t *testing.T) {
 		}
 	}
 }
+
+// aspectCases specify what an aspect's name says: the slot a verb enters
+// ("moved into" where one lives, "joined" for whom one works), and no slot
+// for a plural or a compound of another noun.
+var aspectCases = []struct {
+	name, aspect, older, newer string
+	min, max                   float64
+	signal, detail             string
+}{
+	{"a move into a kind of home, about where one lives", "home city", "Lives in Porto", "Moved into a flat in Braga", 0.85, 1, SignalValue, "porto → braga"},
+	{"the same move, in no aspect", "", "Lives in Porto", "Moved into a flat in Braga", 0, 0.69, "", ""},
+	{"the same move, in an aspect of many cities", "cities", "Lives in Porto", "Moved into a flat in Braga", 0, 0.69, "", ""},
+	{"joined, about a job", "job", "Works as a nurse at Kaiser", "Joined Sutter Health as a charge nurse", 0.85, 1, SignalValue, "kaiser → sutter health"},
+	{"joined, about an employer", "employer", "Works at Kaiser", "Joined Sutter Health", 0.85, 1, SignalValue, "kaiser → sutter health"},
+	{"the same, in no aspect", "", "Works at Kaiser", "Joined Sutter Health", 0, 0.69, "", ""},
+	{"joined, about hobbies", "hobbies", "Works at Kaiser", "Joined a climbing gym", 0, 0.69, "", ""},
+	{"a compound names another noun's slot", "package manager", "Works at Kaiser", "Joined Sutter Health", 0, 0.69, "", ""},
+}
+
+// TestDecideInAspect is the specification of what the aspect's name says.
+func TestDecideInAspect(t *testing.T) {
+	t.Parallel()
+	for _, tt := range aspectCases {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			d := Decide(Input{Content: tt.older, CreatedAt: at(1), Aspect: tt.aspect}, Input{Content: tt.newer, CreatedAt: at(5), Aspect: tt.aspect})
+			if d.Confidence < tt.min || d.Confidence > tt.max {
+				t.Fatalf("confidence %.2f, want [%.2f, %.2f]; decision %+v", d.Confidence, tt.min, tt.max, d)
+			}
+			if tt.signal != "" && (len(d.Signals) == 0 || d.Signals[0].Name != tt.signal || !strings.Contains(d.Signals[0].Detail, tt.detail)) {
+				t.Fatalf("strongest signal: want %s with %q, got %+v", tt.signal, tt.detail, d.Signals)
+			}
+		})
+	}
+}
+
+// TestReadAspect: what a name says of one value or many, and the slot.
+func TestReadAspect(t *testing.T) {
+	t.Parallel()
+	lx := defaultLexicon()
+	for _, tt := range []struct {
+		name string
+		many bool
+		slot string // the slot's predicate's display, "" for none
+	}{
+		{"", false, ""},
+		{"home city", false, "lives in"},
+		{"residence", false, "lives in"},
+		{"manager", false, "reports to"},
+		{"employer", false, "works at"},
+		{"job", false, "works as"},
+		{"hobbies", true, ""},
+		{"cities", true, ""},
+		{"music, podcasts, books & TV", true, ""},
+		{"home and relocation", true, "lives in"},
+		{"package manager", false, ""},
+		{"diet", false, ""},
+		{"home_network", false, ""},
+	} {
+		a := lx.readAspect(tt.name)
+		slot := ""
+		if a.slot != nil {
+			slot = a.slot.display
+		}
+		if a.many != tt.many || slot != tt.slot {
+			t.Errorf("%q: many %v slot %q, want %v %q", tt.name, a.many, slot, tt.many, tt.slot)
+		}
+	}
+}

@@ -84,6 +84,9 @@ type lexicon struct {
 	// nounSlots are the nouns that name a predicate's slot: "Employer:
 	// Stripe" says what "Works at Stripe" says.
 	nounSlots map[string]*predicate
+	// entering are the verbs that enter a predicate's slot in an aspect
+	// that names it (see entryVerbs).
+	entering map[*predicate][]entering
 }
 
 // Words the analysis recognises by name (token.word).
@@ -459,7 +462,7 @@ func (lx *lexicon) compile() {
 	lx.agePred = &predicate{display: "age", slot: slotAge, val: single}
 	lx.nounSlots = map[string]*predicate{}
 	for key, nouns := range map[string]string{
-		"live in": "home residence city address location", "work at": "employer company", "work as": "role job occupation title position",
+		"live in": "home residence city address location", "work at": "employer company employment", "work as": "role job occupation title position",
 		"report to": "manager boss supervisor", "marry to": "spouse wife husband", "date": "partner girlfriend boyfriend",
 		"study at": "school university college", "major in": "major", "go to bed at": "bedtime", "weigh": "weight",
 		"earn": "income salary", "commute by": "commute", "bank with": "bank", "grow up in": "hometown",
@@ -470,6 +473,7 @@ func (lx *lexicon) compile() {
 		}
 	}
 	lx.nounSlots["age"] = lx.agePred
+	lx.entering = lx.entriesOf()
 }
 
 // hashBits is a set of 32-bit hashes that may answer "maybe" for a hash

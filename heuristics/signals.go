@@ -605,10 +605,7 @@ func (c *clause) counts(i int) bool {
 // A temporal word on an addition ("recently started reading poetry") is
 // not a change.
 func temporal(a, b *clause, e *explain) (fired, bool) {
-	if f, ok := reverted(a, b); ok {
-		return f, true
-	}
-	if f, ok := resolved(a, b); ok {
+	if f, ok := undoneOrResolved(a, b); ok {
 		return f, true
 	}
 	if b.replaceAt < 0 && !b.strong && !b.now {
@@ -738,6 +735,15 @@ func (c *clause) otherThing(a *clause) bool {
 		}
 	}
 	return shared.count() > 0 && a.pred != nil && a.pred.val == multi && shared.subsetOf(a.value())
+}
+
+// undoneOrResolved: a change the older made is undone (reverted), or a
+// plan the older made came out (resolved).
+func undoneOrResolved(a, b *clause) (fired, bool) {
+	if f, ok := reverted(a, b); ok {
+		return f, true
+	}
+	return resolved(a, b)
 }
 
 // changed is the thing a change names as changed ("the ingestion service"

@@ -79,13 +79,37 @@ func (e *Engine) LoadChanged(ctx context.Context, changes []AspectChanges) (*Nar
 			return nil, err
 		}
 	}
-	if err := narrow(ctx, n, byRef, order, e.attributesByID); err != nil {
+	// Named first: the analysis the rounds make to meet the digests reads
+	// the aspect's name.
+	named := make([]*Group, 0, len(byRef))
+	for ref := range byRef {
+		named = append(named, &Group{AgentID: ref.agent, AspectID: ref.aspect})
+	}
+	if len(named) > 0 {
+		if err := e.name(ctx, named); err != nil {
+			return nil, err
+		}
+	}
+	nameOf := make(map[aspectRef]*Group, len(named))
+	for _, g := range named {
+		nameOf[aspectRef{g.AgentID, g.AspectID}] = g
+	}
+	load := func(ctx context.Context, ids []string) ([]*Group, error) {
+		groups, err := e.attributesByID(ctx, ids)
+		for _, g := range groups {
+			if ng := nameOf[aspectRef{g.AgentID, g.AspectID}]; ng != nil {
+				g.Name(ng.AspectName)
+			}
+		}
+		return groups, err
+	}
+	if err := narrow(ctx, n, byRef, order, load); err != nil {
 		return nil, err
 	}
-	if len(n.Groups) > 0 {
-		// Named once, here: the rounds' loads leave their groups unnamed.
-		if err := e.name(ctx, n.Groups); err != nil {
-			return nil, err
+	for _, g := range n.Groups {
+		if ng := nameOf[aspectRef{g.AgentID, g.AspectID}]; ng != nil {
+			g.Name(ng.AspectName)
+			g.Dangling = ng.Dangling
 		}
 	}
 	return n, nil
@@ -209,7 +233,7 @@ func (e *Engine) readDigests(ctx context.Context, agents, aspects []string, byRe
 }
 
 // attributesByID loads the active attributes with the given ids, grouped
-// by aspect, unnamed (LoadChanged names what it returns).
+// by aspect, unnamed (LoadChanged names them).
 func (e *Engine) attributesByID(ctx context.Context, ids []string) ([]*Group, error) {
 	return e.loadGroups(ctx, "load changed attributes", e.sql.attributes, pq.Array(ids))
 }
