@@ -219,7 +219,7 @@ func (st *Statement) segments(out []segment, lo int) []segment {
 			i = st.sentenceEnd(i) - 1 // the reason is left out
 		case cur.hi == 0 && !st.hasContent(cur.lo, i) && t.flags&tFull == 0:
 			// "Actually, ...": markers join the clause they introduce.
-		case st.startsClause(i):
+		case st.startsClause(i) && !st.coordinatedSubject(cur.lo, i):
 			out = append(out, cur.closed(i))
 			cur = segment{lo: i}
 		case t.flags&tBreak == 0:
@@ -481,4 +481,22 @@ func (st *Statement) nounReadings() {
 func (st *Statement) isYear(t *token) bool {
 	w := st.raw(t)
 	return t.flags&tNumber != 0 && len(w) == 4 && (strings.HasPrefix(w, "19") || strings.HasPrefix(w, "20"))
+}
+
+// coordinatedSubject reports an "and" or "or" at i after a name or two
+// and no verb: "ESLint and Prettier replaced by Biome" has one clause,
+// whose subject they both are.
+func (st *Statement) coordinatedSubject(lo, i int) bool {
+	if w := st.raw(&st.toks[i]); (w != "and" && w != "or") || st.toks[i].flags&tBreak != 0 {
+		return false
+	}
+	if i-lo > 3 {
+		return false
+	}
+	for k := lo; k < i; k++ {
+		if st.verbal(k, i) || st.toks[k].flags&tBreak != 0 && k > lo || !named(st, &st.toks[k]) {
+			return false // "Hurt my knee and don't enjoy running": two clauses
+		}
+	}
+	return true
 }

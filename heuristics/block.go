@@ -297,6 +297,9 @@ func (c *clause) temporalKeys(anchors, probes []Key, subj uint64) ([]Key, []Key)
 		return anchors, probes
 	}
 	probes = append(probes, Key(mix(tagTempSubject, subj)))
+	if i := pickWord(c.subject()); i >= 0 {
+		probes = append(probes, Key(mix(tagTempWord, uint64(c.tok(i).hash)))) // thingChanged: in the older's subject
+	}
 	// "replaced X", or the object of any change verb when it names what
 	// the older clause is about ("switched my main email to ...").
 	if i := pickWord(c.value()); i >= 0 {

@@ -408,6 +408,7 @@ func (c *clause) findSlot() {
 		}
 	case c.pred != nil && c.pred.slot == "role":
 		c.roleAt()
+	case c.copular && c.subjSpan != 0 && c.roleOf():
 	case c.pred != nil:
 	case c.copular && c.roles[rSubj] != 0 && c.valIdx != 0:
 		c.nounSlot()
@@ -609,4 +610,25 @@ func (c *clause) sets() {
 	for k := range c.alts {
 		c.alts[k] &= content
 	}
+}
+
+// headRoles are roles one holds at a time of a thing that has one: "Per
+// Holm is CFO of Lindqvist Bygg" says who the CFO of Lindqvist Bygg is.
+var headRoles = toSet(`ceo cfo cto coo cio ciso cmo chair chairman chairwoman chairperson president principal
+	treasurer secretary captain mayor headmaster headmistress`)
+
+// roleOf reads a copula whose value is a role one holds of a thing ("is
+// CFO of Lindqvist Bygg", "is the chair of the board") as that role's
+// slot, whose value is the subject: someone else in it is a change.
+func (c *clause) roleOf() bool {
+	lo := bits.TrailingZeros64(c.valIdx)
+	if c.valIdx == 0 || !headRoles[c.raw(lo)] || !c.is(lo+1, wordOf) {
+		return false
+	}
+	end := lo + 2
+	for end < c.hi && c.tok(end).flags&(fPrep|fConj|fSub) == 0 && (end == lo+2 || c.tok(end).flags&tBreak == 0) {
+		end++
+	}
+	c.pred, c.slotIdx, c.valIdx, c.ownerIdx, c.holder = defaultLexicon().nounPred, span(lo, end), c.roles[rSubj], 0, true
+	return true
 }

@@ -306,6 +306,22 @@ var decideCases = []struct {
 	{"news of whom a plan is with", "Planning to move in with Priya", "Priya and the user got engaged", 0, 0.69, "", ""},
 	{"another visit of the kind scheduled", "Scheduled a dentist visit on Monday", "Had a dentist visit this morning", 0, 0.69, "", ""},
 	{"a move being made is under way", "Deploys to Heroku", "Deploys are being moved to Render", 0, 0.69, "", ""},
+	// A negation of another object; a refinement is no change.
+	{"a negation of another food", "Doesn't eat lamb", "Not a fan of dry ciders", 0, 0, "", ""},
+	{"a negation of another drink", "Is a fan of stouts", "Not a fan of dry ciders", 0, 0, "", ""},
+	{"a move within the city the older names", "moved to Porto in June", "moved into a flat in Ribeira, Porto", 0, 0, "", ""},
+	{"a city named from afar is no refinement", "Lives in Oslo", "Moved to Bergen, three hours from Oslo", 0.85, 1, SignalValue, "oslo → bergen"},
+	// The thing as the subject of its change or replacement.
+	{"the thing switched", "The wiki search uses Algolia", "Search switched to Meilisearch", 0.75, 1, SignalTemporal, "algolia → meilisearch"},
+	{"someone moved is not their things", "Daughter Ines loves judo", "Ines moved to a new school", 0, 0.69, "", ""},
+	{"a move of what runs something", "The cluster runs Nomad 1.6", "The cluster moved to us-west-2", 0, 0.69, "", ""},
+	{"a headline's passive replacement", "Builds use Webpack and Babel", "Webpack and Babel replaced by Rspack", 0.85, 1, SignalTemporal, "webpack babel → rspack"},
+	{"the holder of a role", "Lars Berg is CEO of Fjord Labs", "Ingrid Dahl is CEO of Fjord Labs", 0.85, 1, SignalValue, "lars berg → ingrid dahl"},
+	{"the holder of a role, as a relation", "Lars Berg CTO_OF Fjord Labs", "Ingrid Dahl CTO_OF Fjord Labs", 0.85, 1, SignalValue, "lars berg → ingrid dahl"},
+	{"members are many", "Lars Berg is a member of the rowing club", "Ingrid Dahl is a member of the rowing club", 0, 0, "", ""},
+	{"a role changed with now", "Dana is the treasurer of the chess club", "Dana is the secretary of the chess club now", 0.75, 1, SignalTemporal, "secretary"},
+	{"a time moved to another day", "weekly sync: Tue 14:00", "weekly sync moved to Thu 15:00", 0.85, 1, SignalValue, "14:00 → 15:00"},
+	{"times of two meetings", "Standup Mon 9:30", "Retro Fri 16:00", 0, 0, "", ""},
 }
 
 // TestDecide is the specification of the signals: decideCases, one case per
@@ -500,6 +516,7 @@ var aspectCases = []struct {
 	{"the same, in no aspect", "", "Works at Kaiser", "Joined Sutter Health", 0, 0.69, "", ""},
 	{"joined, about hobbies", "hobbies", "Works at Kaiser", "Joined a climbing gym", 0, 0.69, "", ""},
 	{"a compound names another noun's slot", "package manager", "Works at Kaiser", "Joined Sutter Health", 0, 0.69, "", ""},
+	{"a move within the city, about where one lives", "home city", "moved to Porto in June", "moved into a flat in Ribeira, Porto", 0, 0, "", ""},
 }
 
 // TestDecideInAspect is the specification of what the aspect's name says.

@@ -354,7 +354,8 @@ var wordClasses = []struct {
 	{fScope, `weekend weekends weekday weekdays monday mondays tuesday tuesdays wednesday wednesdays
 		thursday thursdays friday fridays saturday saturdays sunday sundays morning mornings afternoon
 		afternoons evening evenings night nights summer summers winter winters spring autumn fall
-		holiday holidays vacation vacations sometimes occasionally weeknights weeknight`},
+		holiday holidays vacation vacations sometimes occasionally weeknights weeknight mon tue tues wed thu thur
+		thurs fri sat sun`},
 	{fSingleMod, `favourite favorite main primary default preferred usual current go-to home native
 		daily regular everyday`},
 	{fAttr, `rent salary pay wage income budget timezone zone birthday age address email e-mail phone

@@ -196,7 +196,7 @@ func (st *Statement) measureAt(i int) (m measure, after int, ok bool) {
 	if t.flags&(fWhen|fTime) != 0 || st.isYear(t) && t.sign == signNone && !st.changeTo(i) || strings.ContainsAny(raw, "/x") {
 		return m, 0, false
 	}
-	if p := i - 1; p >= 0 && st.toks[p].flags&tCap != 0 && st.toks[p].content() && t.sign == signNone &&
+	if p := i - 1; p >= 0 && st.toks[p].flags&tCap != 0 && st.toks[p].content() && st.toks[p].flags&(fScope|fTime) == 0 && t.sign == signNone &&
 		(p > 0 && st.toks[p].flags&tFull == 0 || st.flagsOf(p)&lexiconFlags == 0) {
 		return m, 0, false // a version or a model: "Node 18", "PG 16.4"; not "Rent 1,100 EUR"
 	}
@@ -498,7 +498,7 @@ func measured(a, b *Statement) (fired, bool) {
 		for j := range mb {
 			x, y := &ma[i], &mb[j]
 			if !sameUnit(x, y) || sameValue(a, b, x, y) || x.verb != 0 && y.verb != 0 && x.verb != y.verb ||
-				!(sel{a, x.scope}).equal(sel{b, y.scope}) || !sameThing(a, b, x, y) || b.narrowed(y, a) || a.narrowed(x, b) {
+				!(sel{a, x.scope}).equal(sel{b, y.scope}) && !(y.marked && b.changes(y.num)) || !sameThing(a, b, x, y) || b.narrowed(y, a) || a.narrowed(x, b) {
 				continue
 			}
 			conf := confMeasure
@@ -633,4 +633,10 @@ func (st *Statement) narrowed(m *measure, other *Statement) bool {
 		return who.minus(other.all()).count() > 0
 	}
 	return false
+}
+
+// changes reports a change verb in the sentence of token i: "handoff moved
+// to Wed 10:00" changes the day with the time.
+func (st *Statement) changes(i int) bool {
+	return st.sentence(i)&st.flagged(fReplace) != 0
 }

@@ -199,9 +199,13 @@ func (c *clause) tells(a *clause, plan sel) bool {
 		return true // where the plan moves it, now
 	}
 	for i := c.start; i < c.end; i++ {
-		if outcomeWords[c.raw(i)] || c.tok(i).flags&fCease != 0 {
-			return true
+		if tellingWords[c.raw(i)] || c.tok(i).flags&fCease != 0 || c.raw(i) == "back" && c.is(i+1, wordFrom) {
+			return true // "off the table", "got back from Japan"
 		}
 	}
 	return c.cease
 }
+
+// tellingWords tell in a plan's own words that it is done or off: "A
+// second rabbit is off the table", "the move is done".
+var tellingWords = toSet(`finished completed complete done live cutover off postponed decided over returned`)

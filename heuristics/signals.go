@@ -353,7 +353,7 @@ func value(a, b *clause, e *explain) (fired, bool) {
 	if va.count() == 0 || vb.count() == 0 {
 		return fired{}, false
 	}
-	if ka, kb := a.valueKind(), b.valueKind(); ka != kb || ka == valueNone || a.pred.slot == slotNoun && (a.valuePrep() != b.valuePrep() || a.partOf() != b.partOf()) {
+	if ka, kb := a.valueKind(), b.valueKind(); ka != kb || ka == valueNone || a.pred.slot == slotNoun && !a.holder && (a.valuePrep() != b.valuePrep() || a.partOf() != b.partOf()) {
 		e.miss("No contradiction: the values are of different kinds (a city and a kind of home, an employer and a time, a model and a colour).")
 		return fired{}, false
 	}
@@ -372,7 +372,7 @@ func value(a, b *clause, e *explain) (fired, bool) {
 		e.miss("No contradiction: the values agree.")
 		return fired{}, false
 	}
-	if va.subsetOf(b.tail()) || vb.subsetOf(a.tail()) {
+	if va.subsetOf(b.sel(b.coreIdx|b.apposition())) || vb.subsetOf(a.sel(a.coreIdx|a.apposition())) {
 		e.miss("No contradiction: the newer statement refines the older value.")
 		return fired{}, false
 	}
@@ -648,7 +648,7 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 	// "switched from X to Y", "Y instead of X", "replaced X with Y" where X
 	// is the older value; in "vim -> neovim" the older value is all of the
 	// note's key ("python version -> 3.12" is no change from "version").
-	if f := b.from(); f.count() > 0 && f.subsetOf(a.core()) && !(b.tgtIdx != 0 && b.target().subsetOf(a.target())) && b.asSel().subsetOf(a.tail()) && (b.noteKey == 0 || b.tok(b.noteKey).flags&tArrow == 0 || a.value().count() > 0 && a.value().subsetOf(b.sel(b.coreIdx&span(b.start, b.noteKey)))) {
+	if f := b.from(); f.count() > 0 && (f.subsetOf(a.core()) || f.shared(a.core()) > 0 && f.subsetOf(a.st.all())) && !(b.tgtIdx != 0 && b.target().subsetOf(a.target())) && b.asSel().subsetOf(a.tail()) && (b.noteKey == 0 || b.tok(b.noteKey).flags&tArrow == 0 || a.value().count() > 0 && a.value().subsetOf(b.sel(b.coreIdx&span(b.start, b.noteKey)))) {
 		t := b.target()
 		if t.count() == 0 {
 			t = b.sel(b.objIdx &^ b.fromIdx) // "reads on a Kobo instead"
@@ -1136,6 +1136,11 @@ func (c *clause) models() uint64 {
 func changedSlot(a, b *clause, marker string) (fired, bool) {
 	changed := b.sel(b.valIdx &^ b.tgtIdx)
 	t := b.target()
+	if b.replaceAt >= 0 && changed.count() == 0 && b.thingChanged(a) {
+		// "Search switched to Typesense" / "Docs search uses Lunr": the
+		// thing is the subject of its change.
+		return fired{SignalTemporal, confTemporalVerb, change(marker, a.value(), t)}, true
+	}
 	if b.replaceAt < 0 || changed.count() == 0 || t.count() == 0 || !changed.subsetOf(a.subject()) || t.subsetOf(a.core()) ||
 		!b.subject().subsetOf(a.subject()) { // "the mobile team moved their CI" is not ours
 		return fired{}, false
@@ -1155,7 +1160,11 @@ func nowChange(a, b *clause, marker string) (fired, bool) {
 		return fired{}, false
 	}
 	oa, ob := a.object(), b.object()
-	if oa.subsetOf(ob) || ob.subsetOf(oa) || copulas && a.value().equal(b.value()) || b.narrows(a) {
+	same := a.value().equal(b.value())
+	if a.holder && b.holder {
+		same = a.slotSel().equal(b.slotSel()) // "is the treasurer of the club" / "is the secretary of the club now"
+	}
+	if oa.subsetOf(ob) || ob.subsetOf(oa) || copulas && same || b.narrows(a) {
 		return fired{}, false
 	}
 	conf := confTemporalWeak
@@ -1187,7 +1196,7 @@ func changeVerb(a, b *clause, marker string, e *explain) (fired, bool) {
 		e.miss("No contradiction: the change leads to what the older statement already says.")
 		return fired{}, false
 	}
-	if v := a.value(); (a.oneValue() || b.anew) && v.count() > 0 && v.subsetOf(b.core().minus(t)) {
+	if v := a.value(); (a.oneValue() || b.anew) && v.count() > 0 && v.subsetOf(b.sel(b.coreIdx|b.apposition()).minus(t)) {
 		e.miss("No contradiction: the older value still holds after the change.")
 		return fired{}, false // "works at Stripe" / "moved to a new desk at Stripe"; "is building an app" / "rewrote the app in Go"
 	}
@@ -1235,4 +1244,53 @@ func (c *clause) perPhrase() uint64 {
 		}
 	}
 	return m
+}
+
+// apposition is the bitmap of the words of the clause's fragments that
+// name what its value is in, not where it stands from: "Lisbon" of "moved
+// into a flat in Arroios, Lisbon", not "Oslo" of "moved to Bergen, three
+// hours from Oslo".
+func (c *clause) apposition() uint64 {
+	var m uint64
+	for k := c.hi; k < c.end; k++ {
+		t := c.tok(k)
+		if t.flags&(fPrep|fSub|tNumber) != 0 || t.flags&fVerb != 0 && t.content() {
+			return 0
+		}
+		if t.content() {
+			m |= 1 << k
+		}
+	}
+	return m
+}
+
+// thingChanged reports an intransitive change of a thing the older clause
+// a is about ("Search switched to Typesense" / "Docs search uses Lunr"):
+// the change's subject is the head of a's subject, a thing, not someone
+// (a person moves elsewhere, not their things), and both a's value and
+// the change's target are names, so that the change is of what a names.
+func (c *clause) thingChanged(a *clause) bool {
+	s, t := c.subject(), c.target()
+	if s.count() == 0 || t.count() == 0 || c.passive || t.subsetOf(a.core()) || !s.subsetOf(a.subject()) ||
+		!a.copular && !(a.verb >= 0 && a.stem(a.verb) == "use") || // what it is or uses, not what it runs
+		c.raw(s.last()) != a.raw(a.subject().last()) { // "search" is "search", not "hosting" "host"
+		return false
+	}
+	for u := range s.words {
+		if kinWords[c.st.raw(u)] || a.capitalised(c.st.stem(u)) {
+			return false // "Emma moved to ..." / "Daughter Emma ...": someone
+		}
+	}
+	return named(a.st, &a.st.toks[max(a.value().last(), 0)]) && a.value().count() > 0 && named(c.st, &c.st.toks[t.last()])
+}
+
+// capitalised reports a word of the clause written with a capital where no
+// sentence starts: a name.
+func (c *clause) capitalised(stem string) bool {
+	for i := c.start; i < c.end; i++ {
+		if t := c.tok(i); t.flags&tCap != 0 && i > 0 && t.flags&tFull == 0 && c.stem(i) == stem {
+			return true
+		}
+	}
+	return false
 }

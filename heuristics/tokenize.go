@@ -159,6 +159,12 @@ func (lx *lexicon) relation(w string) ([]string, bool) {
 	return parts, true
 }
 
+// afterVerb reports a verb as the last token ("Sara REMAINS CFO_OF ..."):
+// a relation after it is its complement, not a clause of its own.
+func afterVerb(toks []token, lx *lexicon) bool {
+	return len(toks) > 0 && toks[len(toks)-1].flags&(fVerb|fCopula) != 0 && toks[len(toks)-1].flags&tNumber == 0
+}
+
 // verbForm reports a word that ends like an inflected verb ("evaluating",
 // "decommissioned", "commutes").
 func verbForm(w string) bool {
@@ -196,8 +202,8 @@ func (lx *lexicon) relationTokens(toks []token, text []byte, parts []string, fla
 			add(p)
 		}
 		add("is")
-	case f&(verbalFlags|fLight) == 0 && !verbForm(parts[0]) || strings.HasSuffix(parts[0], "ing"):
-		add("is") // "CEO_OF" is "is CEO of", "RELOCATING_TO" "is relocating to"
+	case (f&(verbalFlags|fLight) == 0 && !verbForm(parts[0]) || strings.HasSuffix(parts[0], "ing")) && !afterVerb(toks, lx):
+		add("is") // "CEO_OF" is "is CEO of", "RELOCATING_TO" "is relocating to"; but "REMAINS CFO_OF"
 		fallthrough
 	default:
 		for _, p := range parts {
