@@ -27,7 +27,8 @@ var endingWords = toSet(`sold sell sells selling lost lose loses removed remove 
 // the loan", "shut down", "gave away", "handed off coaching", "stepped
 // down from the board").
 var endingParticles = map[string]string{"paid": "off", "pays": "off", "shut": "down", "tore": "down", "torn": "down",
-	"gave": "away", "handed": "off", "hands": "off", "stepped": "down", "steps": "down", "phased": "out", "called": "off"}
+	"gave": "away", "handed": "off", "hands": "off", "stepped": "down", "steps": "down", "phased": "out", "called": "off",
+	"ruled": "out"}
 
 // stateWords, after a copula, say how a thing is for now ("the office is
 // closed"), not that it is no more.
@@ -189,7 +190,7 @@ func (s sel) withoutParts() sel {
 func thingEnded(a, b *clause) (fired, bool) {
 	thing, who := b.endedThing()
 	said := a.st.all() // what the older says of it, in any of its parts
-	if thing.count() == 0 || a.past && !a.acquired() || a.negated || b.irreal && !b.negated || !thing.subsetOf(said) || !who.subsetOf(said) ||
+	if thing.count() == 0 || a.past && !a.acquired() || a.negated || b.irreal && !b.negated || !thing.kinOf(said) || !who.subsetOf(said) ||
 		!thing.sameNumber(said) || a.left().count() > 0 && thing.subsetOf(a.left()) {
 		return fired{}, false // "the trip is cancelled" / "flies Alaska for work trips"; "migrated off MySQL" knew
 	}
@@ -265,7 +266,8 @@ func (s sel) sameNumber(o sel) bool {
 	for t := range s.words {
 		same := false
 		for u := range o.words {
-			if o.st.raw(u) == s.st.raw(t) || !named(s.st, t) && u.flags&fVerb != 0 && o.st.stem(u) == s.st.stem(t) {
+			if o.st.raw(u) == s.st.raw(t) || !named(s.st, t) && (u.flags&fVerb != 0 && o.st.stem(u) == s.st.stem(t) ||
+				u.hash != t.hash && u.flags&fVerb == 0 && defaultLexicon().fam(u.hash) == defaultLexicon().fam(t.hash)) { // "allergy" / "allergic"
 				same = true
 				break
 			}

@@ -322,6 +322,10 @@ var decideCases = []struct {
 	{"a role changed with now", "Dana is the treasurer of the chess club", "Dana is the secretary of the chess club now", 0.75, 1, SignalTemporal, "secretary"},
 	{"a time moved to another day", "weekly sync: Tue 14:00", "weekly sync moved to Thu 15:00", 0.85, 1, SignalValue, "14:00 → 15:00"},
 	{"times of two meetings", "Standup Mon 9:30", "Retro Fri 16:00", 0, 0, "", ""},
+	// An adjective and the noun WordNet derives from it say one state.
+	{"an allergy ruled out", "Allergic to latex", "The latex allergy was ruled out", 0.75, 1, SignalNegation, "latex allergy"},
+	{"an allergy denied as an adjective", "Has a peanut allergy", "No longer allergic to peanuts", 0.75, 1, SignalNegation, "allergic peanuts"},
+	{"another allergy ruled out", "Allergic to cats", "The dog allergy was ruled out", 0, 0, "", ""},
 }
 
 // TestDecide is the specification of the signals: decideCases, one case per

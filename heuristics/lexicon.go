@@ -87,6 +87,11 @@ type lexicon struct {
 	// entering are the verbs that enter a predicate's slot in an aspect
 	// that names it (see entryVerbs).
 	entering map[*predicate][]entering
+	// family maps the stem hash of a word WordNet derives from another, or
+	// another from, to its family's: "allergy" and "allergic" are one
+	// (antonyms.Derivations); familyWords filters the lookups.
+	family      map[uint32]uint32
+	familyWords hashBits
 }
 
 // Words the analysis recognises by name (token.word).
@@ -475,6 +480,28 @@ func (lx *lexicon) compile() {
 	}
 	lx.nounSlots["age"] = lx.agePred
 	lx.entering = lx.entriesOf()
+	lx.family = map[uint32]uint32{}
+	for _, d := range antonyms.Derivations() {
+		head := fnv1a(lx.stemOf(d[0]))
+		for _, w := range d {
+			h := fnv1a(lx.stemOf(w))
+			if _, ok := lx.family[h]; !ok {
+				lx.family[h] = head
+				lx.familyWords.set(h)
+			}
+		}
+	}
+}
+
+// fam is the family of a word by its stem's hash: the hash of the word its
+// family is derived from, or its own.
+func (lx *lexicon) fam(h uint32) uint32 {
+	if lx.familyWords.has(h) {
+		if f, ok := lx.family[h]; ok {
+			return f
+		}
+	}
+	return h
 }
 
 // hashBits is a set of 32-bit hashes that may answer "maybe" for a hash

@@ -582,8 +582,8 @@ func (s sel) extrasSaid(t sel, other *Statement) bool {
 	shared := t.idx &^ s.idx
 	for m := s.idx; m != 0; m &= m - 1 {
 		k := bits.TrailingZeros64(m)
-		if other.all().has(s.st.stem(&s.st.toks[k])) {
-			continue
+		if other.all().hasKin(&s.st.toks[k]) {
+			continue // said there, or its kin ("contributions" / "contributes")
 		}
 		for n := shared; n != 0; n &= n - 1 {
 			j := bits.TrailingZeros64(n)
@@ -608,7 +608,7 @@ func (st *Statement) measureKeys(anchors, probes []Key) ([]Key, []Key) {
 		}
 		base := mix(tagMeasure, uint64(m.keyKind()), unit)
 		for t := range (sel{st, m.things}).words {
-			k := Key(mixOn(base, uint64(t.hash)))
+			k := Key(mixOn(base, uint64(t.hash))) // (sameThing shares a word: its stem)
 			anchors, probes = append(anchors, k), append(probes, k)
 		}
 	}

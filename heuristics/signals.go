@@ -125,11 +125,11 @@ func negation(a, b *clause, e *explain) (fired, bool) {
 		return fired{}, false
 	}
 	for _, ns := range neg.denied() {
-		if ns.count() == 0 || !ns.subsetOf(ps) {
+		if ns.count() == 0 || !ns.kinOf(ps) { // "no longer allergic to shellfish" / "has a shellfish allergy"
 			continue
 		}
 		conf := confNegationSubset
-		if ps.subsetOf(ns) {
+		if ps.kinOf(ns) {
 			conf = confNegationExact
 		}
 		return fired{SignalNegation, conf, side + ": " + ns.text()}, true
