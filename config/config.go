@@ -2,6 +2,8 @@ package config
 
 import (
 	"time"
+
+	"github.com/supersessiond/supersessiond/internal/redact"
 )
 
 // Config is the part of the agent's agent.yaml this daemon reads: the agent's
@@ -216,4 +218,22 @@ func (c *Config) Location() *time.Location {
 		return time.UTC
 	}
 	return loc
+}
+
+// Secrets are the values of the credentials this configuration names: the
+// LLM's API key and the admin token (read through getenv from the variables
+// maintenance.llm.apiKeyEnv and maintenance.http.adminTokenEnv name) and the
+// database passwords. What the LLM returns is masked of them (package
+// redact) before it is stored, logged or shown.
+func (c *Config) Secrets(getenv func(string) string) []string {
+	var out []string
+	for _, env := range []string{c.Maintenance.LLM.APIKeyEnv, c.Maintenance.HTTP.AdminTokenEnv} {
+		if env != "" {
+			if v := getenv(env); v != "" {
+				out = append(out, v)
+			}
+		}
+	}
+	out = append(out, redact.DSNSecrets(c.Maintenance.Database.URL)...)
+	return append(out, redact.DSNSecrets(c.Maintenance.Database.ListenURL)...)
 }

@@ -192,7 +192,7 @@ func (e *Engine) planInput(ctx context.Context, cfg *config.Config, pass Pass) (
 	}
 	var client *llm.Client
 	if cfg.SemanticFallback() && e.llms != nil {
-		client = e.llms.Client(cfg.Maintenance.LLM)
+		client = e.llms.Client(cfg)
 		in.semantic = client != nil
 		in.digests = false
 	}
