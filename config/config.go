@@ -112,6 +112,11 @@ type Backoff struct {
 type Tombstones struct {
 	MinAge    time.Duration `koanf:"minAge" default:"5m" check:"nonnegative"`
 	BatchSize int           `koanf:"batchSize" default:"500" check:"range=1..100000"`
+	// KeepDeleted is how long the whole row of a hard-deleted document is
+	// kept in the daemon's own schema, so that a mistaken pass can be
+	// restored; its id, workspace and content digest are kept for good.
+	// 0 keeps no copy.
+	KeepDeleted time.Duration `koanf:"keepDeleted" default:"168h" check:"nonnegative"`
 }
 
 type LLM struct {

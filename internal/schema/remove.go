@@ -160,12 +160,23 @@ func (r *remover) indexes(ctx context.Context) error {
 }
 
 // own drops the daemon's own tables, then its schema unless something that
-// is not the daemon's was put in it.
+// is not the daemon's was put in it. The record of deleted documents is kept
+// while it holds anything: it is the trail of the one irreversible thing the
+// daemon does, and may hold the only copy of a document.
 func (r *remover) own(ctx context.Context) error {
 	own := r.l.Plan.Own
 	for _, name := range ownTables {
 		if r.l.Own[name] == nil {
 			continue
+		}
+		if name == "deleted_documents" {
+			kept, err := r.keepDeleted(ctx)
+			if err != nil {
+				return err
+			}
+			if kept {
+				continue
+			}
 		}
 		if err := r.exec(ctx, "drop table "+own+"."+name, `DROP TABLE IF EXISTS `+ownTable(own, name)); err != nil {
 			return err
@@ -195,6 +206,25 @@ func (r *remover) own(ctx context.Context) error {
 	}
 	r.res.Dropped = append(r.res.Dropped, "drop schema "+own)
 	return nil
+}
+
+// keepDeleted reports whether the record of deleted documents holds rows,
+// and if so says that it is kept and how to drop it.
+func (r *remover) keepDeleted(ctx context.Context) (bool, error) {
+	var n struct {
+		Records int64 `db:"records"`
+		Copies  int64 `db:"copies"`
+	}
+	table := r.l.Names.Deleted
+	if err := r.conn.GetContext(ctx, &n, `SELECT count(*) AS records, count(document) AS copies FROM `+table); err != nil {
+		return false, fmt.Errorf("migrate --remove: count the record of deleted documents: %w", err)
+	}
+	if n.Records == 0 {
+		return false, nil
+	}
+	r.res.Kept = append(r.res.Kept, fmt.Sprintf("table %s.deleted_documents: the record of %d hard-deleted documents, %d of them still restorable "+
+		"(supersessiond reconcile --restore); not dropped: DROP TABLE %s when you no longer need it", r.l.Plan.Own, n.Records, n.Copies, table))
+	return true, nil
 }
 
 // legacy drops an earlier release's tables, kept in the agent's schema.
