@@ -20,10 +20,10 @@ import (
 // revokes exactly that and never a privilege someone else gave.
 func (m *migration) grant(ctx context.Context, role string) error {
 	l := m.layout
-	var given []Grant
+	var given []grantRecord
 	// give grants what gs name in one statement, and notes those of them
 	// the role did not hold.
-	give := func(what string, gs ...Grant) error {
+	give := func(what string, gs ...grantRecord) error {
 		if len(gs) == 0 {
 			return nil
 		}
@@ -49,13 +49,13 @@ func (m *migration) grant(ctx context.Context, role string) error {
 				continue
 			}
 			schemas[t.Schema] = true
-			var gs []Grant
+			var gs []grantRecord
 			if p.kind != "UPDATE" {
-				gs = append(gs, Grant{Privilege: p.kind, Table: t.Qualified(), OID: t.OID})
+				gs = append(gs, grantRecord{Privilege: p.kind, Table: t.Qualified(), OID: t.OID})
 			}
 			for _, c := range p.columns {
 				if t.hasColumn(c) {
-					gs = append(gs, Grant{Privilege: "UPDATE", Table: t.Qualified(), OID: t.OID, Column: c})
+					gs = append(gs, grantRecord{Privilege: "UPDATE", Table: t.Qualified(), OID: t.OID, Column: c})
 				}
 			}
 			what := p.kind + " on " + t.Display()
@@ -68,7 +68,7 @@ func (m *migration) grant(ctx context.Context, role string) error {
 		}
 	}
 	for _, s := range keysOf(schemas) {
-		if err := give("USAGE on schema "+s, Grant{Privilege: "USAGE", Schema: s}); err != nil {
+		if err := give("USAGE on schema "+s, grantRecord{Privilege: "USAGE", Schema: s}); err != nil {
 			return err
 		}
 	}
@@ -82,9 +82,9 @@ func (m *migration) grant(ctx context.Context, role string) error {
 
 // grantOwn gives the role the use of the daemon's own schema and everything
 // in it.
-func (m *migration) grantOwn(ctx context.Context, role string, given *[]Grant) error {
+func (m *migration) grantOwn(ctx context.Context, role string, given *[]grantRecord) error {
 	own, r := m.layout.Names.Own, quoteIdent(role)
-	usage := Grant{Privilege: "USAGE", Schema: m.plan.Own}
+	usage := grantRecord{Privilege: "USAGE", Schema: m.plan.Own}
 	held, err := usage.held(ctx, m.conn, role)
 	if err != nil {
 		return err
@@ -99,16 +99,16 @@ func (m *migration) grantOwn(ctx context.Context, role string, given *[]Grant) e
 		}
 	}
 	if !held {
-		*given = append(*given, usage, Grant{Privilege: "ALL", Own: m.plan.Own})
+		*given = append(*given, usage, grantRecord{Privilege: "ALL", Own: m.plan.Own})
 	}
 	m.res.Changes = append(m.res.Changes, fmt.Sprintf("grant use of schema %s and its tables to %s", m.plan.Own, role))
 	return nil
 }
 
-// Grant is one privilege `migrate --grant` gave a role that it did not hold:
-// on a table (or one column of it), on a schema, or (Own) on everything in
-// the daemon's own schema.
-type Grant struct {
+// grantRecord is one privilege `migrate --grant` gave a role that it did
+// not hold: on a table (or one column of it), on a schema, or (Own) on
+// everything in the daemon's own schema.
+type grantRecord struct {
 	Privilege string `json:"privilege"`
 	Table     string `json:"table,omitempty"` // quoted, qualified
 	OID       uint32 `json:"-"`
@@ -119,7 +119,7 @@ type Grant struct {
 
 // clause is what follows GRANT for grants of one privilege on one object:
 // the column grants of one table are one clause.
-func clause(gs []Grant) string {
+func clause(gs []grantRecord) string {
 	if gs[0].Column == "" {
 		return gs[0].clause()
 	}
@@ -131,7 +131,7 @@ func clause(gs []Grant) string {
 }
 
 // clause is what follows GRANT or REVOKE, up to TO or FROM.
-func (g Grant) clause() string {
+func (g grantRecord) clause() string {
 	switch {
 	case g.Own != "":
 		return "ALL ON ALL TABLES IN SCHEMA " + quoteIdent(g.Own)
@@ -154,7 +154,7 @@ SELECT EXISTS (
       ELSE (SELECT relacl FROM pg_class WHERE oid = $3::oid) END) a
   WHERE a.grantee = (SELECT oid FROM pg_roles WHERE rolname = $4) AND a.privilege_type = $5)`
 
-func (g Grant) held(ctx context.Context, q sqlx.QueryerContext, role string) (bool, error) {
+func (g grantRecord) held(ctx context.Context, q sqlx.QueryerContext, role string) (bool, error) {
 	kind, name := "table", ""
 	switch {
 	case g.Schema != "":
@@ -170,12 +170,12 @@ func (g Grant) held(ctx context.Context, q sqlx.QueryerContext, role string) (bo
 }
 
 // grantsState is the name, in the own state table, of the record of what
-// `migrate --grant` gave each role: {"role": [Grant...]}.
+// `migrate --grant` gave each role: {"role": [grant...]}.
 const grantsState = "grants"
 
 // recordGrants adds what was given to role to the record. Migrate holds
 // its advisory lock, so nobody else writes the record meanwhile.
-func (m *migration) recordGrants(ctx context.Context, role string, given []Grant) error {
+func (m *migration) recordGrants(ctx context.Context, role string, given []grantRecord) error {
 	if m.layout.Own["state"] == nil || len(given) == 0 {
 		return nil
 	}
@@ -202,8 +202,8 @@ ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`), g
 }
 
 // loadGrants reads the record of grants; none is an empty record.
-func loadGrants(ctx context.Context, q sqlx.QueryerContext, n *Names) (map[string][]Grant, error) {
-	record := map[string][]Grant{}
+func loadGrants(ctx context.Context, q sqlx.QueryerContext, n *Names) (map[string][]grantRecord, error) {
+	record := map[string][]grantRecord{}
 	var raw []byte
 	err := sqlx.GetContext(ctx, q, &raw, n.SQL(`SELECT value FROM {{.State}} WHERE name = $1`), grantsState)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -222,7 +222,7 @@ func loadGrants(ctx context.Context, q sqlx.QueryerContext, n *Names) (map[strin
 // migrate --remove: each role's privileges on the agent's tables and
 // schemas, and on the own schema when it is still there (something kept it).
 // A role or table gone since is skipped with a line saying so.
-func (r *remover) revokeGrants(ctx context.Context, record map[string][]Grant) error {
+func (r *remover) revokeGrants(ctx context.Context, record map[string][]grantRecord) error {
 	for _, role := range keysOf(record) {
 		var exists bool
 		if err := r.conn.GetContext(ctx, &exists, `SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)`, role); err != nil {
@@ -241,7 +241,7 @@ func (r *remover) revokeGrants(ctx context.Context, record map[string][]Grant) e
 	return nil
 }
 
-func (r *remover) revoke(ctx context.Context, role string, g Grant) error {
+func (r *remover) revoke(ctx context.Context, role string, g grantRecord) error {
 	var target string
 	switch {
 	case g.Own != "":

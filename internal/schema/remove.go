@@ -62,7 +62,7 @@ func Remove(ctx context.Context, db *sqlx.DB, plan Plan) (*Removal, error) {
 	r := &remover{conn: conn, l: l, res: &Removal{}}
 	// What migrate --grant gave is read before the own schema goes, and
 	// taken back after: by then what was dropped took its grants along.
-	grants := map[string][]Grant{}
+	grants := map[string][]grantRecord{}
 	if l.Own["state"] != nil {
 		if grants, err = loadGrants(ctx, conn, l.Names); err != nil {
 			return nil, err
