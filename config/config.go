@@ -2,6 +2,8 @@ package config
 
 import (
 	"time"
+
+	"github.com/supersessiond/supersessiond/internal/redact"
 )
 
 // Config is the part of the agent's agent.yaml this daemon reads: the agent's
@@ -110,6 +112,11 @@ type Backoff struct {
 type Tombstones struct {
 	MinAge    time.Duration `koanf:"minAge" default:"5m" check:"nonnegative"`
 	BatchSize int           `koanf:"batchSize" default:"500" check:"range=1..100000"`
+	// KeepDeleted is how long the whole row of a hard-deleted document is
+	// kept in the daemon's own schema, so that a mistaken pass can be
+	// restored; its id, workspace and content digest are kept for good.
+	// 0 keeps no copy.
+	KeepDeleted time.Duration `koanf:"keepDeleted" default:"168h" check:"nonnegative"`
 }
 
 type LLM struct {
@@ -216,4 +223,22 @@ func (c *Config) Location() *time.Location {
 		return time.UTC
 	}
 	return loc
+}
+
+// Secrets are the values of the credentials this configuration names: the
+// LLM's API key and the admin token (read through getenv from the variables
+// maintenance.llm.apiKeyEnv and maintenance.http.adminTokenEnv name) and the
+// database passwords. What the LLM returns is masked of them (package
+// redact) before it is stored, logged or shown.
+func (c *Config) Secrets(getenv func(string) string) []string {
+	var out []string
+	for _, env := range []string{c.Maintenance.LLM.APIKeyEnv, c.Maintenance.HTTP.AdminTokenEnv} {
+		if env != "" {
+			if v := getenv(env); v != "" {
+				out = append(out, v)
+			}
+		}
+	}
+	out = append(out, redact.DSNSecrets(c.Maintenance.Database.URL)...)
+	return append(out, redact.DSNSecrets(c.Maintenance.Database.ListenURL)...)
 }

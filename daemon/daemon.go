@@ -271,7 +271,10 @@ func (d *Daemon) connect(ctx context.Context, cfg *config.Config) (*sqlx.DB, err
 		if err == nil {
 			return db, nil
 		}
-		if time.Now().Add(delay).After(deadline) {
+		// A server that answered and refused (SSL, authentication) will
+		// refuse again: say why now, not after the startup timeout.
+		var ue *store.UnavailableError
+		if (errors.As(err, &ue) && ue.Refused) || time.Now().Add(delay).After(deadline) {
 			return nil, err
 		}
 		d.log.Warn("database not reachable yet; retrying", "err", err, "retry_in", delay.String())

@@ -186,6 +186,8 @@ func (c *UndoCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Fprintf(c.m.Stdout, "supersession %s undone (supersession_reverted %s)\n", positional[0], id)
+	fmt.Fprintln(c.m.Stdout, "the attribute is active again; no sibling recorded up to now will retire it automatically, "+
+		"a newer one still may (protect pins it for good)")
 	return nil
 }
 

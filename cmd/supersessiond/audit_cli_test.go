@@ -85,7 +85,7 @@ func TestOperatorWorkflowExitCodes(t *testing.T) {
 	if code, _, errOut := frozen.run("", "undo", h); code != exitRefused || !strings.Contains(errOut, "mutationsFrozen") {
 		t.Fatalf("frozen undo: %d %s", code, errOut)
 	}
-	if code, out, errOut := c.run("", "undo", h); code != 0 || !strings.Contains(out, "undone") {
+	if code, out, errOut := c.run("", "undo", h); code != 0 || !strings.Contains(out, "undone") || !strings.Contains(out, "no sibling recorded up to now") {
 		t.Fatalf("undo: %d %s %s", code, out, errOut)
 	}
 	if code, _, errOut := c.run("", "undo", h); code != exitRefused || !strings.Contains(errOut, "already undone") {

@@ -23,6 +23,10 @@ type onceSpec struct {
 	flags func(fs *flag.FlagSet)
 	// build makes the job; cfg is the loaded configuration.
 	build func(deps job.Deps, cfg *config.Config) (daemon.Job, error)
+	// other, when set, runs a mode of the command other than a pass
+	// (reconcile --restore) once the flags are parsed; when it reports
+	// done, the command is over.
+	other func(ctx context.Context, cfgPath string, positional []string, once, asJSON bool) (done bool, err error)
 }
 
 // runOnce runs one pass of a job now, as the daemon would on a tick but
@@ -38,6 +42,11 @@ func (m *Main) runOnce(ctx context.Context, spec onceSpec, args []string) error 
 	positional, err := m.parseArgs(fs, args)
 	if err != nil {
 		return err
+	}
+	if spec.other != nil {
+		if done, err := spec.other(ctx, *cfgPath, positional, *once, *asJSON); done || err != nil {
+			return err
+		}
 	}
 	if !*once {
 		return usagef("%s: --once is required (`supersessiond run` runs %s on its schedule)", spec.name, spec.name)

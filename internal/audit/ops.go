@@ -240,8 +240,9 @@ func (o *Ops) whyNot(ctx context.Context, m supersession.Metadata, oldContent, n
 // Undo reverts one attribute_superseded event to its undo snapshot and
 // writes supersession_reverted. It is refused when the attribute changed
 // after the supersession (it is compared with what the supersession left),
-// or when the event was already undone. A reverted pair is never
-// re-applied by the sweep or the inline hook.
+// or when the event was already undone. The restored attribute is never
+// retired again by the sweep or the inline hook with a sibling recorded at
+// or before the undo (supersession.Vetoes): not only the reverted pair.
 func (o *Ops) Undo(ctx context.Context, cfg *config.Config, historyID string) (string, error) {
 	db := o.db
 	op := "undo"

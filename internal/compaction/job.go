@@ -137,7 +137,7 @@ func (j *Job) Pass(ctx context.Context, cfg *config.Config) (*Report, error) {
 	start := j.now()
 	var client *llm.Client
 	if j.llm != nil {
-		client = j.llm.Client(cfg.Maintenance.LLM)
+		client = j.llm.Client(cfg)
 	}
 	rep := newReport(start, cfg.Mode(), client != nil, s)
 	err := j.pass(ctx, cfg, s, client, start, rep)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	neturl "net/url"
 	"strings"
 	"time"
 
@@ -22,6 +23,10 @@ type Settings struct {
 	APIKey         string // sent as a bearer token when non-empty
 	Timeout        time.Duration
 	MaxConcurrency int
+	// Secrets are values besides APIKey that no reply may carry into what
+	// the daemon stores or shows (the admin token, the database password):
+	// a model that repeats one has it masked.
+	Secrets []string
 }
 
 // Client is safe for concurrent use.
@@ -29,6 +34,7 @@ type Client struct {
 	s    Settings
 	http *http.Client
 	sem  chan struct{}
+	red  *redact.Redactor
 }
 
 // New returns a client. httpClient may be nil.
@@ -39,11 +45,18 @@ func New(s Settings, httpClient *http.Client) *Client {
 	if s.MaxConcurrency < 1 {
 		s.MaxConcurrency = 1
 	}
-	return &Client{s: s, http: httpClient, sem: make(chan struct{}, s.MaxConcurrency)}
+	red := redact.New(append([]string{s.APIKey}, s.Secrets...)...)
+	return &Client{s: s, http: httpClient, sem: make(chan struct{}, s.MaxConcurrency), red: red}
 }
 
 // Model is the model name, part of the semantic-verdict cache key.
 func (c *Client) Model() string { return c.s.Model }
+
+// Redact masks the secrets the client knows, and credentials by their
+// shape, in text a model wrote: every reply is masked before it is returned,
+// and so is what a caller read back from an earlier reply (a cached
+// verdict stored before its secret was known).
+func (c *Client) Redact(s string) string { return c.red.Prose(s) }
 
 // Error kinds, for logs and metrics labels.
 const (
@@ -117,7 +130,7 @@ func (c *Client) Complete(ctx context.Context, system, user string, timeout time
 		Model:    c.s.Model,
 		Messages: []chatMessage{{Role: "system", Content: system}, {Role: "user", Content: user}},
 	})
-	url := strings.TrimRight(c.s.Endpoint, "/") + "/chat/completions"
+	url := completionsURL(c.s.Endpoint)
 	req, err := http.NewRequestWithContext(cctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return "", &Error{Kind: KindUnavailable, Err: err}
@@ -137,19 +150,32 @@ func (c *Client) Complete(ctx context.Context, system, user string, timeout time
 		return "", c.classify(ctx, cctx, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		return "", &Error{Kind: KindStatus, Err: fmt.Errorf("%s answered %s: %s", redact.URL(url), resp.Status, snippet(raw))}
+		return "", &Error{Kind: KindStatus, Err: fmt.Errorf("%s answered %s: %s", redact.URL(url), resp.Status, c.red.Text(snippet(raw)))}
 	}
 	if len(raw) > maxResponse {
 		return "", &Error{Kind: KindGarbage, Err: fmt.Errorf("response larger than %d bytes", maxResponse)}
 	}
 	var cr chatResponse
 	if err := json.Unmarshal(raw, &cr); err != nil {
-		return "", &Error{Kind: KindGarbage, Err: fmt.Errorf("response is not a chat completion: %v: %s", err, snippet(raw))}
+		return "", &Error{Kind: KindGarbage, Err: fmt.Errorf("response is not a chat completion: %v: %s", err, c.red.Text(snippet(raw)))}
 	}
 	if len(cr.Choices) == 0 {
-		return "", &Error{Kind: KindGarbage, Err: fmt.Errorf("chat completion without choices: %s", snippet(raw))}
+		return "", &Error{Kind: KindGarbage, Err: fmt.Errorf("chat completion without choices: %s", c.red.Text(snippet(raw)))}
 	}
-	return cr.Choices[0].Message.Content, nil
+	return c.Redact(cr.Choices[0].Message.Content), nil
+}
+
+// completionsURL is the chat-completions URL under a base endpoint. The path
+// goes before the query: an Azure-style endpoint carries its API version
+// there (https://x.openai.azure.com/openai/deployments/d?api-version=...).
+func completionsURL(endpoint string) string {
+	u, err := neturl.Parse(endpoint)
+	if err != nil {
+		// Validation accepts only endpoints that parse; a client built
+		// without it gets the plain join.
+		return strings.TrimRight(endpoint, "/") + "/chat/completions"
+	}
+	return u.JoinPath("chat", "completions").String()
 }
 
 func (c *Client) classify(ctx, cctx context.Context, err error) error {

@@ -17,15 +17,48 @@ import (
 	"github.com/supersessiond/supersessiond/internal/redact"
 )
 
-// UnavailableError means the database could not be reached. The CLI maps it
-// to exit code 3. Its message never contains the password.
+// UnavailableError means the database could not be reached, or refused the
+// connection. The CLI maps it to exit code 3. Its message never contains the
+// password.
 type UnavailableError struct {
 	DSN string // redacted
 	Err error
+	// Refused: the server answered and turned the connection down (SSL,
+	// authentication), so it is not "unreachable"; Hint says what to do.
+	Refused bool
+	Hint    string
 }
 
 func (e *UnavailableError) Error() string {
-	return fmt.Sprintf("database %s unreachable: %v", e.DSN, e.Err)
+	what := "unreachable"
+	if e.Refused {
+		what = "refused the connection"
+	}
+	msg := fmt.Sprintf("database %s %s: %v", e.DSN, what, e.Err)
+	if e.Hint != "" {
+		msg += "; " + e.Hint
+	}
+	return msg
+}
+
+// refusal recognises a connection the server turned down for a reason an
+// operator fixes in the connection string, and says how.
+func refusal(err error) (hint string, refused bool) {
+	var pe *pq.Error
+	switch {
+	case errors.Is(err, pq.ErrSSLNotSupported):
+		return "the server does not accept SSL connections and the connection string does not say sslmode, " +
+			"for which the driver requires SSL: add sslmode=disable (postgres://...?sslmode=disable, or " +
+			"sslmode=disable in key=value form), or enable SSL on the server (ssl = on)", true
+	case errors.As(err, &pe) && pe.Code == "28000" && strings.Contains(pe.Message, "no encryption"):
+		return "the server accepts only SSL connections from here: set sslmode=require (or verify-full) in the connection string", true
+	case errors.As(err, &pe) && pe.Code == "28P01":
+		return "the password is wrong or missing: give it in the URL (percent-encoded), in PGPASSWORD, or in ~/.pgpass " +
+			"(host:port:database:user:password, mode 0600)", true
+	case errors.As(err, &pe) && pe.Code.Class() == "28":
+		return "", true
+	}
+	return "", false
 }
 
 func (e *UnavailableError) Unwrap() error { return e.Err }
@@ -59,7 +92,9 @@ const ApplicationName = "supersessiond"
 // message, which would quote the password's prefix.
 func Open(ctx context.Context, dsn string, pool Pool, timeout time.Duration) (*sqlx.DB, error) {
 	unavailable := func(err error) error {
-		return &UnavailableError{DSN: redact.DSN(dsn), Err: errors.New(redact.Secret(err.Error(), redact.DSNSecrets(dsn)...))}
+		hint, refused := refusal(err)
+		return &UnavailableError{DSN: redact.DSN(dsn), Err: errors.New(redact.Secret(err.Error(), redact.DSNSecrets(dsn)...)),
+			Refused: refused, Hint: hint}
 	}
 	cfg, err := pq.NewConfig(dsn)
 	if err != nil {

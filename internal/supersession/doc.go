@@ -12,8 +12,10 @@
 // [supersessionReviewConfidence, supersessionMinConfidence) becomes a
 // proposal for a human. Constraints are never on either side; protected
 // attributes are never superseded (they may supersede others); a pair a
-// reviewer rejected, or a supersession an operator undid, is never applied
-// again automatically.
+// reviewer rejected is never applied automatically, and an attribute an
+// operator restored with undo is never retired automatically by a sibling
+// recorded (created_at) at or before the undo: the operator said it is still
+// true, so only a newer statement may retire it (Vetoes).
 //
 // The heuristics decide first (package heuristics, on statements analysed
 // once per attribute, not once per pair). Only when no heuristic fired, the

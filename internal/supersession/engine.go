@@ -192,7 +192,7 @@ func (e *Engine) planInput(ctx context.Context, cfg *config.Config, pass Pass) (
 	}
 	var client *llm.Client
 	if cfg.SemanticFallback() && e.llms != nil {
-		client = e.llms.Client(cfg.Maintenance.LLM)
+		client = e.llms.Client(cfg)
 		in.semantic = client != nil
 		in.digests = false
 	}
@@ -285,16 +285,12 @@ func (e *Engine) planVetoed(ctx context.Context, preps []*prepared, in *planInpu
 		olds = outs[i].deciding(olds)
 	}
 	vetoed, err := e.loadVetoes(ctx, olds, agents)
-	if err != nil || len(vetoed) == 0 {
+	if err != nil || vetoed.empty() {
 		return outs, err
 	}
 	in.vetoed = vetoed
-	hit := map[string]bool{}
-	for k := range vetoed {
-		hit[k[0]] = true
-	}
 	for i, p := range preps {
-		if slices.ContainsFunc(outs[i].deciding(nil), func(id string) bool { return hit[id] }) {
+		if slices.ContainsFunc(outs[i].deciding(nil), vetoed.touches) {
 			outs[i] = plan(p, *in)
 		}
 	}

@@ -249,8 +249,8 @@ type planInput struct {
 	// focus, when non-nil, limits the pairs to those with at least one side
 	// in it (the inline hook: the newly classified attributes).
 	focus map[string]bool
-	// vetoed pairs (old id, new id) are never applied or proposed.
-	vetoed map[[2]string]bool
+	// vetoed pairs are never applied or proposed.
+	vetoed *Vetoes
 	// semantic enables the LLM fallback; known holds the verdicts known.
 	semantic bool
 	known    verdicts
@@ -401,7 +401,7 @@ func plan(p *prepared, in planInput) planOutput {
 func touchesFocus(old *Attribute, g *Group, newer []int, in planInput) bool {
 	for _, j := range newer {
 		nw := g.Attrs[j]
-		if !in.focus[nw.ID] || in.vetoed[[2]string{old.ID, nw.ID}] {
+		if !in.focus[nw.ID] || in.vetoed.Has(old, nw) {
 			continue
 		}
 		c, need, _ := decide(old, nw, in)
@@ -423,7 +423,7 @@ func decideOld(old *Attribute, g *Group, newer []int, in planInput, out *planOut
 	for _, j := range newer {
 		nw := g.Attrs[j]
 		out.pairs++
-		if in.vetoed[[2]string{old.ID, nw.ID}] {
+		if in.vetoed.Has(old, nw) {
 			out.skips[SkipVetoed]++
 			out.trace(in, old, nw, nil, outcomeVetoed)
 			continue

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -55,8 +56,9 @@ type Supersession struct {
 	// supersede consolidating attributes); automatic paths never set it.
 	AnyAspect bool
 	// RespectVetoes refuses the write when a reviewer rejected the pair or
-	// an operator undid its supersession: set by the automatic paths, not
-	// by an operator applying or superseding by hand.
+	// an operator undid a supersession of the old attribute after the new
+	// one was recorded (Vetoes): set by the automatic paths, not by an
+	// operator applying or superseding by hand.
 	RespectVetoes bool
 }
 
@@ -186,10 +188,47 @@ func (e *Engine) Propose(ctx context.Context, q sqlx.ExtContext, actor Actor, it
 	return out, nil
 }
 
-// loadVetoes returns the vetoed (old, new) pairs among the given old
-// attributes.
-func (e *Engine) loadVetoes(ctx context.Context, oldIDs []string, agents []string) (map[[2]string]bool, error) {
-	out := map[[2]string]bool{}
+// Vetoes are what operators said no to, about some old attributes: the
+// pairs a reviewer rejected, and the attributes an operator restored with
+// undo. An undo says "this is still true": it vetoes the attribute against
+// every sibling recorded (created_at) at or before the undo, not only the
+// pair it reverted; a sibling recorded after it may still retire it.
+type Vetoes struct {
+	pairs  map[[2]string]bool   // (old id, new id)
+	undone map[string]time.Time // old id → its latest undo
+}
+
+// Has reports whether the pair (old, nw) is vetoed. A nil *Vetoes vetoes
+// nothing.
+func (v *Vetoes) Has(old, nw *Attribute) bool {
+	if v == nil {
+		return false
+	}
+	if v.pairs[[2]string{old.ID, nw.ID}] {
+		return true
+	}
+	at, ok := v.undone[old.ID]
+	return ok && !nw.CreatedAt.After(at)
+}
+
+func (v *Vetoes) empty() bool { return v == nil || (len(v.pairs) == 0 && len(v.undone) == 0) }
+
+// touches reports whether a veto concerns the old attribute id.
+func (v *Vetoes) touches(id string) bool {
+	if _, ok := v.undone[id]; ok {
+		return true
+	}
+	for k := range v.pairs {
+		if k[0] == id {
+			return true
+		}
+	}
+	return false
+}
+
+// loadVetoes returns the vetoes about the given old attributes.
+func (e *Engine) loadVetoes(ctx context.Context, oldIDs []string, agents []string) (*Vetoes, error) {
+	out := &Vetoes{pairs: map[[2]string]bool{}, undone: map[string]time.Time{}}
 	if len(oldIDs) == 0 {
 		return out, nil
 	}
@@ -200,11 +239,18 @@ func (e *Engine) loadVetoes(ctx context.Context, oldIDs []string, agents []strin
 	defer rows.Close()
 	for rows.Next() {
 		var o, n *string
-		if err := rows.Scan(&o, &n); err != nil {
-			return nil, err
+		var undoneAt *time.Time
+		if err := rows.Scan(&o, &n, &undoneAt); err != nil {
+			return nil, fmt.Errorf("supersession: load vetoes: %w", err)
 		}
-		if o != nil && n != nil {
-			out[[2]string{*o, *n}] = true
+		if o == nil {
+			continue
+		}
+		if n != nil {
+			out.pairs[[2]string{*o, *n}] = true
+		}
+		if undoneAt != nil && undoneAt.After(out.undone[*o]) {
+			out.undone[*o] = *undoneAt
 		}
 	}
 	return out, rows.Err()
