@@ -118,3 +118,17 @@ func (w *Who) String() string {
 	}
 	return w.Operator + " (" + w.Channel + ")"
 }
+
+// DecidedBy is who made the proposal what it is now: who undid it, applied
+// it, or reviewed it (nil when nobody has).
+func (p Proposal) DecidedBy() *Who {
+	switch {
+	case p.RevertedBy != nil && p.Status == StatusUndone:
+		return p.RevertedBy
+	case p.AppliedBy != nil && p.Status == StatusApplied:
+		return p.AppliedBy
+	case p.Review != nil:
+		return p.Review.By
+	}
+	return nil
+}

@@ -50,6 +50,13 @@ func PoolOf(d config.Database) Pool {
 	return Pool{MaxOpen: d.MaxOpenConns, MaxIdle: d.MaxIdleConns, IdleTime: idleTime}
 }
 
+// HTTPPool is the console's own pool, apart from the jobs'
+// (maintenance.http.maxOpenConns): what readers hold, the jobs never wait
+// for.
+func HTTPPool(h config.HTTP) Pool {
+	return Pool{MaxOpen: h.MaxOpenConns, MaxIdle: h.MaxOpenConns, IdleTime: idleTime}
+}
+
 // ApplicationName is how the daemon's sessions appear in pg_stat_activity
 // unless the connection string names them otherwise.
 const ApplicationName = "supersessiond"
