@@ -156,7 +156,7 @@ func Off(why string) http.Handler {
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.WriteHeader(http.StatusNotFound)
-		_ = page.Execute(w, map[string]string{"Why": why})
+		_ = page.Execute(w, map[string]string{"Why": strings.ToUpper(why[:1]) + why[1:]})
 	})
 }
 
