@@ -187,7 +187,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 			d.log.Warn("not watching the configuration file for changes; reload with SIGHUP", "err", err)
 		}
 	}
-	srv, err := d.startHTTP(jobsCtx, cfg)
+	srv, err := d.startHTTP(cfg)
 	if err != nil {
 		return err
 	}
@@ -428,14 +428,14 @@ type httpServer struct {
 	addr string
 }
 
-func (d *Daemon) startHTTP(ctx context.Context, cfg *config.Config) (*httpServer, error) {
+func (d *Daemon) startHTTP(cfg *config.Config) (*httpServer, error) {
 	ln, err := net.Listen("tcp", cfg.Maintenance.HTTP.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("http: listen on %s (maintenance.http.listen): %w", cfg.Maintenance.HTTP.Listen, err)
 	}
 	addr := ln.Addr().String()
 	srv := &httpServer{
-		Server: &http.Server{Handler: d.routes(ctx, addr), ReadHeaderTimeout: 5 * time.Second},
+		Server: &http.Server{Handler: d.routes(addr), ReadHeaderTimeout: 5 * time.Second},
 		addr:   addr,
 	}
 	go func() {

@@ -22,7 +22,7 @@ import (
 // routes are the listener's: /healthz, /readyz and /metrics, always open
 // and never waiting behind the console; the console and its API on their
 // own connection pool and concurrency limit. addr is the bound address.
-func (d *Daemon) routes(ctx context.Context, addr string) http.Handler {
+func (d *Daemon) routes(addr string) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -33,7 +33,7 @@ func (d *Daemon) routes(ctx context.Context, addr string) http.Handler {
 		Registry:          d.metrics.Registry,
 		EnableOpenMetrics: true,
 	}))
-	ui := d.console(ctx, addr)
+	ui := d.console(addr)
 	mux.Handle("/ui/", ui)
 	mux.Handle("/api/", ui)
 	mux.Handle("GET /ui", http.RedirectHandler("/ui/", http.StatusMovedPermanently))
@@ -48,7 +48,7 @@ func (d *Daemon) routes(ctx context.Context, addr string) http.Handler {
 // requests come, the jobs, the watchdog's ping and /readyz never wait for
 // a connection behind them. The tokens are read from the environment each
 // time they are needed, under the variables the configuration names.
-func (d *Daemon) console(ctx context.Context, addr string) http.Handler {
+func (d *Daemon) console(addr string) http.Handler {
 	if r := d.layout.Reports[schema.Supersession]; r == nil || !r.On || !r.Runnable() {
 		return console.Off("it needs the supersession job, which this configuration turns off " +
 			"(memory.pipelineV2.structural.supersessionEnabled: false, as examples/honcho/agent.yaml has it beside Honcho, " +
@@ -56,10 +56,11 @@ func (d *Daemon) console(ctx context.Context, addr string) http.Handler {
 			"(its tables must exist: supersessiond check says) and restart the daemon to review proposals here.")
 	}
 	cfg := d.Config()
-	db, err := store.Open(ctx, cfg.Maintenance.Database.URL, store.HTTPPool(cfg.Maintenance.HTTP), 5*time.Second)
+	// Lazily: the pool takes no slot of the server until someone reads.
+	db, err := store.OpenLazy(cfg.Maintenance.Database.URL, store.HTTPPool(cfg.Maintenance.HTTP))
 	if err != nil {
 		d.log.Error("review console unavailable: its connection pool did not open", "err", err)
-		return console.Off("its connection pool could not connect at startup (see the daemon's log); restart the daemon once the database answers.")
+		return console.Off("its connection pool could not be set up (see the daemon's log).")
 	}
 	d.consoleDB = db
 	d.metrics.Registry.MustRegister(collectors.NewDBStatsCollector(db.DB, "console"))

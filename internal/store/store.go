@@ -65,19 +65,37 @@ const ApplicationName = "supersessiond"
 // connection string that cannot be parsed is reported without the driver's
 // message, which would quote the password's prefix.
 func Open(ctx context.Context, dsn string, pool Pool, timeout time.Duration) (*sqlx.DB, error) {
-	unavailable := func(err error) error {
-		return &UnavailableError{DSN: redact.DSN(dsn), Err: errors.New(redact.Secret(err.Error(), redact.DSNSecrets(dsn)...))}
+	db, err := OpenLazy(dsn, pool)
+	if err != nil {
+		return nil, err
 	}
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := db.PingContext(pctx); err != nil {
+		_ = db.Close()
+		return nil, unavailable(dsn, err)
+	}
+	return db, nil
+}
+
+func unavailable(dsn string, err error) error {
+	return &UnavailableError{DSN: redact.DSN(dsn), Err: errors.New(redact.Secret(err.Error(), redact.DSNSecrets(dsn)...))}
+}
+
+// OpenLazy is Open without the check: no connection is made until one is
+// needed (the console's pool, which holds no slot of the server while
+// nobody reads).
+func OpenLazy(dsn string, pool Pool) (*sqlx.DB, error) {
 	cfg, err := pq.NewConfig(dsn)
 	if err != nil {
-		return nil, unavailable(err)
+		return nil, unavailable(dsn, err)
 	}
 	if cfg.ApplicationName == "" || cfg.ApplicationName == "pqgo" {
 		cfg.ApplicationName = ApplicationName
 	}
 	connector, err := pq.NewConnectorConfig(cfg)
 	if err != nil {
-		return nil, unavailable(err)
+		return nil, unavailable(dsn, err)
 	}
 	db := sqlx.NewDb(sql.OpenDB(sessionSetup{connector}), "postgres")
 	if pool.MaxOpen <= 0 {
@@ -86,12 +104,6 @@ func Open(ctx context.Context, dsn string, pool Pool, timeout time.Duration) (*s
 	db.SetMaxOpenConns(pool.MaxOpen)
 	db.SetMaxIdleConns(min(pool.MaxIdle, pool.MaxOpen))
 	db.SetConnMaxIdleTime(pool.IdleTime)
-	pctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	if err := db.PingContext(pctx); err != nil {
-		_ = db.Close()
-		return nil, unavailable(err)
-	}
 	return db, nil
 }
 
