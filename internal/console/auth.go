@@ -128,14 +128,12 @@ func match(creds []Credential, token string) (Credential, bool) {
 
 // access is what a request may do.
 type access struct {
-	reader   bool     // may read: a valid bearer token or session
-	admin    bool     // may change data (bearer token, or session and CSRF for POSTs)
-	session  *session // the browser session, when there is one
-	operator audit.Operator
-	bearer   bool          // a token came in the Authorization header
-	wrong    bool          // that token was wrong (counted against the client)
-	retry    time.Duration // > 0: the client is locked out for this long
-	why      string        // why not admin, for the 403
+	reader   bool           // may read: a valid bearer token or session
+	admin    bool           // may change data (bearer token, or session and CSRF for POSTs)
+	session  *session       // the browser session, when there is one
+	operator audit.Operator // who the rows its decisions write name
+	retry    time.Duration  // > 0: the client is locked out for this long
+	why      string         // why not admin, for the 403
 }
 
 // authorize decides what r may do. A Bearer token is checked first (API
@@ -150,7 +148,6 @@ func (c *Console) authorize(r *http.Request) access {
 		a.session = c.sessions.get(ck.Value, creds, now)
 	}
 	if h := r.Header.Get("Authorization"); h != "" {
-		a.bearer = true
 		return c.bearerAccess(r, h, creds, a)
 	}
 	if a.session == nil {
@@ -191,7 +188,7 @@ func (c *Console) bearerAccess(r *http.Request, header string, creds []Credentia
 	bearer, ok := strings.CutPrefix(header, "Bearer ")
 	cred, found := match(creds, strings.TrimSpace(bearer))
 	if !ok || !found {
-		a.wrong, a.why = true, "wrong token in the Authorization header"
+		a.why = "wrong token in the Authorization header"
 		if wait := c.guesses.fail(client, c.opts.Now()); wait > 0 {
 			a.retry = wait
 		}
