@@ -1,6 +1,7 @@
 package daemon_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -71,5 +72,25 @@ func TestConsoleHasItsOwnPoolAndNeedsAToken(t *testing.T) {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
+	}
+}
+
+// The console's settings are set up once: a reload that changes one keeps
+// the running value and says, per key, that it needs a restart.
+func TestReloadNamesTheConsoleSettingsThatNeedARestart(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	h := start(t, db.URL, "", nil)
+	edited := strings.Replace(fmt.Sprintf(baseYAML, db.URL), "    listen: 127.0.0.1:0\n",
+		"    listen: 127.0.0.1:0\n    openReadsOnLoopback: true\n    tokens: [{name: alice, env: TOKEN_ALICE}]\n", 1)
+	h.write(edited)
+	h.eventually("the reload", func() bool { return strings.Contains(h.log.String(), "configuration reloaded") })
+	for _, key := range []string{"maintenance.http.openReadsOnLoopback", "maintenance.http.tokens"} {
+		if !strings.Contains(h.log.String(), "key="+key) {
+			t.Errorf("the log does not say %s needs a restart:\n%s", key, h.log)
+		}
+	}
+	if h.d.Config().Maintenance.HTTP.OpenReadsOnLoopback {
+		t.Error("the running console's settings must stay as they started")
 	}
 }
