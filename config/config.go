@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strings"
 	"time"
 
 	"github.com/supersessiond/supersessiond/internal/redact"
@@ -133,6 +134,46 @@ type HTTP struct {
 	// console and API changes need; the token itself is never in a file
 	// the daemon reads, nor in its log.
 	AdminTokenEnv string `koanf:"adminTokenEnv" default:"SUPERSESSIOND_ADMIN_TOKEN"`
+	// Tokens are named tokens beside the admin token, one per operator, so
+	// that the audit trail says who decided (SPEC §10). Each names the
+	// environment variable holding its token.
+	Tokens Tokens `koanf:"tokens" default:""`
+	// OpenReadsOnLoopback lets a request from this host read the console
+	// and API without a token, when its Host header names the listener
+	// itself (so a page served elsewhere cannot read it by DNS rebinding).
+	// Off by default: reads of the agent's memory need a token.
+	OpenReadsOnLoopback bool `koanf:"openReadsOnLoopback" default:"false"`
+	// TrustedProxies are the addresses (IPs or CIDRs, comma-separated) of
+	// reverse proxies whose X-Forwarded-For names the client, for the
+	// per-client limit on wrong tokens. Empty: the peer address is the
+	// client, whatever the headers say.
+	TrustedProxies string `koanf:"trustedProxies" default:""`
+	// MaxConcurrentRequests bounds the console and API requests served at
+	// once; more wait a moment, then get 503 with Retry-After.
+	MaxConcurrentRequests int `koanf:"maxConcurrentRequests" default:"4" check:"range=1..256"`
+	// MaxOpenConns is the console and API's own connection pool, apart
+	// from the jobs': readers never hold a connection the jobs, the
+	// watchdog or /readyz need.
+	MaxOpenConns int `koanf:"maxOpenConns" default:"2" check:"range=1..32"`
+}
+
+// NamedToken is an operator's token: the name the audit trail records and
+// the environment variable holding the token.
+type NamedToken struct {
+	Name string
+	Env  string
+}
+
+// Tokens are maintenance.http.tokens: in agent.yaml a list of {name, env};
+// from the environment "name=ENV,name=ENV".
+type Tokens []NamedToken
+
+func (t Tokens) String() string {
+	parts := make([]string, len(t))
+	for i, n := range t {
+		parts[i] = n.Name + "=" + n.Env
+	}
+	return "[" + strings.Join(parts, ",") + "]"
 }
 
 type Log struct {
@@ -226,13 +267,18 @@ func (c *Config) Location() *time.Location {
 }
 
 // Secrets are the values of the credentials this configuration names: the
-// LLM's API key and the admin token (read through getenv from the variables
-// maintenance.llm.apiKeyEnv and maintenance.http.adminTokenEnv name) and the
+// LLM's API key, the admin token and the operators' named tokens (read
+// through getenv from the variables maintenance.llm.apiKeyEnv,
+// maintenance.http.adminTokenEnv and maintenance.http.tokens name) and the
 // database passwords. What the LLM returns is masked of them (package
 // redact) before it is stored, logged or shown.
 func (c *Config) Secrets(getenv func(string) string) []string {
 	var out []string
-	for _, env := range []string{c.Maintenance.LLM.APIKeyEnv, c.Maintenance.HTTP.AdminTokenEnv} {
+	envs := []string{c.Maintenance.LLM.APIKeyEnv, c.Maintenance.HTTP.AdminTokenEnv}
+	for _, t := range c.Maintenance.HTTP.Tokens {
+		envs = append(envs, t.Env)
+	}
+	for _, env := range envs {
 		if env != "" {
 			if v := getenv(env); v != "" {
 				out = append(out, v)

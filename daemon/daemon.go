@@ -88,17 +88,19 @@ type Options struct {
 
 // Daemon is `supersessiond run`.
 type Daemon struct {
-	opts    Options
-	cfg     atomic.Pointer[config.Config]
-	level   slog.LevelVar
-	log     *slog.Logger
-	notify  *sdnotify.Notifier
-	db      *sqlx.DB
-	metrics *metrics.Metrics
-	leases  *lease.Manager
-	layout  *schema.Layout // the database as inspected at startup
-	sched   *scheduler
-	svcs    *services
+	opts   Options
+	cfg    atomic.Pointer[config.Config]
+	level  slog.LevelVar
+	log    *slog.Logger
+	notify *sdnotify.Notifier
+	db     *sqlx.DB
+	// consoleDB is the console's own pool (maintenance.http.maxOpenConns).
+	consoleDB *sqlx.DB
+	metrics   *metrics.Metrics
+	leases    *lease.Manager
+	layout    *schema.Layout // the database as inspected at startup
+	sched     *scheduler
+	svcs      *services
 
 	reloads   chan struct{} // reload requests from the file watch and the health loop
 	reloadMu  sync.Mutex
@@ -168,6 +170,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	defer d.db.Close()
+	defer func() {
+		if d.consoleDB != nil {
+			_ = d.consoleDB.Close()
+		}
+	}()
 
 	// Jobs run under jobsCtx: it outlives the stop signal by the grace period.
 	jobsCtx, cancelJobs := context.WithCancel(context.WithoutCancel(ctx))
@@ -429,9 +436,10 @@ func (d *Daemon) startHTTP(cfg *config.Config) (*httpServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("http: listen on %s (maintenance.http.listen): %w", cfg.Maintenance.HTTP.Listen, err)
 	}
+	addr := ln.Addr().String()
 	srv := &httpServer{
-		Server: &http.Server{Handler: d.routes(), ReadHeaderTimeout: 5 * time.Second},
-		addr:   ln.Addr().String(),
+		Server: &http.Server{Handler: d.routes(addr), ReadHeaderTimeout: 5 * time.Second},
+		addr:   addr,
 	}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

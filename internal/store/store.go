@@ -83,6 +83,13 @@ func PoolOf(d config.Database) Pool {
 	return Pool{MaxOpen: d.MaxOpenConns, MaxIdle: d.MaxIdleConns, IdleTime: idleTime}
 }
 
+// HTTPPool is the console's own pool, apart from the jobs'
+// (maintenance.http.maxOpenConns): what readers hold, the jobs never wait
+// for.
+func HTTPPool(h config.HTTP) Pool {
+	return Pool{MaxOpen: h.MaxOpenConns, MaxIdle: h.MaxOpenConns, IdleTime: idleTime}
+}
+
 // ApplicationName is how the daemon's sessions appear in pg_stat_activity
 // unless the connection string names them otherwise.
 const ApplicationName = "supersessiond"
@@ -91,21 +98,39 @@ const ApplicationName = "supersessiond"
 // connection string that cannot be parsed is reported without the driver's
 // message, which would quote the password's prefix.
 func Open(ctx context.Context, dsn string, pool Pool, timeout time.Duration) (*sqlx.DB, error) {
-	unavailable := func(err error) error {
-		hint, refused := refusal(err)
-		return &UnavailableError{DSN: redact.DSN(dsn), Err: errors.New(redact.Secret(err.Error(), redact.DSNSecrets(dsn)...)),
-			Refused: refused, Hint: hint}
+	db, err := OpenLazy(dsn, pool)
+	if err != nil {
+		return nil, err
 	}
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := db.PingContext(pctx); err != nil {
+		_ = db.Close()
+		return nil, unavailable(dsn, err)
+	}
+	return db, nil
+}
+
+func unavailable(dsn string, err error) error {
+	hint, refused := refusal(err)
+	return &UnavailableError{DSN: redact.DSN(dsn), Err: errors.New(redact.Secret(err.Error(), redact.DSNSecrets(dsn)...)),
+		Refused: refused, Hint: hint}
+}
+
+// OpenLazy is Open without the check: no connection is made until one is
+// needed (the console's pool, which holds no slot of the server while
+// nobody reads).
+func OpenLazy(dsn string, pool Pool) (*sqlx.DB, error) {
 	cfg, err := pq.NewConfig(dsn)
 	if err != nil {
-		return nil, unavailable(err)
+		return nil, unavailable(dsn, err)
 	}
 	if cfg.ApplicationName == "" || cfg.ApplicationName == "pqgo" {
 		cfg.ApplicationName = ApplicationName
 	}
 	connector, err := pq.NewConnectorConfig(cfg)
 	if err != nil {
-		return nil, unavailable(err)
+		return nil, unavailable(dsn, err)
 	}
 	db := sqlx.NewDb(sql.OpenDB(sessionSetup{connector}), "postgres")
 	if pool.MaxOpen <= 0 {
@@ -114,12 +139,6 @@ func Open(ctx context.Context, dsn string, pool Pool, timeout time.Duration) (*s
 	db.SetMaxOpenConns(pool.MaxOpen)
 	db.SetMaxIdleConns(min(pool.MaxIdle, pool.MaxOpen))
 	db.SetConnMaxIdleTime(pool.IdleTime)
-	pctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	if err := db.PingContext(pctx); err != nil {
-		_ = db.Close()
-		return nil, unavailable(err)
-	}
 	return db, nil
 }
 

@@ -80,9 +80,9 @@ hist AS (
              'superseded_at', u.superseded_at, 'updated_at', u.updated_at)) AS full_meta
   FROM upd u
 )
-INSERT INTO {{.History}} (id, memory_id, event, old_content, new_content, changed_by, reason, metadata, actor_type, request_id)
+INSERT INTO {{.History}} (id, memory_id, event, old_content, new_content, changed_by, reason, metadata, actor_type, request_id, session_id)
 SELECT gen_random_uuid()::text, coalesce(h.memory_id, h.id), 'attribute_superseded', h.content, h.new_content, $2, h.reason,
-       {{metaIn "h.full_meta"}}, $3, $4
+       {{metaIn "h.full_meta"}}, $3, $4, $5
 FROM hist h
 RETURNING id, {{meta ""}} ->> 'old_attribute_id'`
 

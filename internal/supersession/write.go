@@ -27,6 +27,10 @@ type Metadata struct {
 	Mode           Mode    `json:"mode"`
 	ProposalID     string  `json:"proposal_id,omitempty"`
 	RunID          string  `json:"run_id,omitempty"`
+	// Operator names who decided, on an operator's row (Actor.Operator);
+	// OperatorSource says how the name is known.
+	Operator       string `json:"operator,omitempty"`
+	OperatorSource string `json:"operator_source,omitempty"`
 }
 
 // Signals are a decision's signals; none is [] in JSON, never null, so a
@@ -62,11 +66,18 @@ type Supersession struct {
 	RespectVetoes bool
 }
 
-// Actor says who writes: changed_by, actor_type and request_id columns.
+// Actor says who writes: the changed_by, actor_type, request_id and
+// session_id columns, and for an operator the name in the metadata.
 type Actor struct {
-	ChangedBy string // supersessiond:sweep | supersessiond:inline | supersessiond:cli
+	ChangedBy string // supersessiond:sweep | :inline | :cli | :console | :api
 	Type      string // system | operator
 	RequestID string
+	SessionID string // the console session an operator decided in
+	// Operator is the operator's name (metadata operator), OperatorSource
+	// how it is known: token (a named token), login (given at login with
+	// the shared admin token), os_user or flag (the CLI).
+	Operator       string
+	OperatorSource string
 }
 
 // Applied is one written supersession.
@@ -98,8 +109,12 @@ func (e *Engine) Apply(ctx context.Context, tx *sqlx.Tx, actor Actor, items []Su
 	reqs := make([]reqRow, len(items))
 	olds := make([]string, len(items))
 	for i, it := range items {
+		meta := it.Meta
+		if actor.Operator != "" {
+			meta.Operator, meta.OperatorSource = actor.Operator, actor.OperatorSource
+		}
 		reqs[i] = reqRow{i, it.Meta.OldAttributeID, it.Meta.NewAttributeID, it.Meta.AgentID, it.OldContent, it.NewContent,
-			it.Meta, it.Reason, it.ForceChain, it.AnyAspect, it.RespectVetoes}
+			meta, it.Reason, it.ForceChain, it.AnyAspect, it.RespectVetoes}
 		olds[i] = it.Meta.OldAttributeID
 	}
 	body, err := json.Marshal(reqs)
@@ -109,7 +124,8 @@ func (e *Engine) Apply(ctx context.Context, tx *sqlx.Tx, actor Actor, items []Su
 	if _, err := tx.ExecContext(ctx, e.sql.lock, pq.Array(olds)); err != nil {
 		return nil, fmt.Errorf("supersession: lock %d attributes: %w", len(items), err)
 	}
-	rows, err := tx.QueryxContext(ctx, e.sql.apply, string(body), actor.ChangedBy, actor.Type, store.Nullable(actor.RequestID))
+	rows, err := tx.QueryxContext(ctx, e.sql.apply, string(body), actor.ChangedBy, actor.Type, store.Nullable(actor.RequestID),
+		store.Nullable(actor.SessionID))
 	if err != nil {
 		return nil, fmt.Errorf("supersession: apply %d supersessions: %w", len(items), err)
 	}
