@@ -148,6 +148,9 @@ type cmdEnv struct {
 	db     *sqlx.DB
 	log    *slog.Logger
 	layout *schema.Layout
+	// src and loaded are where cfg came from, for following the file.
+	src    config.Source
+	loaded *config.Loaded
 }
 
 // open loads the configuration, connects, inspects the database and checks
@@ -156,7 +159,8 @@ type cmdEnv struct {
 // configuration has them off (an operator reviewing proposals of a paused
 // supersession still needs its tables).
 func (m *Main) open(ctx context.Context, cfgPath string, jobs ...schema.Job) (*cmdEnv, error) {
-	loaded, err := m.loadConfig(cfgPath)
+	src := config.Resolve(cfgPath, m.Environ)
+	loaded, err := config.Load(src)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +185,7 @@ func (m *Main) open(ctx context.Context, cfgPath string, jobs ...schema.Job) (*c
 		db.Close()
 		return nil, err
 	}
-	return &cmdEnv{cfg: cfg, db: db, log: log, layout: layout}, nil
+	return &cmdEnv{cfg: cfg, db: db, log: log, layout: layout, src: src, loaded: loaded}, nil
 }
 
 // ops are the operator commands on the environment's database.
