@@ -44,6 +44,9 @@ func (j *Job) incremental(ctx context.Context, cfg *config.Config, budget time.D
 	// No key cache (Pass.Reloads): a pass reads each changed aspect once.
 	pass := j.newPass(r.RunID)
 	for {
+		if err := j.guard.Wait(ctx, Name); err != nil {
+			return fmt.Errorf("sweep: %w", err)
+		}
 		var claimed []change
 		err := j.db.SelectContext(ctx, &claimed, j.sql.claim, j.holder, upto, j.BatchAspects, j.ClaimFor.Seconds())
 		if err != nil {

@@ -23,17 +23,24 @@ import (
 // and lets the path go on only when, once this process's pool has grown to
 // its full size, at least Min of them would still be free. Otherwise the
 // path waits, with exponential backoff and jitter, logged and counted by
-// path; and while the server is crowded the pool keeps at most one idle
-// connection (the one the guard asks with), so the agent gets the others
-// back. Connections already open are used: they take no new slot.
+// path. Connections the pool keeps open are used: they take no new slot.
 //
-// The guard asks one question at a time and remembers the answer briefly,
-// so that many paths waiting at once cost the server one connection. The
-// watchdog's ping (Ping) never waits, but it shares that one connection.
+// While the server has no room for this process's pool, the pool is held
+// to one connection: it closes the others as they are returned and opens
+// none, so work already under way when the server became crowded goes on,
+// one statement at a time, without taking the agent's slots. (No path of
+// the daemon holds a connection while it waits for another, so one is
+// enough.) The pool gets its size back when the guard finds room.
+//
+// The guard asks one question at a time, on that one connection, and
+// remembers the answer briefly, so that many paths waiting at once cost the
+// server one connection. The watchdog's ping (Ping) never waits, but it
+// asks in turn with the guard.
 type Guard struct {
 	db      *sqlx.DB
 	min     int
-	maxIdle int
+	maxOpen int // the pool's size
+	maxIdle int // and how many it keeps between uses
 	log     *slog.Logger
 	rand    func() float64
 	m       GuardMetrics
@@ -42,7 +49,7 @@ type Guard struct {
 	asked    time.Time // when the last answer was had
 	free     int
 	room     bool
-	yielding bool // the pool keeps one idle connection until there is room
+	yielding bool // the pool is held to one connection until there is room
 }
 
 // DefaultMinFree is how many slots the guard leaves to the agent unless
@@ -93,7 +100,8 @@ func NewGuard(db *sqlx.DB, opts GuardOptions) *Guard {
 	if opts.Rand == nil {
 		opts.Rand = rand.Float64
 	}
-	g := &Guard{db: db, min: opts.Min, maxIdle: min(opts.Pool.MaxIdle, opts.Pool.MaxOpen), log: opts.Logger, rand: opts.Rand, room: true}
+	g := &Guard{db: db, min: opts.Min, maxOpen: opts.Pool.MaxOpen, maxIdle: min(opts.Pool.MaxIdle, opts.Pool.MaxOpen),
+		log: opts.Logger, rand: opts.Rand, room: true}
 	g.m = GuardMetrics{
 		Waits: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "supersessiond", Name: "connection_waits_total",
@@ -140,15 +148,23 @@ func (g *Guard) Room(ctx context.Context, extra int) (free int, ok bool) {
 	if time.Since(g.asked) > answerFor {
 		g.ask(ctx)
 	}
-	grow := 0
-	if st := g.db.Stats(); st.MaxOpenConnections > 0 {
-		grow = max(st.MaxOpenConnections-st.OpenConnections, 0)
-	}
-	return g.free, g.room && g.free-grow-extra >= g.min
+	return g.free, g.room && g.free-g.grow()-extra >= g.min
 }
 
-// ask counts the free slots (g.mu held) and sheds or restores the pool's
-// idle connections as the answer changes.
+// grow is how many more connections this process's pool may open (g.mu
+// held): up to its size, beyond those it keeps. A connection open beyond
+// what the pool keeps between uses is closed when it is returned and opened
+// again when it is wanted, so it counts as one the pool may still open.
+func (g *Guard) grow() int {
+	keeps := g.maxIdle
+	if g.yielding {
+		keeps = 1
+	}
+	return max(g.maxOpen-min(g.db.Stats().OpenConnections, keeps), 0)
+}
+
+// ask counts the free slots (g.mu held) and holds the pool to one
+// connection, or gives it its size back, as the answer changes.
 func (g *Guard) ask(ctx context.Context) {
 	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -164,17 +180,19 @@ func (g *Guard) ask(ctx context.Context) {
 		g.free, g.room = free, true
 	}
 	g.m.Free.Set(float64(g.free))
-	crowded := !g.room || g.free < g.min
+	crowded := !g.room || g.free-g.grow() < g.min
 	switch {
 	case crowded && !g.yielding:
 		g.yielding = true
-		g.db.SetMaxIdleConns(min(1, g.maxIdle))
-		g.log.Warn("the database is nearly out of connection slots: keeping one idle connection, the others go back to the agent",
+		g.db.SetMaxOpenConns(1)
+		g.db.SetMaxIdleConns(1)
+		g.log.Warn("the database is nearly out of connection slots: the pool is held to one connection, the others go back to the agent",
 			"free_slots", g.free, "min_free_slots", g.min)
 	case !crowded && g.yielding:
 		g.yielding = false
+		g.db.SetMaxOpenConns(g.maxOpen)
 		g.db.SetMaxIdleConns(g.maxIdle)
-		g.log.Info("the database has free connection slots again", "free_slots", g.free, "min_free_slots", g.min)
+		g.log.Info("the database has free connection slots again; the pool has its size back", "free_slots", g.free, "min_free_slots", g.min)
 	}
 }
 

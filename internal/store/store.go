@@ -147,12 +147,17 @@ func WithApplicationName(dsn string) string {
 }
 
 // freeConnectionsSQL counts the connection slots a role without superuser
-// rights (the agent's, usually) can still take.
+// rights (the agent's, usually) can still take. A role without
+// pg_read_all_stats (the daemon's, usually) sees another role's session
+// without its backend_type: a session with a database (datid) is then
+// counted as a client, which counts an autovacuum or parallel worker too,
+// on the side that leaves the agent more.
 const freeConnectionsSQL = `
 SELECT current_setting('max_connections')::int
      - current_setting('superuser_reserved_connections')::int
      - coalesce(nullif(current_setting('reserved_connections', true), '')::int, 0)
-     - (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')`
+     - (SELECT count(*) FROM pg_stat_activity
+        WHERE backend_type = 'client backend' OR (backend_type IS NULL AND datid IS NOT NULL))`
 
 // FreeConnections is how many more client connections the server accepts
 // from an ordinary role.
