@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/lib/pq"
+	"github.com/lib/pq/pqerror"
 
 	"github.com/supersessiond/supersessiond/internal/store"
 )
@@ -18,7 +19,7 @@ import (
 // the batch too.
 func TestWhoseFaultAnErrorIs(t *testing.T) {
 	t.Parallel()
-	pqe := func(code string) error { return fmt.Errorf("write: %w", &pq.Error{Code: pq.ErrorCode(code)}) }
+	pqe := func(code string) error { return fmt.Errorf("write: %w", &pq.Error{Code: pqerror.Code(code)}) }
 	cases := []struct {
 		name           string
 		err            error
