@@ -74,6 +74,11 @@ func (d *Daemon) console(addr string) http.Handler {
 		Listen:   addr,
 		Logger:   d.log,
 		Registry: d.metrics.Registry,
+		// The console's pool is the guard's extra: what it may still open.
+		Room: func(ctx context.Context) bool {
+			_, ok := d.guard.Room(ctx, max(d.Config().Maintenance.HTTP.MaxOpenConns-db.Stats().OpenConnections, 0))
+			return ok
+		},
 	})
 	if err != nil {
 		d.log.Error("review console unavailable", "err", err)

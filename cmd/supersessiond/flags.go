@@ -152,6 +152,9 @@ type cmdEnv struct {
 	log      *slog.Logger
 	layout   *schema.Layout
 	operator audit.Operator // who the rows this command writes name
+	// src and loaded are where cfg came from, for following the file.
+	src    config.Source
+	loaded *config.Loaded
 }
 
 // open loads the configuration, connects, inspects the database and checks
@@ -160,7 +163,8 @@ type cmdEnv struct {
 // configuration has them off (an operator reviewing proposals of a paused
 // supersession still needs its tables).
 func (m *Main) open(ctx context.Context, cfgPath string, jobs ...schema.Job) (*cmdEnv, error) {
-	loaded, err := m.loadConfig(cfgPath)
+	src := config.Resolve(cfgPath, m.Environ)
+	loaded, err := config.Load(src)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +189,7 @@ func (m *Main) open(ctx context.Context, cfgPath string, jobs ...schema.Job) (*c
 		db.Close()
 		return nil, err
 	}
-	return &cmdEnv{cfg: cfg, db: db, log: log, layout: layout}, nil
+	return &cmdEnv{cfg: cfg, db: db, log: log, layout: layout, src: src, loaded: loaded}, nil
 }
 
 // openAs is open for a command that writes history rows: the operator

@@ -56,6 +56,11 @@ type Options struct {
 	// more waits for a place before it gets 503 (default 2s).
 	MaxConcurrent int
 	QueueWait     time.Duration
+	// Room, when set, says whether the console may open a connection now:
+	// false while the server is nearly out of slots (store.Guard), the last
+	// of which are the agent's. A request that would read or write then
+	// gets 503 with Retry-After instead of a connection.
+	Room func(ctx context.Context) bool
 }
 
 // Console is the review console and its API: an http.Handler for /ui/ and
@@ -100,9 +105,9 @@ func New(opts Options) (*Console, error) {
 		gate: newGate(max(opts.MaxConcurrent, 1), opts.QueueWait), proxies: cfg.Maintenance.HTTP.TrustedProxyNets()}
 	c.refused = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "supersessiond", Name: "console_requests_refused_total",
-		Help: "Console and API requests refused: busy (no place free in time, 503), locked_out (too many wrong tokens from the client, 429), unauthorized (no or a wrong token, 403).",
+		Help: "Console and API requests refused: busy (no place free in time, 503), crowded (the database nearly out of connection slots, 503), locked_out (too many wrong tokens from the client, 429), unauthorized (no or a wrong token, 403).",
 	}, []string{"reason"})
-	for _, r := range []string{"busy", "locked_out", "unauthorized"} {
+	for _, r := range []string{"busy", "crowded", "locked_out", "unauthorized"} {
 		c.refused.WithLabelValues(r)
 	}
 	if opts.Registry != nil {
@@ -231,6 +236,12 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer c.gate.leave()
+	if c.opts.Room != nil && !c.opts.Room(r.Context()) {
+		c.refused.WithLabelValues("crowded").Inc()
+		h.Set("Retry-After", "5")
+		c.answer(w, r, http.StatusServiceUnavailable, "the database is nearly out of connection slots, and the last ones are left to the agent; try again in a moment")
+		return
+	}
 	c.mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), accessKey{}, a)))
 }
 

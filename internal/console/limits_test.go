@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -216,5 +217,31 @@ func TestStaticFilesListNoDirectory(t *testing.T) {
 		if r.code != code || strings.Contains(r.body, `href="console.js"`) {
 			t.Errorf("GET %s: %d, want %d\n%s", path, r.code, code, r.body)
 		}
+	}
+}
+
+// While the server is nearly out of connection slots (store.Guard), the
+// console opens none: a request gets 503 with Retry-After, and is served
+// again once there is room.
+func TestConsoleLeavesACrowdedServerToTheAgent(t *testing.T) {
+	t.Parallel()
+	s := newSite(t, token)
+	var crowded atomic.Bool
+	crowded.Store(true)
+	s.opts.Room = func(context.Context) bool { return !crowded.Load() }
+	s.start(t)
+	req, _ := http.NewRequest("GET", s.srv.URL+"/api/stats", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 503 || res.Header.Get("Retry-After") == "" {
+		t.Fatalf("a crowded server: %d %q", res.StatusCode, res.Header.Get("Retry-After"))
+	}
+	crowded.Store(false)
+	if r := s.do(t, nil, "GET", "/api/stats", "", bearer); r.code != 200 {
+		t.Fatalf("with room again: %d", r.code)
 	}
 }

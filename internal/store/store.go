@@ -6,7 +6,6 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"time"
 
@@ -184,46 +183,6 @@ func InTx(ctx context.Context, db *sqlx.DB, fn func(tx *sqlx.Tx) error) error {
 	return tx.Commit()
 }
 
-// IsConnectionError reports whether err means the database went away (as
-// opposed to a query being wrong): such failures are retried on the next tick.
-func IsConnectionError(err error) bool {
-	if err == nil {
-		return false
-	}
-	if errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn) {
-		return true
-	}
-	var ne net.Error
-	if errors.As(err, &ne) {
-		return true
-	}
-	var pe *pq.Error
-	if errors.As(err, &pe) {
-		switch pe.Code.Class() {
-		case "08", "57": // connection exception, operator intervention (shutdown)
-			return true
-		}
-	}
-	return strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "no such file or directory")
-}
-
-// IsRetryable reports a deadlock (40P01) or serialization failure (40001):
-// the statement did nothing and may simply be run again.
-func IsRetryable(err error) bool {
-	var pe *pq.Error
-	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
-}
-
-// IsUniqueViolation reports a unique_violation (23505), optionally on a named
-// constraint or index.
-func IsUniqueViolation(err error, constraint string) bool {
-	var pe *pq.Error
-	if !errors.As(err, &pe) || pe.Code != "23505" {
-		return false
-	}
-	return constraint == "" || pe.Constraint == constraint
-}
-
 // WithApplicationName returns dsn naming ApplicationName as the session's
 // application_name unless it names one already: for the connections the
 // driver opens outside Open (the inline hook's LISTEN connection).
@@ -242,12 +201,17 @@ func WithApplicationName(dsn string) string {
 }
 
 // freeConnectionsSQL counts the connection slots a role without superuser
-// rights (the agent's, usually) can still take.
+// rights (the agent's, usually) can still take. A role without
+// pg_read_all_stats (the daemon's, usually) sees another role's session
+// without its backend_type: a session with a database (datid) is then
+// counted as a client, which counts an autovacuum or parallel worker too,
+// on the side that leaves the agent more.
 const freeConnectionsSQL = `
 SELECT current_setting('max_connections')::int
      - current_setting('superuser_reserved_connections')::int
      - coalesce(nullif(current_setting('reserved_connections', true), '')::int, 0)
-     - (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')`
+     - (SELECT count(*) FROM pg_stat_activity
+        WHERE backend_type = 'client backend' OR (backend_type IS NULL AND datid IS NOT NULL))`
 
 // FreeConnections is how many more client connections the server accepts
 // from an ordinary role.
@@ -255,13 +219,6 @@ func FreeConnections(ctx context.Context, db *sqlx.DB) (int, error) {
 	var n int
 	err := db.GetContext(ctx, &n, freeConnectionsSQL)
 	return n, err
-}
-
-// IsTooManyConnections reports the server refusing a connection because it
-// is full (53300), or a role over its connection limit.
-func IsTooManyConnections(err error) bool {
-	var pe *pq.Error
-	return errors.As(err, &pe) && pe.Code == "53300"
 }
 
 // Snapshot returns the current transaction snapshot (pg_current_snapshot),
