@@ -178,12 +178,12 @@ func (c *Client) Chat(ctx context.Context, system, user string, timeout time.Dur
 	began := time.Now()
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return Reply{}, c.classify(ctx, cctx, err)
+		return Reply{}, classify(ctx, cctx, err, timeout)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
 	if err != nil {
-		return Reply{}, c.classify(ctx, cctx, err)
+		return Reply{}, classify(ctx, cctx, err, timeout)
 	}
 	if resp.StatusCode/100 != 2 {
 		return Reply{}, &Error{Kind: KindStatus, Err: fmt.Errorf("%s answered %s: %s", redact.URL(url), resp.Status, c.red.Text(snippet(raw)))}
@@ -218,12 +218,13 @@ func completionsURL(endpoint string) string {
 	return u.JoinPath("chat", "completions").String()
 }
 
-func (c *Client) classify(ctx, cctx context.Context, err error) error {
+// classify names a failed call's kind; timeout is the call's bound.
+func classify(ctx, cctx context.Context, err error, timeout time.Duration) error {
 	switch {
 	case ctx.Err() != nil:
 		return &Error{Kind: KindCanceled, Err: ctx.Err()}
 	case errors.Is(cctx.Err(), context.DeadlineExceeded):
-		return &Error{Kind: KindTimeout, Err: fmt.Errorf("no answer within %s", c.s.Timeout)}
+		return &Error{Kind: KindTimeout, Err: fmt.Errorf("no answer within %s", timeout)}
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
