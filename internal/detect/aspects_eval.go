@@ -82,6 +82,10 @@ type AspectReport struct {
 	WrongReplacements []Retirement
 	Misses            []Missed
 	Errors            []string
+	// With the LLM: what it did and cost, and the heuristics' figures
+	// alone, for comparison.
+	LLM       *LLMCounts
+	Heuristic *AspectCounts
 }
 
 // EvaluateAspects decides every aspect of r as a live sweep would and
@@ -101,8 +105,19 @@ func EvaluateAspects(r io.Reader, opt AspectOptions) (*AspectReport, error) {
 		rep.Overall.Aspects++
 	}
 	th := supersession.Thresholds{Min: opt.Min, Review: opt.Review}
-	for _, g := range groupsOf(aspects, opt.Scope) {
-		rep.score(supersession.Judge(g, th), g, owner)
+	var a *asker
+	if opt.LLM != nil {
+		a = newAsker(*opt.LLM)
+		rep.LLM = a.counts
+		alone := &AspectReport{Options: opt, Styles: map[string]*AspectCounts{}}
+		for _, g := range groupsOf(aspects, opt.Scope) {
+			alone.score(supersession.Judge(g, th), g, owner)
+		}
+		rep.Heuristic = &alone.Overall
+	}
+	groups := groupsOf(aspects, opt.Scope)
+	for i, j := range judgeAll(groups, th, a) {
+		rep.score(j, groups[i], owner)
 	}
 	return rep, nil
 }
@@ -167,6 +182,9 @@ func (rep *AspectReport) scoreStatement(old *supersession.Attribute, newer []*su
 				c.Review.add(truth)
 			}
 		})
+		if rep.LLM != nil {
+			rep.LLM.settle(v, truth, rep.Options.Min)
+		}
 	}
 	c, retired := retiredBy[old.ID]
 	should := len(replacements) > 0
@@ -253,6 +271,13 @@ func (rep *AspectReport) Write(w io.Writer, verbose bool) error {
 	fmt.Fprintln(w)
 	for _, e := range rep.Errors {
 		fmt.Fprintf(w, "error: %s\n", e)
+	}
+	if rep.LLM != nil {
+		rp, rpok := rep.Heuristic.RetirementPrecision()
+		rr, rrok := rep.Heuristic.RetirementRecall()
+		fmt.Fprintf(w, "\nwithout the LLM: %d retired, %d right, %d wrong; retirement precision %s, recall %s\n",
+			rep.Heuristic.Retired, rep.Heuristic.RetiredRight, rep.Heuristic.RetiredWrong, pct(rp, rpok), pct(rr, rrok))
+		rep.LLM.write(w, "statements", rep.Overall.Statements)
 	}
 	if verbose {
 		rep.writeDetails(w)
