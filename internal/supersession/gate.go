@@ -8,10 +8,10 @@ type Gate string
 
 const (
 	// GateAspect asks about every undecided pair of an aspect: the aspect
-	// is the scope, as the agent's classifier made it. On whole aspects
-	// written blind, a token rule let only 31% of the true updates reach the
-	// LLM at all ("Drives a 2011 Corolla" → "Sold it, bikes everywhere now"
-	// share no content word).
+	// is the scope, as the agent's classifier made it. Of the true updates
+	// the heuristics leave in the aspect corpora of testdata/, a token rule
+	// lets 82 of 599 reach the LLM at all ("Drives a 2011 Corolla" → "Bikes
+	// everywhere now" share no content word).
 	GateAspect Gate = "aspect"
 	// GateOverlap is the Signet spec's rule: only pairs sharing at least
 	// three content tokens. The zero Gate behaves as GateOverlap.
