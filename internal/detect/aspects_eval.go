@@ -39,22 +39,6 @@ func (c AspectCounts) RetirementRecall() (float64, bool) {
 	return ratio(c.RetiredRight, c.ShouldRetire)
 }
 
-func (c *AspectCounts) add(o AspectCounts) {
-	c.Aspects += o.Aspects
-	c.Statements += o.Statements
-	c.ShouldRetire += o.ShouldRetire
-	c.Retired += o.Retired
-	c.RetiredRight += o.RetiredRight
-	c.RetiredWrong += o.RetiredWrong
-	c.WrongReplacement += o.WrongReplacement
-	c.Pairs.TP += o.Pairs.TP
-	c.Pairs.FP += o.Pairs.FP
-	c.Pairs.FN += o.Pairs.FN
-	c.Pairs.TN += o.Pairs.TN
-	c.Review.True += o.Review.True
-	c.Review.False += o.Review.False
-}
-
 // Retirement is a statement retired wrongly or by the wrong statement.
 type Retirement struct {
 	Aspect     *Aspect

@@ -60,6 +60,7 @@ type Server struct {
 	truth *Truth
 
 	mu        sync.Mutex
+	hook      func(prompt string)
 	fault     Fault
 	next      []Fault // for the next requests, before fault
 	asked     map[string]int
@@ -104,6 +105,16 @@ func (s *Server) SetNext(n int, f Fault) {
 	for range n {
 		s.next = append(s.next, f)
 	}
+}
+
+// OnRequest sets a function called with each request's user message while
+// the request is held, before it is answered: a test can look at the
+// database while the daemon waits on the LLM (no transaction open, no
+// lock held).
+func (s *Server) OnRequest(fn func(prompt string)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hook = fn
 }
 
 // Requests is how many requests the server received.
@@ -182,7 +193,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	system, user := req.Messages[0].Content, req.Messages[1].Content
 	win, framed := parseWindow(system, user)
 	pairs, unmatched := s.truth.retired(win.aspect, win.texts)
-	f := s.take(user, framed, unmatched)
+	f, hook := s.take(user, framed, unmatched)
+	if hook != nil {
+		hook(user)
+	}
 	if f.Kind == Slow {
 		select {
 		case <-time.After(f.Delay):
@@ -214,8 +228,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// take counts a request and returns the fault it answers with.
-func (s *Server) take(user string, framed bool, unmatched int) Fault {
+// take counts a request and returns the fault it answers with and the
+// hook to call.
+func (s *Server) take(user string, framed bool, unmatched int) (Fault, func(string)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests++
@@ -227,9 +242,9 @@ func (s *Server) take(user string, framed bool, unmatched int) Fault {
 	if len(s.next) > 0 {
 		f := s.next[0]
 		s.next = s.next[1:]
-		return f
+		return f, s.hook
 	}
-	return s.fault
+	return s.fault, s.hook
 }
 
 func tokens(s string) int { return (len(s) + 3) / 4 }

@@ -129,10 +129,13 @@ func TestFaults(t *testing.T) {
 }
 
 // A model that repeats the key it was sent and a secret has them masked
-// by the client; SetNext plays a fault for some requests only.
+// by the client; SetNext plays a fault for some requests only; OnRequest
+// sees each request while it is held.
 func TestEchoAndSetNext(t *testing.T) {
 	t.Parallel()
 	s, c := start(t)
+	var held []string
+	s.OnRequest(func(prompt string) { held = append(held, prompt) })
 	s.SetNext(1, Fault{Kind: EchoSecret, Secret: "sk-another-secret-abcdef"})
 	v, err := c.Window(context.Background(), carWindow, 0)
 	if err != nil || strings.Contains(v.Reasoning, "0123456789") || strings.Contains(v.Reasoning, "abcdef") || !strings.Contains(v.Reasoning, "asked with key") {
@@ -140,6 +143,9 @@ func TestEchoAndSetNext(t *testing.T) {
 	}
 	if v, err = c.Window(context.Background(), carWindow, 0); err != nil || strings.Contains(v.Reasoning, "asked with key") {
 		t.Fatalf("the fault outlived its request: %q, %v", v.Reasoning, err)
+	}
+	if len(held) != 2 || held[0] != carWindow.Prompt() {
+		t.Fatalf("OnRequest saw %d requests", len(held))
 	}
 }
 
