@@ -327,3 +327,29 @@ func TestJudgeWindows(t *testing.T) {
 		t.Fatalf("with the LLM down: %+v", j.Decisions)
 	}
 }
+
+// A signal below the review band decides nothing (it writes nothing): with
+// the semantic fallback such a pair is the LLM's to settle, and without it
+// the weak signal stands, deciding nothing as before.
+func TestAWeakSignalLeavesThePairToTheLLM(t *testing.T) {
+	t.Parallel()
+	mk := func() *Group {
+		return &Group{AgentID: "a", AspectID: "asp", AspectName: "housing", Attrs: []*Attribute{
+			dayAttr("greg", "Rents from a landlord named Greg", 0),
+			dayAttr("calgary", "Moved to Calgary in August", 200),
+		}}
+	}
+	th := Thresholds{Min: 0.7, Review: 0.6}
+	g := mk()
+	c, _, _ := decide(g.Attrs[0], g.Attrs[1], planInput{thresholds: th})
+	if c == nil || c.Confidence >= th.Review {
+		t.Fatalf("the test needs a signal below the review band, got %+v", c)
+	}
+	if out := planGroup(mk(), planInput{thresholds: th, semantic: true, gate: GateAspect}); len(out.pending) != 1 {
+		t.Fatalf("with the fallback: %d pairs for the LLM, want 1", len(out.pending))
+	}
+	th.Review = c.Confidence // now the signal decides: a proposal for review
+	if out := planGroup(mk(), planInput{thresholds: th, semantic: true, gate: GateAspect}); len(out.pending) != 0 || len(out.candidates) != 1 {
+		t.Fatalf("a signal in the review band is the heuristics' decision: %d pending, %d candidates", len(out.pending), len(out.candidates))
+	}
+}
