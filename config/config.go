@@ -50,8 +50,11 @@ type Maintenance struct {
 	Compaction Compaction `koanf:"compaction"`
 	Tombstones Tombstones `koanf:"tombstones"`
 	LLM        LLM        `koanf:"llm"`
-	HTTP       HTTP       `koanf:"http"`
-	Log        Log        `koanf:"log"`
+	// Enforcement decides which live decisions are applied without a
+	// human (SPEC §13).
+	Enforcement Enforcement `koanf:"enforcement"`
+	HTTP        HTTP        `koanf:"http"`
+	Log         Log         `koanf:"log"`
 }
 
 type Database struct {
@@ -126,6 +129,26 @@ type LLM struct {
 	APIKeyEnv      string        `koanf:"apiKeyEnv" default:"OPENAI_API_KEY"`
 	Timeout        time.Duration `koanf:"timeout" default:"30s" check:"positive"`
 	MaxConcurrency int           `koanf:"maxConcurrency" default:"4" check:"range=1..256"`
+	// MaxStatements is the most statements one window of an aspect shows
+	// the LLM (SPEC §13); a larger aspect is asked in several windows.
+	MaxStatements int `koanf:"maxStatements" default:"24" check:"range=2..200"`
+	// Gate says which pairs the heuristics left undecided reach the LLM:
+	// every one of the aspect, or (overlap, the Signet spec's rule) only
+	// those sharing three content tokens.
+	Gate string `koanf:"gate" default:"aspect" check:"oneof=aspect|overlap"`
+	// MaxRequestsPerHour bounds the semantic requests of the daemon; a
+	// window over the budget is deferred to a later run, never dropped.
+	MaxRequestsPerHour int `koanf:"maxRequestsPerHour" default:"600" check:"range=1..1000000"`
+}
+
+// Enforcement is maintenance.enforcement: under threshold (Signet's
+// behaviour) a live decision at or above supersessionMinConfidence is
+// applied; under earned, only when its rule (a heuristic signal, or the LLM
+// judge of one model) has earned it: the 95% Wilson lower bound of its
+// reviewed precision is at least TargetPrecision (SPEC §13).
+type Enforcement struct {
+	Mode            string  `koanf:"mode" default:"threshold" check:"oneof=threshold|earned"`
+	TargetPrecision float64 `koanf:"targetPrecision" default:"0.9" check:"range=0.5..0.999"`
 }
 
 type HTTP struct {
@@ -222,6 +245,12 @@ func (c *Config) Mode() Mode {
 	return ModeLive
 }
 
+// Enforcement modes (maintenance.enforcement.mode).
+const (
+	EnforceThreshold = "threshold"
+	EnforceEarned    = "earned"
+)
+
 // Frozen reports the emergency brake: nothing, not even an operator command,
 // may change agent data.
 func (c *Config) Frozen() bool { return c.Memory.PipelineV2.MutationsFrozen }
@@ -229,6 +258,15 @@ func (c *Config) Frozen() bool { return c.Memory.PipelineV2.MutationsFrozen }
 // LLMConfigured reports whether an LLM endpoint and model are set.
 func (c *Config) LLMConfigured() bool {
 	return c.Maintenance.LLM.Endpoint != "" && c.Maintenance.LLM.Model != ""
+}
+
+// LLMGate is maintenance.llm.gate as the engine names it (aspect or
+// overlap).
+func (c *Config) LLMGate() string { return strings.ToLower(c.Maintenance.LLM.Gate) }
+
+// Earned reports whether maintenance.enforcement.mode is earned.
+func (c *Config) Earned() bool {
+	return strings.EqualFold(c.Maintenance.Enforcement.Mode, EnforceEarned)
 }
 
 // SemanticFallback reports whether the supersession decision may ask the LLM:
