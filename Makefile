@@ -73,7 +73,22 @@ lint:
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 
+# agent.yaml as installed, by make install and by the package: the example in
+# shadow mode, which says so at its top. $(1) is the file to write.
+define shadow_agent_yaml
+	{ echo '# Installed by supersessiond in shadow mode (the default below is otherwise'; \
+	  echo '# false): nothing in the agent'"'"'s data changes until you have audited the'; \
+	  echo '# proposals and set shadowMode: false. The example beside this file'; \
+	  echo '# documents every key with its default.'; \
+	  echo '#'; \
+	  sed 's|^    shadowMode: false$$|    shadowMode: true|' agent.yaml.example; } > $(1)
+	grep -q '^    shadowMode: true$$' $(1)
+endef
+
 # Run `make build` first, as yourself: installing as root builds nothing.
+# agent.yaml is installed in shadow mode, as the package installs it, and only
+# where there is none: the operator's is never replaced. It is made readable
+# by the supersessiond group when that group exists (create the user first).
 install:
 	@test -x bin/supersessiond || { echo "make install: no bin/supersessiond: run 'make build' first"; exit 1; }
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(CONFDIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
@@ -81,6 +96,12 @@ install:
 	sed 's|/usr/local/bin/supersessiond|$(BINDIR)/supersessiond|' systemd/supersessiond.service > bin/supersessiond.service
 	install -m 0644 bin/supersessiond.service $(DESTDIR)$(UNITDIR)/supersessiond.service
 	install -m 0644 agent.yaml.example $(DESTDIR)$(CONFDIR)/agent.yaml.example
+	$(call shadow_agent_yaml,bin/agent.yaml)
+	@if [ -e $(DESTDIR)$(CONFDIR)/agent.yaml ]; then echo "kept $(DESTDIR)$(CONFDIR)/agent.yaml"; else \
+		install -m 0640 bin/agent.yaml $(DESTDIR)$(CONFDIR)/agent.yaml && echo "installed $(DESTDIR)$(CONFDIR)/agent.yaml (shadow mode)"; \
+		if getent group supersessiond >/dev/null 2>&1; then \
+			chgrp supersessiond $(DESTDIR)$(CONFDIR) $(DESTDIR)$(CONFDIR)/agent.yaml && chmod 0750 $(DESTDIR)$(CONFDIR); \
+		else echo "no supersessiond group: make $(DESTDIR)$(CONFDIR) and agent.yaml readable by the daemon's user"; fi; fi
 	bin/supersessiond completion bash > bin/supersessiond.bash
 	bin/supersessiond completion zsh > bin/_supersessiond
 	install -m 0644 bin/supersessiond.bash $(DESTDIR)$(BASHCOMPDIR)/supersessiond
@@ -99,13 +120,7 @@ deb:
 	rm -rf bin/deb && mkdir -p bin/deb $(DEB_OUT)
 	CGO_ENABLED=0 GOOS=linux GOARCH=$(DEB_ARCH) $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o bin/deb/supersessiond ./cmd/supersessiond
 	sed 's|/usr/local/bin/supersessiond|/usr/bin/supersessiond|' systemd/supersessiond.service > bin/deb/supersessiond.service
-	{ echo '# Installed by the supersessiond package in shadow mode (the default below is'; \
-	  echo '# otherwise false): nothing in the agent'"'"'s data changes until you have audited'; \
-	  echo '# the proposals and set shadowMode: false. The example beside this file'; \
-	  echo '# documents every key with its default.'; \
-	  echo '#'; \
-	  sed 's|^    shadowMode: false$$|    shadowMode: true|' agent.yaml.example; } > bin/deb/agent.yaml
-	grep -q '^    shadowMode: true$$' bin/deb/agent.yaml
+	$(call shadow_agent_yaml,bin/deb/agent.yaml)
 	$(GO) run ./cmd/supersessiond completion bash > bin/deb/supersessiond.bash
 	$(GO) run ./cmd/supersessiond completion zsh > bin/deb/_supersessiond
 	DEB_BUILD=bin/deb DEB_ARCH=$(DEB_ARCH) DEB_VERSION='$(DEB_VERSION)' \

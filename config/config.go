@@ -1,7 +1,10 @@
 package config
 
 import (
+	"strings"
 	"time"
+
+	"github.com/supersessiond/supersessiond/internal/redact"
 )
 
 // Config is the part of the agent's agent.yaml this daemon reads: the agent's
@@ -47,8 +50,11 @@ type Maintenance struct {
 	Compaction Compaction `koanf:"compaction"`
 	Tombstones Tombstones `koanf:"tombstones"`
 	LLM        LLM        `koanf:"llm"`
-	HTTP       HTTP       `koanf:"http"`
-	Log        Log        `koanf:"log"`
+	// Enforcement decides which live decisions are applied without a
+	// human (SPEC §13).
+	Enforcement Enforcement `koanf:"enforcement"`
+	HTTP        HTTP        `koanf:"http"`
+	Log         Log         `koanf:"log"`
 }
 
 type Database struct {
@@ -110,6 +116,11 @@ type Backoff struct {
 type Tombstones struct {
 	MinAge    time.Duration `koanf:"minAge" default:"5m" check:"nonnegative"`
 	BatchSize int           `koanf:"batchSize" default:"500" check:"range=1..100000"`
+	// KeepDeleted is how long the whole row of a hard-deleted document is
+	// kept in the daemon's own schema, so that a mistaken pass can be
+	// restored; its id, workspace and content digest are kept for good.
+	// 0 keeps no copy.
+	KeepDeleted time.Duration `koanf:"keepDeleted" default:"168h" check:"nonnegative"`
 }
 
 type LLM struct {
@@ -118,6 +129,26 @@ type LLM struct {
 	APIKeyEnv      string        `koanf:"apiKeyEnv" default:"OPENAI_API_KEY"`
 	Timeout        time.Duration `koanf:"timeout" default:"30s" check:"positive"`
 	MaxConcurrency int           `koanf:"maxConcurrency" default:"4" check:"range=1..256"`
+	// MaxStatements is the most statements one window of an aspect shows
+	// the LLM (SPEC §13); a larger aspect is asked in several windows.
+	MaxStatements int `koanf:"maxStatements" default:"24" check:"range=2..200"`
+	// Gate says which pairs the heuristics left undecided reach the LLM:
+	// every one of the aspect, or (overlap, the Signet spec's rule) only
+	// those sharing three content tokens.
+	Gate string `koanf:"gate" default:"aspect" check:"oneof=aspect|overlap"`
+	// MaxRequestsPerHour bounds the semantic requests of the daemon; a
+	// window over the budget is deferred to a later run, never dropped.
+	MaxRequestsPerHour int `koanf:"maxRequestsPerHour" default:"600" check:"range=1..1000000"`
+}
+
+// Enforcement is maintenance.enforcement: under threshold (Signet's
+// behaviour) a live decision at or above supersessionMinConfidence is
+// applied; under earned, only when its rule (a heuristic signal, or the LLM
+// judge of one model) has earned it: the 95% Wilson lower bound of its
+// reviewed precision is at least TargetPrecision (SPEC §13).
+type Enforcement struct {
+	Mode            string  `koanf:"mode" default:"threshold" check:"oneof=threshold|earned"`
+	TargetPrecision float64 `koanf:"targetPrecision" default:"0.9" check:"range=0.5..0.999"`
 }
 
 type HTTP struct {
@@ -126,6 +157,46 @@ type HTTP struct {
 	// console and API changes need; the token itself is never in a file
 	// the daemon reads, nor in its log.
 	AdminTokenEnv string `koanf:"adminTokenEnv" default:"SUPERSESSIOND_ADMIN_TOKEN"`
+	// Tokens are named tokens beside the admin token, one per operator, so
+	// that the audit trail says who decided (SPEC §10). Each names the
+	// environment variable holding its token.
+	Tokens Tokens `koanf:"tokens" default:""`
+	// OpenReadsOnLoopback lets a request from this host read the console
+	// and API without a token, when its Host header names the listener
+	// itself (so a page served elsewhere cannot read it by DNS rebinding).
+	// Off by default: reads of the agent's memory need a token.
+	OpenReadsOnLoopback bool `koanf:"openReadsOnLoopback" default:"false"`
+	// TrustedProxies are the addresses (IPs or CIDRs, comma-separated) of
+	// reverse proxies whose X-Forwarded-For names the client, for the
+	// per-client limit on wrong tokens. Empty: the peer address is the
+	// client, whatever the headers say.
+	TrustedProxies string `koanf:"trustedProxies" default:""`
+	// MaxConcurrentRequests bounds the console and API requests served at
+	// once; more wait a moment, then get 503 with Retry-After.
+	MaxConcurrentRequests int `koanf:"maxConcurrentRequests" default:"4" check:"range=1..256"`
+	// MaxOpenConns is the console and API's own connection pool, apart
+	// from the jobs': readers never hold a connection the jobs, the
+	// watchdog or /readyz need.
+	MaxOpenConns int `koanf:"maxOpenConns" default:"2" check:"range=1..32"`
+}
+
+// NamedToken is an operator's token: the name the audit trail records and
+// the environment variable holding the token.
+type NamedToken struct {
+	Name string
+	Env  string
+}
+
+// Tokens are maintenance.http.tokens: in agent.yaml a list of {name, env};
+// from the environment "name=ENV,name=ENV".
+type Tokens []NamedToken
+
+func (t Tokens) String() string {
+	parts := make([]string, len(t))
+	for i, n := range t {
+		parts[i] = n.Name + "=" + n.Env
+	}
+	return "[" + strings.Join(parts, ",") + "]"
 }
 
 type Log struct {
@@ -174,6 +245,12 @@ func (c *Config) Mode() Mode {
 	return ModeLive
 }
 
+// Enforcement modes (maintenance.enforcement.mode).
+const (
+	EnforceThreshold = "threshold"
+	EnforceEarned    = "earned"
+)
+
 // Frozen reports the emergency brake: nothing, not even an operator command,
 // may change agent data.
 func (c *Config) Frozen() bool { return c.Memory.PipelineV2.MutationsFrozen }
@@ -181,6 +258,15 @@ func (c *Config) Frozen() bool { return c.Memory.PipelineV2.MutationsFrozen }
 // LLMConfigured reports whether an LLM endpoint and model are set.
 func (c *Config) LLMConfigured() bool {
 	return c.Maintenance.LLM.Endpoint != "" && c.Maintenance.LLM.Model != ""
+}
+
+// LLMGate is maintenance.llm.gate as the engine names it (aspect or
+// overlap).
+func (c *Config) LLMGate() string { return strings.ToLower(c.Maintenance.LLM.Gate) }
+
+// Earned reports whether maintenance.enforcement.mode is earned.
+func (c *Config) Earned() bool {
+	return strings.EqualFold(c.Maintenance.Enforcement.Mode, EnforceEarned)
 }
 
 // SemanticFallback reports whether the supersession decision may ask the LLM:
@@ -216,4 +302,27 @@ func (c *Config) Location() *time.Location {
 		return time.UTC
 	}
 	return loc
+}
+
+// Secrets are the values of the credentials this configuration names: the
+// LLM's API key, the admin token and the operators' named tokens (read
+// through getenv from the variables maintenance.llm.apiKeyEnv,
+// maintenance.http.adminTokenEnv and maintenance.http.tokens name) and the
+// database passwords. What the LLM returns is masked of them (package
+// redact) before it is stored, logged or shown.
+func (c *Config) Secrets(getenv func(string) string) []string {
+	var out []string
+	envs := []string{c.Maintenance.LLM.APIKeyEnv, c.Maintenance.HTTP.AdminTokenEnv}
+	for _, t := range c.Maintenance.HTTP.Tokens {
+		envs = append(envs, t.Env)
+	}
+	for _, env := range envs {
+		if env != "" {
+			if v := getenv(env); v != "" {
+				out = append(out, v)
+			}
+		}
+	}
+	out = append(out, redact.DSNSecrets(c.Maintenance.Database.URL)...)
+	return append(out, redact.DSNSecrets(c.Maintenance.Database.ListenURL)...)
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -433,5 +434,61 @@ func TestIdleConnectionsFollowOpenConnectionsByDefault(t *testing.T) {
 		"SUPERSESSIOND_MAINTENANCE__DATABASE__MAXIDLECONNS=2"))
 	if err == nil || !strings.Contains(err.Error(), "maxIdleConns") {
 		t.Fatalf("an explicit maxIdleConns above maxOpenConns must be refused, got %v", err)
+	}
+}
+
+// Named tokens: a list in the file, NAME=ENV pairs from the environment,
+// each name and variable once, and never the admin token's name.
+func TestNamedTokens(t *testing.T) {
+	t.Parallel()
+	l, err := load(t, `
+maintenance:
+  http:
+    tokens:
+      - {name: alice, env: TOKEN_ALICE}
+      - name: bob
+        env: TOKEN_BOB
+    openReadsOnLoopback: true
+    trustedProxies: "127.0.0.1, 10.0.0.0/8"
+`, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := l.Config.Maintenance.HTTP
+	if want := (Tokens{{"alice", "TOKEN_ALICE"}, {"bob", "TOKEN_BOB"}}); !reflect.DeepEqual(h.Tokens, want) || !h.OpenReadsOnLoopback {
+		t.Fatalf("tokens %v, open %v", h.Tokens, h.OpenReadsOnLoopback)
+	}
+	if nets := h.TrustedProxyNets(); len(nets) != 2 || nets[0].String() != "127.0.0.1/32" || nets[1].String() != "10.0.0.0/8" {
+		t.Fatalf("trusted proxies: %v", nets)
+	}
+	// What the LLM echoes is masked of every token an operator may hold.
+	secrets := l.Config.Secrets(func(k string) string {
+		return map[string]string{"TOKEN_ALICE": "alice-secret-1", "TOKEN_BOB": "bob-secret-22"}[k]
+	})
+	if !slices.Contains(secrets, "alice-secret-1") || !slices.Contains(secrets, "bob-secret-22") {
+		t.Errorf("Secrets() misses the named tokens: %q", secrets)
+	}
+	l, err = load(t, "", envOf("SUPERSESSIOND_MAINTENANCE__HTTP__TOKENS=carol=TOKEN_CAROL, dan=TOKEN_DAN"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Tokens{{"carol", "TOKEN_CAROL"}, {"dan", "TOKEN_DAN"}}); !reflect.DeepEqual(l.Config.Maintenance.HTTP.Tokens, want) {
+		t.Fatalf("from the environment: %v", l.Config.Maintenance.HTTP.Tokens)
+	}
+	for body, want := range map[string]string{
+		"tokens: [{name: admin, env: X}]":                     `the name "admin" is the admin token's`,
+		"tokens: [{name: a, env: X}, {name: A, env: Y}]":      `the name "A" is given twice`,
+		"tokens: [{name: a, env: X}, {name: b, env: X}]":      "env X is already used",
+		"tokens: [{name: a, env: SUPERSESSIOND_ADMIN_TOKEN}]": "env SUPERSESSIOND_ADMIN_TOKEN is already used",
+		"tokens: [{name: 'a b', env: X}]":                     "must be 1 to 64 letters",
+		"tokens: [{name: a}]":                                 `env "" must name an environment variable`,
+		"tokens: [{name: a, env: X, role: admin}]":            `unknown key "role"`,
+		"tokens: alice":               `"alice" is not NAME=ENV_VAR`,
+		"trustedProxies: proxy.local": `"proxy.local" is not an IP address or CIDR`,
+	} {
+		_, err := load(t, "maintenance:\n  http:\n    "+body+"\n", noEnv)
+		if err == nil || !strings.Contains(err.Error(), "maintenance.http.") || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", body, err, want)
+		}
 	}
 }

@@ -120,3 +120,50 @@ func toDuration(raw any) (time.Duration, error) {
 	}
 	return 0, fmt.Errorf("%s is not a duration: write it with a unit, like 30s, 10m or 1h", describe(raw))
 }
+
+// toTokens reads maintenance.http.tokens: a YAML list of {name, env}, or
+// from the environment (and the default tag) "name=ENV,name=ENV"; empty is
+// none.
+func toTokens(raw any) (Tokens, error) {
+	const form = "write a list of {name: NAME, env: ENV_VAR} (from the environment: NAME=ENV_VAR,NAME=ENV_VAR)"
+	var out Tokens
+	switch v := raw.(type) {
+	case string:
+		for _, part := range strings.Split(v, ",") {
+			if part = strings.TrimSpace(part); part == "" {
+				continue
+			}
+			name, env, ok := strings.Cut(part, "=")
+			if !ok {
+				return nil, fmt.Errorf("%q is not NAME=ENV_VAR: %s", part, form)
+			}
+			out = append(out, NamedToken{Name: strings.TrimSpace(name), Env: strings.TrimSpace(env)})
+		}
+	case []any:
+		for i, item := range v {
+			m, ok := item.(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("item %d is %s, not a mapping: %s", i+1, describe(item), form)
+			}
+			var t NamedToken
+			for key, val := range m {
+				s, err := toString(val)
+				if err != nil {
+					return nil, fmt.Errorf("item %d: %s: %v", i+1, key, err)
+				}
+				switch strings.ToLower(key) {
+				case "name":
+					t.Name = s
+				case "env":
+					t.Env = s
+				default:
+					return nil, fmt.Errorf("item %d: unknown key %q (known: name, env)", i+1, key)
+				}
+			}
+			out = append(out, t)
+		}
+	default:
+		return nil, fmt.Errorf("%s is not a list: %s", describe(raw), form)
+	}
+	return out, nil
+}

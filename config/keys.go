@@ -28,7 +28,10 @@ type schema struct {
 	given    map[string]bool   // lower-cased paths the file or the environment set
 }
 
-var durationType = reflect.TypeOf(time.Duration(0))
+var (
+	durationType = reflect.TypeOf(time.Duration(0))
+	tokensType   = reflect.TypeOf(Tokens(nil))
+)
 
 func newSchema() *schema {
 	s := &schema{leaves: map[string]key{}, sections: map[string]string{}, given: map[string]bool{}}
@@ -115,6 +118,12 @@ func (s *schema) nearestSection(lowerPath string) string {
 func (k key) set(cfg *Config, raw any) error {
 	v := reflect.ValueOf(cfg).Elem().FieldByIndex(k.index)
 	switch {
+	case k.typ == tokensType:
+		t, err := toTokens(raw)
+		if err != nil {
+			return err
+		}
+		v.Set(reflect.ValueOf(t))
 	case k.typ == durationType:
 		d, err := toDuration(raw)
 		if err != nil {

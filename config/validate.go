@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -176,6 +177,72 @@ func (v *validation) http() {
 			v.add(&h.Listen, "%q is not host:port (e.g. 127.0.0.1:9464): %v", h.Listen, err)
 		}
 	}
+	if _, err := parseProxies(h.TrustedProxies); err != nil {
+		v.add(&h.TrustedProxies, "%v", err)
+	}
+	names, envs := map[string]bool{}, map[string]bool{h.AdminTokenEnv: true}
+	for i, t := range h.Tokens {
+		switch {
+		case !validName(t.Name):
+			v.add(&h.Tokens, "item %d: name %q must be 1 to 64 letters, digits or . _ @ - (it is what the audit trail records)", i+1, t.Name)
+		case strings.EqualFold(t.Name, AdminTokenName):
+			v.add(&h.Tokens, "item %d: the name %q is the admin token's (adminTokenEnv); give this operator another", i+1, t.Name)
+		case names[strings.ToLower(t.Name)]:
+			v.add(&h.Tokens, "item %d: the name %q is given twice", i+1, t.Name)
+		case t.Env == "" || strings.ContainsAny(t.Env, "= \t"):
+			v.add(&h.Tokens, "item %d (%s): env %q must name an environment variable", i+1, t.Name, t.Env)
+		case envs[t.Env]:
+			v.add(&h.Tokens, "item %d (%s): env %s is already used by another token (adminTokenEnv or an earlier item)", i+1, t.Name, t.Env)
+		}
+		names[strings.ToLower(t.Name)], envs[t.Env] = true, true
+	}
+}
+
+// AdminTokenName is the operator name the audit trail records for the
+// admin token (maintenance.http.adminTokenEnv).
+const AdminTokenName = "admin"
+
+// validName is an operator's name: what the audit trail records.
+func validName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._@-", r)) {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidOperatorName reports whether s may be recorded as an operator's
+// name (the console's login, the CLI's --operator).
+func ValidOperatorName(s string) bool { return validName(s) }
+
+// TrustedProxyNets are the parsed maintenance.http.trustedProxies; a loaded
+// configuration always parses.
+func (h HTTP) TrustedProxyNets() []netip.Prefix {
+	nets, _ := parseProxies(h.TrustedProxies)
+	return nets
+}
+
+func parseProxies(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(part); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(part)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an IP address or CIDR (e.g. 127.0.0.1, 10.0.0.0/8)", part)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
 }
 
 // checkDSN accepts a postgres:// URL or a key=value connection string that

@@ -74,10 +74,12 @@ type Options struct {
 	// LeaseTTL bounds how long a dead replica keeps a job's lease
 	// (default 30s).
 	LeaseTTL time.Duration
-	// MinFreeConnections is how many connection slots the server must have
-	// free for ordinary roles before a scheduled run starts (default 2): a
-	// crowded server's last slots are the agent's, and the run waits for
-	// the next tick.
+	// MinFreeConnections is how many connection slots the server must keep
+	// free for ordinary roles (default store.DefaultMinFree, 2): a crowded
+	// server's last slots are the agent's. Every path that may open a
+	// connection asks the guard first (store.Guard): a scheduled run waits
+	// for the next tick, the inline hook, a pass's next batch and the LISTEN
+	// connection wait for room.
 	MinFreeConnections int
 	// Jobs and Services replace the standard set when non-nil (tests).
 	Jobs     []Job
@@ -88,17 +90,20 @@ type Options struct {
 
 // Daemon is `supersessiond run`.
 type Daemon struct {
-	opts    Options
-	cfg     atomic.Pointer[config.Config]
-	level   slog.LevelVar
-	log     *slog.Logger
-	notify  *sdnotify.Notifier
-	db      *sqlx.DB
-	metrics *metrics.Metrics
-	leases  *lease.Manager
-	layout  *schema.Layout // the database as inspected at startup
-	sched   *scheduler
-	svcs    *services
+	opts   Options
+	cfg    atomic.Pointer[config.Config]
+	level  slog.LevelVar
+	log    *slog.Logger
+	notify *sdnotify.Notifier
+	db     *sqlx.DB
+	guard  *store.Guard // leaves a crowded server's last slots to the agent
+	// consoleDB is the console's own pool (maintenance.http.maxOpenConns).
+	consoleDB *sqlx.DB
+	metrics   *metrics.Metrics
+	leases    *lease.Manager
+	layout    *schema.Layout // the database as inspected at startup
+	sched     *scheduler
+	svcs      *services
 
 	reloads   chan struct{} // reload requests from the file watch and the health loop
 	reloadMu  sync.Mutex
@@ -136,7 +141,7 @@ func New(opts Options) (*Daemon, error) {
 		opts.LeaseTTL = 30 * time.Second
 	}
 	if opts.MinFreeConnections == 0 {
-		opts.MinFreeConnections = 2
+		opts.MinFreeConnections = store.DefaultMinFree
 	}
 	d := &Daemon{opts: opts, reloads: make(chan struct{}, 1)}
 	cfg := opts.Initial.Config
@@ -168,6 +173,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	defer d.db.Close()
+	defer func() {
+		if d.consoleDB != nil {
+			_ = d.consoleDB.Close()
+		}
+	}()
 
 	// Jobs run under jobsCtx: it outlives the stop signal by the grace period.
 	jobsCtx, cancelJobs := context.WithCancel(context.WithoutCancel(ctx))
@@ -241,9 +251,11 @@ func (d *Daemon) open(ctx context.Context, cfg *config.Config) (job.Deps, error)
 	d.dbUp.Store(true)
 	d.metrics = metrics.New(db.DB)
 	d.metrics.DatabaseUp.Set(1)
+	d.guard = store.NewGuard(db, store.GuardOptions{Min: d.opts.MinFreeConnections, Pool: store.PoolOf(cfg.Maintenance.Database),
+		Logger: d.log, Registry: d.metrics.Registry})
 	d.leases = lease.New(db, layout.Names, ident.Holder(), d.opts.LeaseTTL)
 	return job.Deps{DB: db, Names: layout.Names, Registry: d.metrics.Registry, Logger: d.log,
-		LLM: llm.NewProvider(func(k string) string { return config.Getenv(d.opts.Environ, k) }, nil), Config: d.Config}, nil
+		LLM: llm.NewProvider(func(k string) string { return config.Getenv(d.opts.Environ, k) }, nil), Config: d.Config, Guard: d.guard}, nil
 }
 
 // assemble makes the jobs and services (the standard ones, or the options').
@@ -271,7 +283,10 @@ func (d *Daemon) connect(ctx context.Context, cfg *config.Config) (*sqlx.DB, err
 		if err == nil {
 			return db, nil
 		}
-		if time.Now().Add(delay).After(deadline) {
+		// A server that answered and refused (SSL, authentication) will
+		// refuse again: say why now, not after the startup timeout.
+		var ue *store.UnavailableError
+		if (errors.As(err, &ue) && ue.Refused) || time.Now().Add(delay).After(deadline) {
 			return nil, err
 		}
 		d.log.Warn("database not reachable yet; retrying", "err", err, "retry_in", delay.String())
@@ -326,7 +341,10 @@ wait:
 
 // healthLoop keeps database_up current and pings systemd's watchdog, but
 // only while the database answers: a daemon that cannot reach its database
-// is not doing its job, and systemd should know.
+// is not doing its job, and systemd should know. A server that refuses a
+// connection because it is full (53300) answers: a restart would not help
+// it, and the daemon waits for room as it is. The ping never waits for the
+// guard, but it asks in turn with it, on the connection the guard keeps.
 func (d *Daemon) healthLoop(ctx context.Context) {
 	interval := 5 * time.Second
 	wd := sdnotify.WatchdogInterval(config.Getenv(d.opts.Environ, "WATCHDOG_USEC"), config.Getenv(d.opts.Environ, "WATCHDOG_PID"), os.Getpid())
@@ -342,11 +360,11 @@ func (d *Daemon) healthLoop(ctx context.Context) {
 		case <-t.C:
 		}
 		pctx, cancel := context.WithTimeout(ctx, max(interval/2, time.Second))
-		pingErr := d.db.PingContext(pctx)
+		pingErr := d.guard.Ping(pctx)
 		cancel()
 		// readiness also asks for a reload when the file changed unseen.
 		d.readiness(pingErr)
-		if pingErr == nil && wd > 0 {
+		if (pingErr == nil || store.IsTooManyConnections(pingErr)) && wd > 0 {
 			_ = d.notify.Notify(sdnotify.Watchdog)
 		}
 	}
@@ -426,9 +444,10 @@ func (d *Daemon) startHTTP(cfg *config.Config) (*httpServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("http: listen on %s (maintenance.http.listen): %w", cfg.Maintenance.HTTP.Listen, err)
 	}
+	addr := ln.Addr().String()
 	srv := &httpServer{
-		Server: &http.Server{Handler: d.routes(), ReadHeaderTimeout: 5 * time.Second},
-		addr:   ln.Addr().String(),
+		Server: &http.Server{Handler: d.routes(addr), ReadHeaderTimeout: 5 * time.Second},
+		addr:   addr,
 	}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

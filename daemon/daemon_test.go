@@ -312,48 +312,107 @@ type replicaReport struct {
 
 func (r replicaReport) Text() string { return "ran on " + r.Replica + "\n" }
 
-// Several daemons on one database: each scheduled job runs once per tick.
+// leasedJob records, on each run, the lease it runs under: the tick (the
+// schedule time every replica names alike), the term (one per acquisition)
+// and the holder, read from the lease table while the run holds it.
+type leasedJob struct {
+	name, spec, replica string
+	db                  *sqlx.DB
+}
+
+func (j *leasedJob) Name() string                   { return j.name }
+func (j *leasedJob) Schedule(*config.Config) string { return j.spec }
+func (j *leasedJob) Run(ctx context.Context, _ *config.Config) (job.Report, error) {
+	_, err := j.db.ExecContext(ctx, `INSERT INTO job_runs (job, replica, tick, term, holder)
+		SELECT name, $2, tick, term, holder FROM supersessiond.leases WHERE name = $1`, j.name, j.replica)
+	if err != nil {
+		return nil, err
+	}
+	select { // long enough for the other replicas' attempts at the tick to meet the lease
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(100 * time.Millisecond):
+	}
+	return replicaReport{j.replica}, nil
+}
+
+// Several daemons on one database: each tick of a scheduled job runs on
+// exactly one of them. The runs are counted by tick, from the lease each one
+// held, never in a window of wall-clock time: however slow the machine
+// (a tick missed, a tick late), no tick runs twice, every run is an
+// acquisition of its own, and the replicas did contend for the ticks.
 func TestThreeReplicasRunEachJobOncePerTick(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
-	if _, err := db.Exec(`CREATE TABLE job_runs (job text, replica text, at timestamptz)`); err != nil {
+	if _, err := db.Exec(`CREATE TABLE job_runs (job text, replica text, tick timestamptz, term bigint, holder text)`); err != nil {
 		t.Fatal(err)
 	}
 	var hs []*harness
 	for i := range 3 {
 		jobs := []daemon.Job{
-			&countingJob{name: "alpha", spec: "@every 1s", db: db.DB, replica: fmt.Sprint(i), hold: 100 * time.Millisecond},
-			&countingJob{name: "beta", spec: "@every 2s", db: db.DB, replica: fmt.Sprint(i), hold: 100 * time.Millisecond},
+			&leasedJob{name: "alpha", spec: "@every 1s", db: db.DB, replica: fmt.Sprint(i)},
+			&leasedJob{name: "beta", spec: "@every 2s", db: db.DB, replica: fmt.Sprint(i)},
 		}
 		hs = append(hs, start(t, db.URL, "", jobs))
 	}
-	time.Sleep(6500 * time.Millisecond)
+	// Wait for evidence, not for time: enough ticks of each job, and a
+	// replica turned away from a tick another ran.
+	contended := func() bool {
+		for _, h := range hs {
+			if strings.Contains(h.log.String(), "another replica runs this tick") {
+				return true
+			}
+		}
+		return false
+	}
+	ticks := func(name string) int {
+		var n int
+		_ = db.Get(&n, `SELECT count(DISTINCT tick) FROM job_runs WHERE job = $1`, name)
+		return n
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for ticks("alpha") < 5 || ticks("beta") < 3 || (!contended() && ticks("alpha") < 20) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 2 minutes: alpha ran on %d ticks, beta on %d", ticks("alpha"), ticks("beta"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	for _, h := range hs {
 		if err := h.stop(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	type row struct {
-		Job   string
-		Tick  time.Time
-		Count int
+	if !contended() {
+		t.Error("no replica was ever turned away from a tick another ran: the replicas did not contend, and the test proves nothing")
 	}
-	// The lease table's tick is the authority; recompute ticks from run
-	// times the same way (truncated to the interval).
-	var rows []row
-	if err := db.Select(&rows, `SELECT job, date_trunc('second', at) AS tick, count(*) AS count FROM job_runs GROUP BY 1, 2 ORDER BY 1, 2`); err != nil {
+	var runs []struct {
+		Job    string    `db:"job"`
+		Tick   time.Time `db:"tick"`
+		Term   int64     `db:"term"`
+		Holder string    `db:"holder"`
+	}
+	if err := db.Select(&runs, `SELECT job, tick, term, holder FROM job_runs ORDER BY job, tick, term`); err != nil {
 		t.Fatal(err)
 	}
-	runs := map[string]int{}
-	for _, r := range rows {
-		runs[r.Job] += r.Count
-	}
-	// 6.5s of @every 1s on three replicas: without leases ~18 runs.
-	if runs["alpha"] < 4 || runs["alpha"] > 7 {
-		t.Fatalf("alpha ran %d times in 6.5s across 3 replicas; want one per tick (4..7)\n%+v", runs["alpha"], rows)
-	}
-	if runs["beta"] < 2 || runs["beta"] > 4 {
-		t.Fatalf("beta ran %d times in 6.5s across 3 replicas; want one per 2s tick (2..4)\n%+v", runs["beta"], rows)
+	last := map[string]struct {
+		tick time.Time
+		term int64
+	}{}
+	for _, r := range runs {
+		prev, seen := last[r.Job]
+		switch {
+		case seen && r.Tick.Equal(prev.tick):
+			t.Errorf("%s ran twice on the tick of %s (the second by %s)", r.Job, r.Tick.Format(time.RFC3339), r.Holder)
+		case seen && r.Term <= prev.term:
+			t.Errorf("%s's run on %s holds term %d, not after the previous run's %d", r.Job, r.Tick.Format(time.RFC3339), r.Term, prev.term)
+		}
+		if r.Job == "beta" && r.Tick.Unix()%2 != 0 {
+			t.Errorf("beta's tick %s is not on its 2 s grid: replicas would not agree on it", r.Tick.Format(time.RFC3339Nano))
+		}
+		last[r.Job] = struct {
+			tick time.Time
+			term int64
+		}{r.Tick, r.Term}
 	}
 }
 

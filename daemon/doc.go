@@ -23,7 +23,9 @@
 //     reported healthy.
 //
 // Scheduled jobs run under robfig/cron, each guarded against overlapping
-// itself by a per-job flag that survives a reschedule; each run first takes
-// the job's lease for its tick (package lease), so with several daemons on
-// one database each job runs once per tick.
+// itself by a per-job flag that survives a reschedule; each run first asks
+// the connection guard (store.Guard: on a crowded server the tick is left
+// to the agent) and takes the job's lease for its tick (package lease), so
+// with several daemons on one database each job runs once per tick. The
+// jobs and the inline hook ask the same guard before each batch.
 package daemon

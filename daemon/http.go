@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/supersessiond/supersessiond/config"
@@ -14,10 +15,14 @@ import (
 	"github.com/supersessiond/supersessiond/internal/console"
 	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/schema"
+	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 )
 
-func (d *Daemon) routes() http.Handler {
+// routes are the listener's: /healthz, /readyz and /metrics, always open
+// and never waiting behind the console; the console and its API on their
+// own connection pool and concurrency limit. addr is the bound address.
+func (d *Daemon) routes(addr string) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -28,35 +33,56 @@ func (d *Daemon) routes() http.Handler {
 		Registry:          d.metrics.Registry,
 		EnableOpenMetrics: true,
 	}))
-	if ui := d.console(); ui != nil {
-		mux.Handle("/ui/", ui)
-		mux.Handle("/api/", ui)
-		mux.Handle("GET /ui", http.RedirectHandler("/ui/", http.StatusMovedPermanently))
-	}
+	ui := d.console(addr)
+	mux.Handle("/ui/", ui)
+	mux.Handle("/api/", ui)
+	mux.Handle("GET /ui", http.RedirectHandler("/ui/", http.StatusMovedPermanently))
 	return mux
 }
 
 // console is the review console and its API (SPEC §10), on the operator
-// commands' own code. The admin token is read from the environment each
-// time it is needed, under the variable the configuration in force names.
-// It needs the supersession job's tables: without them (the job off at
-// startup, as beside Honcho) it is not served.
-func (d *Daemon) console() http.Handler {
+// commands' own code. It needs the supersession job's tables: without them
+// (the job off at startup, as beside Honcho) it answers with a page saying
+// so and which setting turns it on. Its reads and decisions run on a pool
+// of their own (maintenance.http.maxOpenConns), so that however many
+// requests come, the jobs, the watchdog's ping and /readyz never wait for
+// a connection behind them. The tokens are read from the environment each
+// time they are needed, under the variables the configuration names.
+func (d *Daemon) console(addr string) http.Handler {
 	if r := d.layout.Reports[schema.Supersession]; r == nil || !r.On || !r.Runnable() {
-		return nil
+		return console.Off("it needs the supersession job, which this configuration turns off " +
+			"(memory.pipelineV2.structural.supersessionEnabled: false, as examples/honcho/agent.yaml has it beside Honcho, " +
+			"which needs only the tombstones job). Set memory.pipelineV2.structural.supersessionEnabled: true " +
+			"(its tables must exist: supersessiond check says) and restart the daemon to review proposals here.")
 	}
-	engine := supersession.New(job.Deps{DB: d.db, Names: d.layout.Names, Logger: d.log})
+	cfg := d.Config()
+	// Lazily: the pool takes no slot of the server until someone reads.
+	db, err := store.OpenLazy(cfg.Maintenance.Database.URL, store.HTTPPool(cfg.Maintenance.HTTP))
+	if err != nil {
+		d.log.Error("review console unavailable: its connection pool did not open", "err", err)
+		return console.Off("its connection pool could not be set up (see the daemon's log).")
+	}
+	d.consoleDB = db
+	d.metrics.Registry.MustRegister(collectors.NewDBStatsCollector(db.DB, "console"))
+	engine := supersession.New(job.Deps{DB: db, Names: d.layout.Names, Logger: d.log})
 	ui, err := console.New(console.Options{
-		Ops:    audit.New(d.db, d.layout.Names, engine),
+		Ops:    audit.New(db, d.layout.Names, engine),
 		Config: d.Config,
-		Token: func() string {
-			return config.Getenv(d.opts.Environ, d.Config().Maintenance.HTTP.AdminTokenEnv)
+		Credentials: func() []console.Credential {
+			return console.CredentialsOf(d.Config().Maintenance.HTTP, func(k string) string { return config.Getenv(d.opts.Environ, k) })
 		},
-		Logger: d.log,
+		Listen:   addr,
+		Logger:   d.log,
+		Registry: d.metrics.Registry,
+		// The console's pool is the guard's extra: what it may still open.
+		Room: func(ctx context.Context) bool {
+			_, ok := d.guard.Room(ctx, max(d.Config().Maintenance.HTTP.MaxOpenConns-db.Stats().OpenConnections, 0))
+			return ok
+		},
 	})
 	if err != nil {
 		d.log.Error("review console unavailable", "err", err)
-		return nil
+		return console.Off("it failed to start (see the daemon's log).")
 	}
 	return ui
 }

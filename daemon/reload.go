@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/supersessiond/supersessiond/config"
@@ -136,9 +137,7 @@ func restartOnly(old, next *config.Config) []string {
 	if old.Maintenance.Database.ListenURL != next.Maintenance.Database.ListenURL {
 		keys = append(keys, "maintenance.database.listenUrl")
 	}
-	if old.Maintenance.HTTP.Listen != next.Maintenance.HTTP.Listen {
-		keys = append(keys, "maintenance.http.listen")
-	}
+	keys = append(keys, httpChanges(old.Maintenance.HTTP, next.Maintenance.HTTP)...)
 	if old.Maintenance.Log.Format != next.Maintenance.Log.Format {
 		keys = append(keys, "maintenance.log.format")
 	}
@@ -150,6 +149,29 @@ func restartOnly(old, next *config.Config) []string {
 	}
 	if old.Maintenance.Tables != next.Maintenance.Tables {
 		keys = append(keys, "maintenance.tables")
+	}
+	return keys
+}
+
+// httpChanges lists the changed keys of maintenance.http: the listener, the
+// console and its credentials are all set up once, at startup.
+func httpChanges(old, next config.HTTP) []string {
+	var keys []string
+	for _, k := range []struct {
+		name    string
+		changed bool
+	}{
+		{"listen", old.Listen != next.Listen},
+		{"adminTokenEnv", old.AdminTokenEnv != next.AdminTokenEnv},
+		{"tokens", !slices.Equal(old.Tokens, next.Tokens)},
+		{"openReadsOnLoopback", old.OpenReadsOnLoopback != next.OpenReadsOnLoopback},
+		{"trustedProxies", old.TrustedProxies != next.TrustedProxies},
+		{"maxConcurrentRequests", old.MaxConcurrentRequests != next.MaxConcurrentRequests},
+		{"maxOpenConns", old.MaxOpenConns != next.MaxOpenConns},
+	} {
+		if k.changed {
+			keys = append(keys, "maintenance.http."+k.name)
+		}
 	}
 	return keys
 }

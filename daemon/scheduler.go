@@ -196,8 +196,9 @@ func (s *scheduler) execute(j Job, sched cron.Schedule) {
 	if s.ctx.Err() != nil {
 		return
 	}
-	if free, ok := s.crowded(); !ok {
+	if free, ok := s.room(); !ok {
 		m.JobRuns.WithLabelValues(name, "skipped").Inc()
+		s.d.guard.Skipped(name)
 		s.d.log.Warn("job skipped this tick: the database is nearly out of connection slots, and they are left to the agent",
 			"job", name, "free_slots", free, "min_free_slots", s.d.opts.MinFreeConnections)
 		return
@@ -247,21 +248,14 @@ func (s *scheduler) execute(j Job, sched cron.Schedule) {
 	s.d.log.Info("job done", "job", name, "tick", tick, "term", l.Term(), "duration", elapsed.String(), "report", report)
 }
 
-// crowded checks, before a run, that the server keeps at least
-// MinFreeConnections slots free for ordinary roles. A failed check (the
-// server refusing even this query) counts as crowded when the server is full,
-// and as fine otherwise: the run will say what is wrong.
-func (s *scheduler) crowded() (free int, ok bool) {
+// room asks the guard, before a run, whether the server keeps at least
+// MinFreeConnections slots free for ordinary roles once this daemon's pool
+// is full: a crowded server's last slots are the agent's, and the run waits
+// for the next tick.
+func (s *scheduler) room() (free int, ok bool) {
 	ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
 	defer cancel()
-	free, err := store.FreeConnections(ctx, s.d.db)
-	switch {
-	case store.IsTooManyConnections(err):
-		return 0, false
-	case err != nil:
-		return free, true
-	}
-	return free, free >= s.d.opts.MinFreeConnections
+	return s.d.guard.Room(ctx, 0)
 }
 
 // stop stops scheduling; the channel closes when running jobs are done.

@@ -345,8 +345,9 @@ maintenance:
 	}
 }
 
-// make install honours DESTDIR and PREFIX; make uninstall removes what it
-// installed and leaves the operator's configuration.
+// make install honours DESTDIR and PREFIX, and installs agent.yaml in shadow
+// mode, as the package does, unless there is one; make uninstall removes
+// what it installed and leaves the operator's configuration.
 func TestMakeInstallAndUninstall(t *testing.T) {
 	t.Parallel()
 	mk := requireTool(t, "make")
@@ -358,6 +359,7 @@ func TestMakeInstallAndUninstall(t *testing.T) {
 		"usr/bin/supersessiond":                               0o755,
 		"usr/lib/systemd/system/supersessiond.service":        0o644,
 		"etc/supersessiond/agent.yaml.example":                0o644,
+		"etc/supersessiond/agent.yaml":                        0o640,
 		"usr/share/bash-completion/completions/supersessiond": 0o644,
 		"usr/share/zsh/site-functions/_supersessiond":         0o644,
 	} {
@@ -374,8 +376,19 @@ func TestMakeInstallAndUninstall(t *testing.T) {
 	}
 
 	operators := filepath.Join(root, "etc/supersessiond/agent.yaml")
+	loaded, err := config.Load(config.Source{Path: operators, Explicit: true, Environ: func() []string { return nil }})
+	if err != nil {
+		t.Fatalf("installed agent.yaml: %v", err)
+	}
+	if !loaded.Config.Memory.PipelineV2.ShadowMode {
+		t.Error("the agent.yaml make install puts in /etc starts live; the package's starts in shadow mode")
+	}
 	if err := os.WriteFile(operators, []byte("memory: {}\n"), 0o640); err != nil {
 		t.Fatal(err)
+	}
+	run(t, "..", mk, append([]string{"-s", "install"}, vars...)...)
+	if b, _ := os.ReadFile(operators); string(b) != "memory: {}\n" {
+		t.Errorf("a second make install replaced the operator's agent.yaml:\n%s", b)
 	}
 	run(t, "..", mk, append([]string{"-s", "uninstall"}, vars...)...)
 	for _, path := range []string{"usr/bin/supersessiond", "usr/lib/systemd/system/supersessiond.service", "etc/supersessiond/agent.yaml.example",

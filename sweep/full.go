@@ -173,8 +173,12 @@ func (j *Job) completeFull(ctx context.Context, cur cursor, scheduled bool) erro
 	return nil
 }
 
-// decide decides and writes one batch, adding to the report.
+// decide decides and writes one batch, adding to the report, once the
+// database has connection slots to spare (the guard).
 func (j *Job) decide(ctx context.Context, cfg *config.Config, groups []*supersession.Group, pass supersession.Pass, r *Report) error {
+	if err := j.guard.Wait(ctx, Name); err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	}
 	if j.examined != nil {
 		for _, g := range groups {
 			j.examined(g.AgentID, g.AspectID)

@@ -52,6 +52,11 @@ WHERE seq = ANY($1) AND claimed_by = $2`
 	// consumeSQL deletes handled records (only while still ours).
 	consumeSQL = `DELETE FROM {{.Changes}} WHERE seq = ANY($1) AND claimed_by = $2`
 
+	// releaseSQL gives back the claims of a batch that failed.
+	releaseSQL = `
+UPDATE {{.Changes}} SET claimed_by = NULL, claimed_until = NULL
+WHERE seq = ANY($1) AND claimed_by = $2`
+
 	// recordSQL records aspects anew ($1: agent, aspect, agent, aspect...),
 	// after the records a running pass takes.
 	recordSQL = `
@@ -64,7 +69,7 @@ SELECT a[i], a[i + 1] FROM (SELECT $1::text[] AS a) s, generate_series(1, cardin
 const claimLockClass = "1398100051"
 
 type statements struct {
-	loadState, saveState, dropSeen, lastChange, claim, extend, consume, record string
+	loadState, saveState, dropSeen, lastChange, claim, extend, consume, release, record string
 }
 
 func render(n *schema.Names) statements {
@@ -74,6 +79,6 @@ func render(n *schema.Names) statements {
 	return statements{
 		loadState: n.SQL(loadStateSQL), saveState: n.SQL(saveStateSQL),
 		dropSeen: n.SQL(dropSeenSQL), lastChange: n.SQL(lastChangeSQL), claim: n.SQL(claimSQL),
-		extend: n.SQL(extendSQL), consume: n.SQL(consumeSQL), record: n.SQL(recordSQL),
+		extend: n.SQL(extendSQL), consume: n.SQL(consumeSQL), release: n.SQL(releaseSQL), record: n.SQL(recordSQL),
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/supersessiond/supersessiond/heuristics"
 	"github.com/supersessiond/supersessiond/internal/ident"
 	"github.com/supersessiond/supersessiond/internal/job"
+	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 )
 
@@ -37,6 +38,7 @@ type Job struct {
 	log    *slog.Logger
 	now    func() time.Time
 	braked func() bool
+	guard  *store.Guard // waited on before each batch
 	engine *supersession.Engine
 	holder string // this process, on the change records it claims
 	// BatchAspects overrides batchAspects (tests exercise batch boundaries).
@@ -61,7 +63,7 @@ type Job struct {
 func New(deps job.Deps, engine *supersession.Engine) *Job {
 	deps = deps.WithDefaults()
 	return &Job{db: deps.DB, sql: render(deps.Names), log: deps.Logger.With("job", Name), now: deps.Now, braked: deps.Braked,
-		engine: engine, holder: ident.Holder(), BatchAspects: batchAspects, ChunkRows: chunkRows, ClaimFor: time.Minute}
+		guard: deps.Guard, engine: engine, holder: ident.Holder(), BatchAspects: batchAspects, ChunkRows: chunkRows, ClaimFor: time.Minute}
 }
 
 func (j *Job) Name() string { return Name }

@@ -63,13 +63,14 @@ func (c *HistoryCommand) Run(ctx context.Context, args []string) error {
 type ReviewCommand struct{ m *Main }
 
 func (c *ReviewCommand) Run(ctx context.Context, args []string) error {
-	fs, cfgPath := c.m.newFlagSet("review", "HISTORY_ID (--accept|--reject) [--note TEXT]\n       supersessiond review --all (--accept|--reject) [filters of proposals] [--dry-run] [--note TEXT]")
+	fs, cfgPath := c.m.newFlagSet("review", "HISTORY_ID (--accept|--reject) [--note TEXT] [--operator NAME]\n       supersessiond review --all (--accept|--reject) [filters of proposals] [--dry-run] [--note TEXT] [--operator NAME]")
 	accept := fs.Bool("accept", false, "accept the proposal")
 	reject := fs.Bool("reject", false, "reject the proposal (automatic jobs will never apply this pair)")
 	note := fs.String("note", "", "why, for the audit trail")
 	all := fs.Bool("all", false, "decide every pending proposal the filters select, instead of one HISTORY_ID")
 	dry := fs.Bool("dry-run", false, "with --all: print what would be decided and write nothing")
 	pf := addProposalFlags(fs, "with --all: only pending proposals are decided")
+	who := operatorFlag(fs)
 	positional, err := c.m.parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -85,7 +86,7 @@ func (c *ReviewCommand) Run(ctx context.Context, args []string) error {
 		if len(positional) > 0 {
 			return usagef("review: --all decides what the filters select; give no HISTORY_ID with it")
 		}
-		return c.reviewAll(ctx, *cfgPath, f, *accept, *dry, *note)
+		return c.reviewAll(ctx, *cfgPath, *who, f, *accept, *dry, *note)
 	}
 	if n := pf.anySet(); n != "" {
 		return usagef("review: --%s needs --all", n)
@@ -96,7 +97,7 @@ func (c *ReviewCommand) Run(ctx context.Context, args []string) error {
 	if len(positional) != 1 {
 		return usagef("review: give exactly one HISTORY_ID, or --all with filters (see `supersessiond proposals --status pending`)")
 	}
-	env, err := c.m.open(ctx, *cfgPath, schema.Supersession)
+	env, err := c.m.openAs(ctx, *cfgPath, *who, schema.Supersession)
 	if err != nil {
 		return err
 	}
@@ -117,10 +118,11 @@ func (c *ReviewCommand) Run(ctx context.Context, args []string) error {
 type ApplyCommand struct{ m *Main }
 
 func (c *ApplyCommand) Run(ctx context.Context, args []string) error {
-	fs, cfgPath := c.m.newFlagSet("apply", "HISTORY_ID...\n       supersessiond apply --all [filters of proposals] [--dry-run]")
+	fs, cfgPath := c.m.newFlagSet("apply", "HISTORY_ID... [--operator NAME]\n       supersessiond apply --all [filters of proposals] [--dry-run] [--operator NAME]")
 	all := fs.Bool("all", false, "apply every proposal the filters select (accepted ones unless --status says otherwise)")
 	dry := fs.Bool("dry-run", false, "with --all: print what would be applied and write nothing")
 	pf := addProposalFlags(fs, "with --all: apply proposals with this status (default accepted)")
+	who := operatorFlag(fs)
 	positional, err := c.m.parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -133,7 +135,7 @@ func (c *ApplyCommand) Run(ctx context.Context, args []string) error {
 		if len(positional) > 0 {
 			return usagef("apply: --all applies what the filters select; give no HISTORY_ID with it")
 		}
-		return c.applyAll(ctx, *cfgPath, f, *dry)
+		return c.applyAll(ctx, *cfgPath, *who, f, *dry)
 	}
 	if n := pf.anySet(); n != "" {
 		return usagef("apply: --%s needs --all", n)
@@ -144,7 +146,7 @@ func (c *ApplyCommand) Run(ctx context.Context, args []string) error {
 	if len(positional) == 0 {
 		return usagef("apply: give one or more proposal HISTORY_IDs, or --all (see `supersessiond proposals --status accepted`)")
 	}
-	env, err := c.m.open(ctx, *cfgPath, schema.Supersession)
+	env, err := c.m.openAs(ctx, *cfgPath, *who, schema.Supersession)
 	if err != nil {
 		return err
 	}
@@ -168,7 +170,8 @@ func (c *ApplyCommand) Run(ctx context.Context, args []string) error {
 type UndoCommand struct{ m *Main }
 
 func (c *UndoCommand) Run(ctx context.Context, args []string) error {
-	fs, cfgPath := c.m.newFlagSet("undo", "HISTORY_ID")
+	fs, cfgPath := c.m.newFlagSet("undo", "HISTORY_ID [--operator NAME]")
+	who := operatorFlag(fs)
 	positional, err := c.m.parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -176,7 +179,7 @@ func (c *UndoCommand) Run(ctx context.Context, args []string) error {
 	if len(positional) != 1 {
 		return usagef("undo: give exactly one attribute_superseded HISTORY_ID (see `supersessiond history --event attribute_superseded`)")
 	}
-	env, err := c.m.open(ctx, *cfgPath, schema.Supersession)
+	env, err := c.m.openAs(ctx, *cfgPath, *who, schema.Supersession)
 	if err != nil {
 		return err
 	}
@@ -186,6 +189,8 @@ func (c *UndoCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Fprintf(c.m.Stdout, "supersession %s undone (supersession_reverted %s)\n", positional[0], id)
+	fmt.Fprintln(c.m.Stdout, "the attribute is active again; no sibling recorded up to now will retire it automatically, "+
+		"a newer one still may (protect pins it for good)")
 	return nil
 }
 
@@ -193,11 +198,12 @@ func (c *UndoCommand) Run(ctx context.Context, args []string) error {
 type SupersedeCommand struct{ m *Main }
 
 func (c *SupersedeCommand) Run(ctx context.Context, args []string) error {
-	fs, cfgPath := c.m.newFlagSet("supersede", "--agent ID --by NEW_ID OLD_ID... [--force-chain] [--reason TEXT]")
+	fs, cfgPath := c.m.newFlagSet("supersede", "--agent ID --by NEW_ID OLD_ID... [--force-chain] [--reason TEXT] [--operator NAME]")
 	agent := fs.String("agent", "", "the agent the attributes belong to (required)")
 	by := fs.String("by", "", "the attribute that supersedes the others (required)")
 	force := fs.Bool("force-chain", false, "re-point OLD attributes that are already superseded to NEW")
 	reason := fs.String("reason", "", "why, for the audit trail")
+	who := operatorFlag(fs)
 	olds, err := c.m.parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -205,7 +211,7 @@ func (c *SupersedeCommand) Run(ctx context.Context, args []string) error {
 	if *agent == "" || *by == "" || len(olds) == 0 {
 		return usagef("supersede: --agent, --by and at least one OLD_ID are required")
 	}
-	env, err := c.m.open(ctx, *cfgPath, schema.Supersession)
+	env, err := c.m.openAs(ctx, *cfgPath, *who, schema.Supersession)
 	if err != nil {
 		return err
 	}
@@ -226,8 +232,9 @@ func (c *SupersedeCommand) Run(ctx context.Context, args []string) error {
 type ProtectCommand struct{ m *Main }
 
 func (c *ProtectCommand) Run(ctx context.Context, args []string) error {
-	fs, cfgPath := c.m.newFlagSet("protect", "ATTR_ID [--off]")
+	fs, cfgPath := c.m.newFlagSet("protect", "ATTR_ID [--off] [--operator NAME]")
 	off := fs.Bool("off", false, "remove the protection")
+	who := operatorFlag(fs)
 	positional, err := c.m.parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -235,7 +242,7 @@ func (c *ProtectCommand) Run(ctx context.Context, args []string) error {
 	if len(positional) != 1 {
 		return usagef("protect: give exactly one ATTR_ID")
 	}
-	env, err := c.m.open(ctx, *cfgPath, schema.Supersession)
+	env, err := c.m.openAs(ctx, *cfgPath, *who, schema.Supersession)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"strings"
 	"syscall"
 	"testing"
@@ -85,7 +86,7 @@ func TestOperatorWorkflowExitCodes(t *testing.T) {
 	if code, _, errOut := frozen.run("", "undo", h); code != exitRefused || !strings.Contains(errOut, "mutationsFrozen") {
 		t.Fatalf("frozen undo: %d %s", code, errOut)
 	}
-	if code, out, errOut := c.run("", "undo", h); code != 0 || !strings.Contains(out, "undone") {
+	if code, out, errOut := c.run("", "undo", h); code != 0 || !strings.Contains(out, "undone") || !strings.Contains(out, "no sibling recorded up to now") {
 		t.Fatalf("undo: %d %s %s", code, out, errOut)
 	}
 	if code, _, errOut := c.run("", "undo", h); code != exitRefused || !strings.Contains(errOut, "already undone") {
@@ -207,4 +208,59 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// The CLI's rows say who: the operating-system user unless --operator names
+// someone, the channel cli, one request id per invocation; proposals
+// --format json shows who reviewed, applied and undid.
+func TestCLIRecordsTheOperator(t *testing.T) {
+	t.Parallel()
+	db, _, c := seedCLI(t)
+	shadow := &cli{t: t, env: append(c.env, "SUPERSESSIOND_MEMORY__PIPELINEV2__SHADOWMODE=true")}
+	if code, _, errOut := shadow.run("", "sweep", "--once"); code != 0 {
+		t.Fatalf("sweep: %s", errOut)
+	}
+	proposal := firstID(t, c, "supersession_proposal")
+	if code, _, errOut := c.run("", "review", proposal, "--accept", "--operator", "dana"); code != 0 {
+		t.Fatalf("review: %s", errOut)
+	}
+	if code, _, errOut := c.run("", "apply", proposal); code != 0 {
+		t.Fatalf("apply: %s", errOut)
+	}
+	if code, _, errOut := c.run("", "undo", firstID(t, c, "attribute_superseded"), "--operator", "bad name"); code != 2 || !strings.Contains(errOut, "--operator") {
+		t.Fatalf("a bad --operator is a usage error: %d %s", code, errOut)
+	}
+	osUser := ""
+	if u, err := user.Current(); err == nil {
+		osUser = u.Username
+	}
+	var rows []struct {
+		Event     string `db:"event"`
+		ChangedBy string `db:"changed_by"`
+		Operator  string `db:"operator"`
+		Source    string `db:"source"`
+		Request   string `db:"request_id"`
+	}
+	if err := db.Select(&rows, `SELECT event, changed_by, metadata->>'operator' AS operator, metadata->>'operator_source' AS source,
+		coalesce(request_id, '') AS request_id FROM memory_history WHERE event <> 'supersession_proposal' ORDER BY created_at`); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[0].ChangedBy != "supersessiond:cli" || rows[0].Operator != "dana" || rows[0].Source != "flag" ||
+		rows[1].Operator != osUser || rows[1].Source != "os_user" || !strings.HasPrefix(rows[0].Request, "cli-") || rows[0].Request == rows[1].Request {
+		t.Fatalf("rows: %+v (OS user %q)", rows, osUser)
+	}
+	code, out, errOut := c.run("", "proposals", "--format", "json")
+	if code != 0 {
+		t.Fatalf("proposals: %s", errOut)
+	}
+	var p struct {
+		Review struct {
+			By struct{ Channel, Operator string }
+		}
+		AppliedBy struct{ Channel, Operator string } `json:"applied_by"`
+	}
+	if err := json.Unmarshal([]byte(out), &p); err != nil || p.Review.By.Operator != "dana" || p.Review.By.Channel != "cli" ||
+		p.AppliedBy.Operator != osUser {
+		t.Fatalf("proposals --format json: %s (%v)", out, err)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/supersessiond/supersessiond/internal/audit"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/store"
+	"github.com/supersessiond/supersessiond/internal/tombstones"
 )
 
 // Exit codes (SPEC §2).
@@ -64,7 +65,7 @@ func ExitCode(err error) int {
 		return exitUsage
 	case errors.As(err, &un), errors.As(err, &se), errors.As(err, &co):
 		return exitUnavailable
-	case errors.Is(err, audit.ErrRefused), errors.As(err, &rr):
+	case errors.Is(err, audit.ErrRefused), errors.Is(err, tombstones.ErrRefused), errors.As(err, &rr):
 		return exitRefused
 	}
 	return exitFailure

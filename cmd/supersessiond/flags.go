@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"os/user"
 	"strings"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/audit"
+	"github.com/supersessiond/supersessiond/internal/ident"
 	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/store"
@@ -144,10 +147,14 @@ func openDB(ctx context.Context, cfg *config.Config) (*sqlx.DB, error) {
 
 // cmdEnv is what a command that works on the database needs.
 type cmdEnv struct {
-	cfg    *config.Config
-	db     *sqlx.DB
-	log    *slog.Logger
-	layout *schema.Layout
+	cfg      *config.Config
+	db       *sqlx.DB
+	log      *slog.Logger
+	layout   *schema.Layout
+	operator audit.Operator // who the rows this command writes name
+	// src and loaded are where cfg came from, for following the file.
+	src    config.Source
+	loaded *config.Loaded
 }
 
 // open loads the configuration, connects, inspects the database and checks
@@ -156,7 +163,8 @@ type cmdEnv struct {
 // configuration has them off (an operator reviewing proposals of a paused
 // supersession still needs its tables).
 func (m *Main) open(ctx context.Context, cfgPath string, jobs ...schema.Job) (*cmdEnv, error) {
-	loaded, err := m.loadConfig(cfgPath)
+	src := config.Resolve(cfgPath, m.Environ)
+	loaded, err := config.Load(src)
 	if err != nil {
 		return nil, err
 	}
@@ -181,13 +189,57 @@ func (m *Main) open(ctx context.Context, cfgPath string, jobs ...schema.Job) (*c
 		db.Close()
 		return nil, err
 	}
-	return &cmdEnv{cfg: cfg, db: db, log: log, layout: layout}, nil
+	return &cmdEnv{cfg: cfg, db: db, log: log, layout: layout, src: src, loaded: loaded}, nil
 }
 
-// ops are the operator commands on the environment's database.
+// openAs is open for a command that writes history rows: the operator
+// (--operator, else the operating-system user) is resolved first, so a bad
+// name is a usage error before anything connects.
+func (m *Main) openAs(ctx context.Context, cfgPath, operatorName string, jobs ...schema.Job) (*cmdEnv, error) {
+	op, err := m.operator(operatorName)
+	if err != nil {
+		return nil, err
+	}
+	env, err := m.open(ctx, cfgPath, jobs...)
+	if err != nil {
+		return nil, err
+	}
+	env.operator = op
+	return env, nil
+}
+
+// ops are the operator commands on the environment's database; the rows
+// they write name the operator (see operatorFlag).
 func (e *cmdEnv) ops() *audit.Ops {
 	engine := supersession.New(job.Deps{DB: e.db, Names: e.layout.Names, Logger: e.log})
-	return audit.New(e.db, e.layout.Names, engine)
+	return audit.New(e.db, e.layout.Names, engine).As(e.operator)
+}
+
+// operatorFlag declares --operator on a command that writes history rows.
+func operatorFlag(fs *flag.FlagSet) *string {
+	return fs.String("operator", "", "`name` recorded as who decided, in the history rows this writes (default: the operating-system user)")
+}
+
+// operator is who a command's history rows name: --operator, else the
+// operating-system user; the channel is cli and the request this
+// invocation.
+func (m *Main) operator(flagName string) (audit.Operator, error) {
+	op := audit.Operator{Channel: audit.ChannelCLI, Name: flagName, Source: audit.SourceFlag, RequestID: ident.Random("cli-", 8)}
+	if flagName != "" {
+		if !config.ValidOperatorName(flagName) {
+			return op, usagef("--operator %q: a name is 1 to 64 letters, digits or . _ @ -", flagName)
+		}
+		return op, nil
+	}
+	op.Source = audit.SourceOSUser
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		op.Name = u.Username
+	} else if name := config.Getenv(m.Environ, "USER"); name != "" {
+		op.Name = name
+	} else {
+		op.Name = fmt.Sprintf("uid-%d", os.Getuid())
+	}
+	return op, nil
 }
 
 // requirePositional checks the count of positional arguments.

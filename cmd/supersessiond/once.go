@@ -12,6 +12,7 @@ import (
 	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/schema"
+	"github.com/supersessiond/supersessiond/internal/store"
 )
 
 // onceSpec describes a `JOB --once [--json]` command.
@@ -23,11 +24,19 @@ type onceSpec struct {
 	flags func(fs *flag.FlagSet)
 	// build makes the job; cfg is the loaded configuration.
 	build func(deps job.Deps, cfg *config.Config) (daemon.Job, error)
+	// other, when set, runs a mode of the command other than a pass
+	// (reconcile --restore) once the flags are parsed; when it reports
+	// done, the command is over.
+	other func(ctx context.Context, cfgPath string, positional []string, once, asJSON bool) (done bool, err error)
 }
 
 // runOnce runs one pass of a job now, as the daemon would on a tick but
 // without taking the job's lease (the job's writes are safe to overlap), and
-// prints its report: text, or one JSON document with --json.
+// prints its report: text, or one JSON document with --json. It follows the
+// daemon's rules: the pass waits for free connection slots as the daemon's
+// paths do (store.Guard), and it follows the configuration file it loaded,
+// so the brake engaged while it runs (shadowMode, mutationsFrozen) is
+// obeyed from the next write batch on.
 func (m *Main) runOnce(ctx context.Context, spec onceSpec, args []string) error {
 	fs, cfgPath := m.newFlagSet(spec.name, spec.usage)
 	once := fs.Bool("once", false, "run one pass now (required: the daemon runs it on its schedule)")
@@ -38,6 +47,11 @@ func (m *Main) runOnce(ctx context.Context, spec onceSpec, args []string) error 
 	positional, err := m.parseArgs(fs, args)
 	if err != nil {
 		return err
+	}
+	if spec.other != nil {
+		if done, err := spec.other(ctx, *cfgPath, positional, *once, *asJSON); done || err != nil {
+			return err
+		}
 	}
 	if !*once {
 		return usagef("%s: --once is required (`supersessiond run` runs %s on its schedule)", spec.name, spec.name)
@@ -63,7 +77,15 @@ func (m *Main) runOnce(ctx context.Context, spec onceSpec, args []string) error 
 	}
 	defer env.db.Close()
 	cfg := env.cfg
-	deps := job.Deps{DB: env.db, Names: env.layout.Names, Logger: env.log, LLM: llm.NewProvider(m.getenv, nil)}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	live := m.follow(ctx, env)
+	guard := store.NewGuard(env.db, store.GuardOptions{Pool: store.PoolOf(cfg.Maintenance.Database), Logger: env.log})
+	if err := guard.Wait(ctx, spec.name); err != nil {
+		return err
+	}
+	deps := job.Deps{DB: env.db, Names: env.layout.Names, Logger: env.log, LLM: llm.NewProvider(m.getenv, nil),
+		Config: live, Guard: guard}
 	job, err := spec.build(deps, cfg)
 	if err != nil {
 		return err
@@ -75,6 +97,25 @@ func (m *Main) runOnce(ctx context.Context, spec onceSpec, args []string) error 
 		}
 	}
 	return runErr
+}
+
+// follow keeps the command's configuration current with its file while it
+// runs (config.Follow), saying in the log what each reload brought, and
+// returns the configuration in force.
+func (m *Main) follow(ctx context.Context, env *cmdEnv) func() *config.Config {
+	log := env.log
+	f, err := config.Follow(ctx, env.src, env.loaded, func(next *config.Config, err error) {
+		if err != nil {
+			log.Error("configuration reload failed; still running the previous configuration", "err", err)
+			return
+		}
+		log.Info("configuration reloaded", "mode", string(next.Mode()),
+			"shadow_mode", next.Memory.PipelineV2.ShadowMode, "mutations_frozen", next.Memory.PipelineV2.MutationsFrozen)
+	})
+	if err != nil {
+		log.Warn("not watching the configuration file for changes; it is compared before each write batch", "err", err)
+	}
+	return f.Current
 }
 
 // printReport prints a report as text, or as one JSON document.

@@ -125,11 +125,11 @@ func (c *ProposalsCommand) Run(ctx context.Context, args []string) error {
 }
 
 // reviewAll is `review --all`.
-func (c *ReviewCommand) reviewAll(ctx context.Context, cfgPath string, f audit.ProposalFilter, accept, dry bool, note string) error {
+func (c *ReviewCommand) reviewAll(ctx context.Context, cfgPath, who string, f audit.ProposalFilter, accept, dry bool, note string) error {
 	if f.Status != "" && f.Status != audit.StatusPending {
 		return usagef("review --all decides pending proposals only; --status %s selects none", f.Status)
 	}
-	env, err := c.m.open(ctx, cfgPath, schema.Supersession)
+	env, err := c.m.openAs(ctx, cfgPath, who, schema.Supersession)
 	if err != nil {
 		return err
 	}
@@ -168,8 +168,8 @@ func (c *ReviewCommand) reviewAll(ctx context.Context, cfgPath string, f audit.P
 }
 
 // applyAll is `apply --all`.
-func (c *ApplyCommand) applyAll(ctx context.Context, cfgPath string, f audit.ProposalFilter, dry bool) error {
-	env, err := c.m.open(ctx, cfgPath, schema.Supersession)
+func (c *ApplyCommand) applyAll(ctx context.Context, cfgPath, who string, f audit.ProposalFilter, dry bool) error {
+	env, err := c.m.openAs(ctx, cfgPath, who, schema.Supersession)
 	if err != nil {
 		return err
 	}

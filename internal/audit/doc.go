@@ -12,6 +12,12 @@
 // to reverse it. Unique indexes make "once" a database fact: one review per
 // proposal, one application per proposal, one revert per supersession.
 //
+// Every row these commands write names who decided (Ops.As): the channel
+// in changed_by (supersessiond:cli, :console, :api), the console session
+// and the request in session_id and request_id, the operator's name and
+// how it is known in the metadata (operator, operator_source); the queue
+// reads them back as Who.
+//
 // Refusals (a changed row, an already-superseded row without --force-chain,
 // ids of another agent, a protected row, mutationsFrozen) are *Refusal
 // errors, which the CLI turns into exit code 4. shadowMode does not stop

@@ -126,7 +126,7 @@ func WriteJSON(w io.Writer, entries []Entry) error {
 // WriteTable prints aligned columns for a terminal.
 func WriteTable(w io.Writer, entries []Entry) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIME\tEVENT\tAGENT\tCHANGE\tCONF\tSIGNALS\tID")
+	fmt.Fprintln(tw, "TIME\tEVENT\tAGENT\tCHANGE\tCONF\tSIGNALS\tBY\tID")
 	for _, e := range entries {
 		var m struct {
 			AgentID    string   `json:"agent_id"`
@@ -161,8 +161,8 @@ func WriteTable(w io.Writer, entries []Entry) error {
 		case e.UndoneBy != nil:
 			event += " (undone)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.CreatedAt.UTC().Format("2006-01-02 15:04:05"), event,
-			orDash(m.AgentID), change(e, m.ProposalID, m.Reverted, m.Note, m.Error), conf, signals, e.ID)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.CreatedAt.UTC().Format("2006-01-02 15:04:05"), event,
+			orDash(m.AgentID), change(e, m.ProposalID, m.Reverted, m.Note, m.Error), conf, signals, e.Who().String(), e.ID)
 	}
 	return tw.Flush()
 }

@@ -19,9 +19,6 @@ import (
 	"github.com/supersessiond/supersessiond/internal/supersession"
 )
 
-// cli is who operator commands write as.
-var cli = supersession.Actor{ChangedBy: "supersessiond:cli", Type: "operator"}
-
 // entryMeta is the metadata of proposal and supersession rows, as read back.
 type entryMeta struct {
 	supersession.Metadata
@@ -72,7 +69,7 @@ func (o *Ops) Review(ctx context.Context, proposalID string, accept bool, note s
 	if accept {
 		event = "supersession_proposal_accepted"
 	}
-	meta, _ := json.Marshal(map[string]any{
+	meta := o.withOperator(map[string]any{
 		"agent_id": m.AgentID, "proposal_id": proposalID, "note": note,
 		"old_attribute_id": m.OldAttributeID, "new_attribute_id": m.NewAttributeID,
 	})
@@ -84,8 +81,7 @@ func (o *Ops) Review(ctx context.Context, proposalID string, accept bool, note s
 		if _, err := tx.ExecContext(ctx, o.sql.shareAttribute, m.OldAttributeID, m.AgentID); err != nil {
 			return err
 		}
-		return tx.GetContext(ctx, &id, o.sql.insertHistory,
-			e.MemoryID, event, e.OldContent, e.NewContent, cli.ChangedBy, store.Nullable(note), string(meta), cli.Type)
+		return tx.GetContext(ctx, &id, o.sql.insertHistory, o.historyRow(e.MemoryID, event, e.OldContent, e.NewContent, store.Nullable(note), meta)...)
 	})
 	if store.IsUniqueViolation(err, "supersessiond_history_one_review") {
 		var prior struct {
@@ -108,7 +104,8 @@ func (o *Ops) Review(ctx context.Context, proposalID string, accept bool, note s
 
 // logReview is the change log's line for one recorded review.
 func (o *Ops) logReview(historyID, event, note string, p Proposal) {
-	o.log().Info("proposal reviewed", "source", supersession.SourceOperator, "history_id", historyID, "proposal_id", p.ID,
+	o.log().Info("proposal reviewed", "source", supersession.SourceOperator, "by", o.actor.ChangedBy, "operator", o.actor.Operator,
+		"history_id", historyID, "proposal_id", p.ID,
 		"decision", strings.TrimPrefix(event, "supersession_proposal_"), "agent_id", p.AgentID,
 		"old_attribute_id", p.OldAttributeID, "new_attribute_id", p.NewAttributeID,
 		"old_content", supersession.Short(p.OldContent), "new_content", supersession.Short(p.NewContent),
@@ -165,7 +162,7 @@ func (o *Ops) applyOne(ctx context.Context, proposalID string) (string, error) {
 	var applied []supersession.Applied
 	err = store.InTx(ctx, db, func(tx *sqlx.Tx) error {
 		var err error
-		applied, err = o.engine.Apply(ctx, tx, cli, items)
+		applied, err = o.engine.Apply(ctx, tx, o.actor, items)
 		return err
 	})
 	if store.IsUniqueViolation(err, "supersessiond_history_one_apply") {
@@ -240,8 +237,9 @@ func (o *Ops) whyNot(ctx context.Context, m supersession.Metadata, oldContent, n
 // Undo reverts one attribute_superseded event to its undo snapshot and
 // writes supersession_reverted. It is refused when the attribute changed
 // after the supersession (it is compared with what the supersession left),
-// or when the event was already undone. A reverted pair is never
-// re-applied by the sweep or the inline hook.
+// or when the event was already undone. The restored attribute is never
+// retired again by the sweep or the inline hook with a sibling recorded at
+// or before the undo (supersession.Vetoes): not only the reverted pair.
 func (o *Ops) Undo(ctx context.Context, cfg *config.Config, historyID string) (string, error) {
 	db := o.db
 	op := "undo"
@@ -291,18 +289,19 @@ func (o *Ops) Undo(ctx context.Context, cfg *config.Config, historyID string) (s
 		if _, err := tx.ExecContext(ctx, o.sql.restore, m.OldAttributeID, u.Status, u.SupersededBy, u.SupersededAt); err != nil {
 			return fmt.Errorf("undo %s: restore attribute %s: %w", historyID, m.OldAttributeID, err)
 		}
-		meta, _ := json.Marshal(map[string]any{
+		meta := o.withOperator(map[string]any{
 			"agent_id": m.AgentID, "reverted_history_id": historyID,
 			"old_attribute_id": m.OldAttributeID, "new_attribute_id": m.NewAttributeID,
 			"restored": u,
 		})
-		err = tx.GetContext(ctx, &revertID, o.sql.insertHistory, e.MemoryID, "supersession_reverted", e.OldContent, e.NewContent, cli.ChangedBy,
-			"reverted supersession "+historyID, string(meta), cli.Type)
+		err = tx.GetContext(ctx, &revertID, o.sql.insertHistory, o.historyRow(e.MemoryID, "supersession_reverted", e.OldContent, e.NewContent,
+			"reverted supersession "+historyID, meta)...)
 		if store.IsUniqueViolation(err, "supersessiond_history_one_revert") {
 			return refuse(op, "supersession %s was already undone", historyID)
 		}
 		done = func() {
-			o.log().Info("supersession undone", "source", supersession.SourceOperator, "history_id", revertID,
+			o.log().Info("supersession undone", "source", supersession.SourceOperator, "by", o.actor.ChangedBy, "operator", o.actor.Operator,
+				"history_id", revertID,
 				"reverted_history_id", historyID, "agent_id", m.AgentID, "old_attribute_id", m.OldAttributeID,
 				"new_attribute_id", m.NewAttributeID, "old_content", supersession.Short(deref(e.OldContent)),
 				"new_content", supersession.Short(deref(e.NewContent)), "restored_status", m.Undo.Status)
@@ -389,7 +388,7 @@ func (o *Ops) Supersede(ctx context.Context, cfg *config.Config, req SupersedeRe
 				Reason: reasonOr(req.Reason, "manual supersession"),
 			})
 		}
-		applied, err = o.engine.Apply(ctx, tx, cli, items)
+		applied, err = o.engine.Apply(ctx, tx, o.actor, items)
 		if err == nil && len(applied) != len(items) {
 			err = fmt.Errorf("supersede: %d of %d rows changed under their locks; rolled back", len(items)-len(applied), len(items))
 		}
@@ -515,21 +514,29 @@ func (o *Ops) Protect(ctx context.Context, cfg *config.Config, attrID string, on
 		if r.MemoryID != nil {
 			memID = *r.MemoryID
 		}
-		meta, _ := json.Marshal(map[string]any{"agent_id": r.AgentID, "attribute_id": attrID, "protected": on})
-		if _, err := tx.ExecContext(ctx, o.sql.insertHistory, memID, event, r.Content, nil, cli.ChangedBy, nil, string(meta), cli.Type); err != nil {
+		meta := o.withOperator(map[string]any{"agent_id": r.AgentID, "attribute_id": attrID, "protected": on})
+		if _, err := tx.ExecContext(ctx, o.sql.insertHistory, o.historyRow(memID, event, r.Content, nil, nil, meta)...); err != nil {
 			return fmt.Errorf("protect %s: write history: %w", attrID, err)
 		}
 		changed, agent, content = true, r.AgentID, r.Content
 		return nil
 	})
 	if err == nil && changed {
-		o.log().Info("attribute protection changed", "source", supersession.SourceOperator, "attribute_id", attrID,
+		o.log().Info("attribute protection changed", "source", supersession.SourceOperator, "by", o.actor.ChangedBy, "operator", o.actor.Operator,
+			"attribute_id", attrID,
 			"agent_id", agent, "protected", on, "content", supersession.Short(content))
 	}
 	return changed, err
 }
 
 // ---- helpers ----
+
+// historyRow is insertHistorySQL's arguments for one operator's row.
+func (o *Ops) historyRow(memoryID, event string, oldContent, newContent, reason any, meta string) []any {
+	a := o.actor
+	return []any{memoryID, event, oldContent, newContent, a.ChangedBy, reason, meta, a.Type,
+		store.Nullable(a.RequestID), store.Nullable(a.SessionID)}
+}
 
 // log is the change log: the engine's logger (the daemon's, or the
 // command's on stderr).

@@ -72,6 +72,7 @@ type ReviewRecord struct {
 	Verdict   string    `json:"verdict"` // accepted | rejected
 	Note      string    `json:"note"`
 	At        time.Time `json:"at"`
+	By        *Who      `json:"by"` // who decided, through which channel
 }
 
 // Proposal is one supersession_proposal with its derived status.
@@ -95,8 +96,10 @@ type Proposal struct {
 	// RevertedHistoryID the supersession_reverted row that undid that.
 	AppliedHistoryID  string     `json:"applied_history_id,omitempty"`
 	AppliedAt         *time.Time `json:"applied_at,omitempty"`
+	AppliedBy         *Who       `json:"applied_by,omitempty"`
 	RevertedHistoryID string     `json:"reverted_history_id,omitempty"`
 	RevertedAt        *time.Time `json:"reverted_at,omitempty"`
+	RevertedBy        *Who       `json:"reverted_by,omitempty"`
 	// StaleReason says why a stale proposal no longer holds.
 	StaleReason string `json:"stale_reason,omitempty"`
 	// OldProtected: the old attribute is protected now (applying is refused).
@@ -126,6 +129,9 @@ type proposalRow struct {
 	NewStatus    *string    `db:"new_status"`
 	NewNow       *string    `db:"new_now"`
 	Status       string     `db:"status"`
+	ReviewBy     JSONB      `db:"review_by"`
+	AppliedBy    JSONB      `db:"applied_by"`
+	RevertedBy   JSONB      `db:"reverted_by"`
 }
 
 func (r proposalRow) proposal() Proposal {
@@ -138,13 +144,14 @@ func (r proposalRow) proposal() Proposal {
 		Signals: m.Signals, Reasoning: m.Reasoning, Mode: string(m.Mode),
 		AppliedHistoryID: deref(r.AppliedID), AppliedAt: r.AppliedAt,
 		RevertedHistoryID: deref(r.RevertedID), RevertedAt: r.RevertedAt, OldProtected: r.OldProtected,
+		AppliedBy: whoOf(r.AppliedBy), RevertedBy: whoOf(r.RevertedBy),
 	}
 	if r.ReviewID != nil {
 		verdict := StatusRejected
 		if deref(r.ReviewEvent) == "supersession_proposal_accepted" {
 			verdict = StatusAccepted
 		}
-		p.Review = &ReviewRecord{HistoryID: *r.ReviewID, Verdict: verdict, Note: deref(r.ReviewNote)}
+		p.Review = &ReviewRecord{HistoryID: *r.ReviewID, Verdict: verdict, Note: deref(r.ReviewNote), By: whoOf(r.ReviewBy)}
 		if r.ReviewAt != nil {
 			p.Review.At = *r.ReviewAt
 		}
@@ -175,7 +182,7 @@ func staleReason(p Proposal, r proposalRow) string {
 }
 
 type queueStatements struct {
-	list, counts, lockOld, reviewBatch, attributes, siblings, chain, attrHistory, agents, stats string
+	list, counts, lockOld, reviewBatch, attributes, siblings, chain, attrHistory, agents, stats, rules string
 }
 
 func renderQueue(n *schema.Names) queueStatements {
@@ -183,6 +190,7 @@ func renderQueue(n *schema.Names) queueStatements {
 		list: n.SQL(proposalsSQL), counts: n.SQL(proposalCountsSQL), lockOld: n.SQL(lockOldSharedSQL),
 		reviewBatch: n.SQL(reviewBatchSQL), attributes: n.SQL(attributesSQL), siblings: n.SQL(siblingsSQL),
 		chain: n.SQL(chainSQL), attrHistory: n.SQL(attributeHistorySQL), agents: n.SQL(agentsSQL), stats: n.SQL(statsSQL),
+		rules: n.SQL(rulesSQL),
 	}
 }
 
@@ -406,7 +414,9 @@ func (o *Ops) ReviewAll(ctx context.Context, req BulkReview) (*BulkReviewResult,
 			if _, err := tx.ExecContext(ctx, o.sql.queue.lockOld, pq.Array(olds)); err != nil {
 				return fmt.Errorf("lock old attributes: %w", err)
 			}
-			rows, err := tx.QueryContext(ctx, o.sql.queue.reviewBatch, pq.Array(ids), event, req.Note, cli.ChangedBy, cli.Type)
+			a := o.actor
+			rows, err := tx.QueryContext(ctx, o.sql.queue.reviewBatch, pq.Array(ids), event, req.Note, a.ChangedBy, a.Type,
+				a.RequestID, a.SessionID, a.Operator, a.OperatorSource)
 			if err != nil {
 				return err
 			}
@@ -427,7 +437,7 @@ func (o *Ops) ReviewAll(ctx context.Context, req BulkReview) (*BulkReviewResult,
 			if h, ok := written[p.ID]; ok {
 				o.logReview(h, event, req.Note, p)
 				p.Status = verdict
-				p.Review = &ReviewRecord{HistoryID: h, Verdict: verdict, Note: req.Note}
+				p.Review = &ReviewRecord{HistoryID: h, Verdict: verdict, Note: req.Note, By: o.who()}
 				res.Decided = append(res.Decided, Decided{Proposal: p, HistoryID: h})
 			} else {
 				res.Skipped = append(res.Skipped, p.ID)

@@ -63,10 +63,20 @@ WHERE h.event = 'supersession_proposal'
   AND ($5 = '' OR (h.created_at, h.id) < ((SELECT c.created_at FROM {{.History}} c WHERE c.id = $5), $5))
   AND (cardinality($6::text[]) = 0 OR h.id = ANY($6))`
 
+// whoSQL is who wrote history row x, for the queue: its changed_by,
+// session, request and operator.
+const whoSQL = `jsonb_build_object('changed_by', x.changed_by, 'session_id', x.session_id, 'request_id', x.request_id,
+         'operator', {{meta "x"}} ->> 'operator', 'operator_source', {{meta "x"}} ->> 'operator_source')`
+
 // proposalsSQL lists proposals with their status, newest first. $7 status
-// (” any), $8 limit.
+// (” any), $8 limit. Who decided is looked up by primary key for the rows
+// listed only (the planner evaluates those subqueries after the limit).
 const proposalsSQL = `
-SELECT * FROM (
+SELECT p.*,
+       (SELECT ` + whoSQL + ` FROM {{.History}} x WHERE x.id = p.review_id) AS review_by,
+       (SELECT ` + whoSQL + ` FROM {{.History}} x WHERE x.id = p.applied_id) AS applied_by,
+       (SELECT ` + whoSQL + ` FROM {{.History}} x WHERE x.id = p.reverted_id) AS reverted_by
+FROM (
 SELECT h.id, h.created_at, h.memory_id, coalesce(h.old_content, '') AS old_content, coalesce(h.new_content, '') AS new_content,
        coalesce(h.reason, '') AS reason, {{meta "h"}} AS metadata,
        r.id AS review_id, r.event AS review_event, r.note AS review_note, r.created_at AS review_at,
@@ -97,11 +107,13 @@ SELECT 1 FROM {{.Attributes}} WHERE id = ANY($1) ORDER BY id FOR SHARE`
 // its snapshot must be newer than those locks). Pending is re-checked as the
 // status derivation has it: no review (and the unique index decides a race
 // with another reviewer), not applied, both rows still as proposed. $1 the
-// proposal ids, $2 event, $3 note, $4 changed_by, $5 actor_type.
+// proposal ids, $2 event, $3 note, $4 changed_by, $5 actor_type, $6
+// request_id, $7 session_id, $8 the operator's name, $9 how it is known.
 const reviewBatchSQL = `
-INSERT INTO {{.History}} (id, memory_id, event, old_content, new_content, changed_by, reason, metadata, actor_type)
+INSERT INTO {{.History}} (id, memory_id, event, old_content, new_content, changed_by, reason, metadata, actor_type, request_id, session_id)
 SELECT gen_random_uuid()::text, h.memory_id, $2, h.old_content, h.new_content, $4, nullif($3, ''),
-       {{metaIn "jsonb_build_object('agent_id', m.agent, 'proposal_id', h.id, 'note', $3::text, 'old_attribute_id', m.old, 'new_attribute_id', m.new)"}}, $5
+       {{metaIn "jsonb_build_object('agent_id', m.agent, 'proposal_id', h.id, 'note', $3::text, 'old_attribute_id', m.old, 'new_attribute_id', m.new) || jsonb_strip_nulls(jsonb_build_object('operator', nullif($8::text, ''), 'operator_source', nullif($9::text, '')))"}},
+       $5, nullif($6::text, ''), nullif($7::text, '')
 FROM {{.History}} h
 CROSS JOIN LATERAL (SELECT {{meta "h"}} ->> 'agent_id' AS agent, {{meta "h"}} ->> 'old_attribute_id' AS old,
                            {{meta "h"}} ->> 'new_attribute_id' AS new) m
@@ -199,6 +211,46 @@ GROUP BY s.name
 UNION ALL
 SELECT 'confidence', coalesce(to_char(floor(confidence * 10) / 10, 'FM0.0'), '?'), ` + statsCounts + ` FROM p
 GROUP BY 2`
+
+// rulesSQL is each rule's record for earned auto-apply (SPEC §13), over the
+// proposals and supersessions of $1 (an agent; empty: all) created at or after $2
+// (NULL: ever): a heuristic proposal counts for each signal it carries, a
+// semantic one for the LLM judge of the model its metadata names. Decided
+// and correct as statsSQL has them; and a supersession applied on the
+// rule's own (no proposal_id) that an operator undid counts as decided and
+// wrong, so that an undo of what an earned rule applied sends it back. The
+// undone supersessions are found by the revert's index
+// (supersessiond_history_one_revert).
+const rulesSQL = `
+WITH p AS MATERIALIZED (
+  SELECT {{meta "h"}} ->> 'method' AS method, {{meta "h"}} ->> 'model' AS model,
+         CASE WHEN jsonb_typeof({{meta "h"}} -> 'signals') = 'array' THEN {{meta "h"}} -> 'signals' ELSE '[]'::jsonb END AS signals,
+         (r.id IS NOT NULL OR ap.id IS NOT NULL) AS decided,
+         (coalesce(r.event = 'supersession_proposal_accepted', false) OR ap.id IS NOT NULL) AND rv.id IS NULL AS correct
+` + proposalFrom + `
+  WHERE h.event = 'supersession_proposal'
+    AND ($1 = '' OR {{meta "h"}} ->> 'agent_id' = $1)
+    AND ($2::timestamptz IS NULL OR h.created_at >= $2)
+  UNION ALL
+  SELECT {{meta "x"}} ->> 'method', {{meta "x"}} ->> 'model',
+         CASE WHEN jsonb_typeof({{meta "x"}} -> 'signals') = 'array' THEN {{meta "x"}} -> 'signals' ELSE '[]'::jsonb END,
+         true, false
+  FROM {{.History}} x
+  WHERE x.event = 'attribute_superseded' AND NOT ({{meta "x"}} ? 'proposal_id')
+    AND {{meta "x"}} ->> 'method' IN ('heuristic', 'semantic')
+    AND ($1 = '' OR {{meta "x"}} ->> 'agent_id' = $1)
+    AND ($2::timestamptz IS NULL OR x.created_at >= $2)
+    AND EXISTS (SELECT 1 FROM {{.History}} rv
+                WHERE rv.event = 'supersession_reverted' AND {{meta "rv"}} ->> 'reverted_history_id' = x.id)
+)
+SELECT rule, count(*) FILTER (WHERE decided) AS decided, count(*) FILTER (WHERE decided AND correct) AS correct
+FROM p CROSS JOIN LATERAL (
+  SELECT 'llm:' || coalesce(nullif(p.model, ''), 'unknown') AS rule WHERE p.method = 'semantic'
+  UNION
+  SELECT coalesce(e ->> 'name', '?') FROM jsonb_array_elements(p.signals) e WHERE p.method IS DISTINCT FROM 'semantic'
+) r
+GROUP BY rule
+ORDER BY rule`
 
 const statsCounts = `count(*) AS proposals,
        count(*) FILTER (WHERE status = 'pending') AS pending,

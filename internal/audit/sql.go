@@ -14,6 +14,7 @@ type Ops struct {
 	db     *sqlx.DB
 	sql    statements
 	engine *supersession.Engine
+	actor  supersession.Actor // who the rows written say decided (As)
 }
 
 // New returns the operator's commands for the database names describes
@@ -22,7 +23,7 @@ func New(db *sqlx.DB, names *schema.Names, engine *supersession.Engine) *Ops {
 	if names == nil {
 		names = schema.ReferenceNames()
 	}
-	return &Ops{db: db, engine: engine, sql: statements{
+	return &Ops{db: db, engine: engine, actor: Operator{Channel: ChannelCLI}.actor(), sql: statements{
 		history: names.SQL(historySQL), entry: names.SQL(entrySQL), insertHistory: names.SQL(insertHistorySQL),
 		shareAttribute: names.SQL(shareAttributeSQL), priorReview: names.SQL(priorReviewSQL),
 		appliedFrom: names.SQL(appliedFromSQL), pairState: names.SQL(pairStateSQL), priorRevert: names.SQL(priorRevertSQL),
@@ -62,10 +63,10 @@ FROM {{.History}} WHERE id = $1`
 
 // insertHistorySQL writes an operator's history row. $1 memory_id, $2
 // event, $3 old content, $4 new content, $5 changed_by, $6 reason, $7
-// metadata (JSON), $8 actor_type.
+// metadata (JSON), $8 actor_type, $9 request_id, $10 session_id.
 const insertHistorySQL = `
-INSERT INTO {{.History}} (id, memory_id, event, old_content, new_content, changed_by, reason, metadata, actor_type)
-VALUES (gen_random_uuid()::text, $1, $2, $3, $4, $5, $6, {{metaIn "$7::jsonb"}}, $8)
+INSERT INTO {{.History}} (id, memory_id, event, old_content, new_content, changed_by, reason, metadata, actor_type, request_id, session_id)
+VALUES (gen_random_uuid()::text, $1, $2, $3, $4, $5, $6, {{metaIn "$7::jsonb"}}, $8, $9, $10)
 RETURNING id`
 
 // shareAttributeSQL takes the old attribute's lock while a review is

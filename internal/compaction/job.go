@@ -16,6 +16,7 @@ import (
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/llm"
+	"github.com/supersessiond/supersessiond/internal/store"
 )
 
 // Name is the job's name: its lease, log and metrics label.
@@ -74,14 +75,15 @@ type Job struct {
 	llm    *llm.Provider
 	now    func() time.Time // staleness, backoff and completion times
 	rand   func() float64
-	braked func() bool // asked before every claim and every outcome
+	braked func() bool  // asked before every claim and every outcome
+	guard  *store.Guard // waited on before every claim
 }
 
 // New builds the job for the database deps describe.
 func New(deps job.Deps, opts Options) *Job {
 	deps = deps.WithDefaults()
 	j := &Job{db: deps.DB, sql: render(deps.Names), log: deps.Logger, m: NewMetrics(deps.Registry), llm: deps.LLM,
-		now: deps.Now, rand: opts.Rand, braked: deps.Braked}
+		now: deps.Now, rand: opts.Rand, braked: deps.Braked, guard: deps.Guard}
 	if j.rand == nil {
 		j.rand = mrand.Float64
 	}
@@ -137,7 +139,7 @@ func (j *Job) Pass(ctx context.Context, cfg *config.Config) (*Report, error) {
 	start := j.now()
 	var client *llm.Client
 	if j.llm != nil {
-		client = j.llm.Client(cfg.Maintenance.LLM)
+		client = j.llm.Client(cfg)
 	}
 	rep := newReport(start, cfg.Mode(), client != nil, s)
 	err := j.pass(ctx, cfg, s, client, start, rep)

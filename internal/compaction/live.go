@@ -81,6 +81,9 @@ func (j *Job) claimAll(ctx context.Context, s settings, start time.Time, work ch
 			j.log.Warn("compaction: shadowMode or mutationsFrozen turned on during the pass; claiming no more events")
 			return nil
 		}
+		if err := j.guard.Wait(ctx, Name); err != nil {
+			return fmt.Errorf("compaction: %w", err)
+		}
 		evs, err := j.claim(ctx, s, start, after, s.concurrency)
 		if err != nil {
 			return fmt.Errorf("compaction: claim stale events: %w", err)

@@ -75,12 +75,27 @@ func viewOf(d *audit.ProposalDetail) *proposalView {
 }
 
 func (c *Console) apiProposal(w http.ResponseWriter, r *http.Request) {
-	d, err := c.opts.Ops.ProposalDetail(r.Context(), r.PathValue("id"))
+	d, err := c.proposalDetail(r)
 	if err != nil {
 		c.fail(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, viewOf(d))
+}
+
+// proposalDetail reads the proposal a request names, within the agent it
+// is scoped to (?agent=): another agent's proposal is, to that request, a
+// proposal that does not exist.
+func (c *Console) proposalDetail(r *http.Request) (*audit.ProposalDetail, error) {
+	id := r.PathValue("id")
+	d, err := c.opts.Ops.ProposalDetail(r.Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	if agent := r.URL.Query().Get("agent"); agent != "" && d.AgentID != agent {
+		return nil, fmt.Errorf("no supersession_proposal with id %q for agent %s: %w", id, agent, audit.ErrNotFound)
+	}
+	return d, nil
 }
 
 func (c *Console) apiStats(w http.ResponseWriter, r *http.Request) {
@@ -89,7 +104,7 @@ func (c *Console) apiStats(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, err)
 		return
 	}
-	st, err := c.opts.Ops.Stats(r.Context(), f)
+	st, err := c.opts.Ops.Stats(r.Context(), f, audit.EnforcementOf(c.opts.Config()))
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -189,7 +204,7 @@ func (res *actionResult) add(o outcome) {
 // perform carries out a decision with the operator commands' own rules:
 // mutationsFrozen, protected and changed rows, the agent scope. An error is
 // returned only when nothing could be done at all.
-func (c *Console) perform(ctx context.Context, req actionRequest) (*actionResult, error) {
+func (c *Console) perform(ctx context.Context, ops *audit.Ops, req actionRequest) (*actionResult, error) {
 	f := audit.ProposalFilter{Agent: req.Filter.Agent, Status: req.Filter.Status, Signal: req.Filter.Signal,
 		MinConfidence: req.Filter.MinConfidence, MaxConfidence: req.Filter.MaxConfidence, IDs: req.IDs}
 	if err := f.Validate(); err != nil {
@@ -205,15 +220,15 @@ func (c *Console) perform(ctx context.Context, req actionRequest) (*actionResult
 	var err error
 	switch req.Action {
 	case "accept", "reject":
-		err = c.review(ctx, req, f, res)
+		err = c.review(ctx, ops, req, f, res)
 	case "apply":
 		if len(req.IDs) > 0 {
-			err = c.applyNamed(ctx, req, f, res)
+			err = c.applyNamed(ctx, ops, req, f, res)
 		} else {
-			err = c.applyAll(ctx, req, f, res)
+			err = c.applyAll(ctx, ops, req, f, res)
 		}
 	case "undo":
-		err = c.undo(ctx, req, f, res)
+		err = c.undo(ctx, ops, req, f, res)
 	default:
 		return nil, badf("unknown action %q: accept, reject, apply or undo", req.Action)
 	}
@@ -223,8 +238,8 @@ func (c *Console) perform(ctx context.Context, req actionRequest) (*actionResult
 	return res, nil
 }
 
-func (c *Console) review(ctx context.Context, req actionRequest, f audit.ProposalFilter, res *actionResult) error {
-	out, err := c.opts.Ops.ReviewAll(ctx, audit.BulkReview{Filter: f, Accept: req.Action == "accept", Note: req.Note, DryRun: req.DryRun})
+func (c *Console) review(ctx context.Context, ops *audit.Ops, req actionRequest, f audit.ProposalFilter, res *actionResult) error {
+	out, err := ops.ReviewAll(ctx, audit.BulkReview{Filter: f, Accept: req.Action == "accept", Note: req.Note, DryRun: req.DryRun})
 	if err != nil {
 		return err
 	}
@@ -243,9 +258,9 @@ func (c *Console) review(ctx context.Context, req actionRequest, f audit.Proposa
 
 // applyNamed applies the named proposals whatever their status, as
 // `apply ID...` does: applying is the decision.
-func (c *Console) applyNamed(ctx context.Context, req actionRequest, f audit.ProposalFilter, res *actionResult) error {
+func (c *Console) applyNamed(ctx context.Context, ops *audit.Ops, req actionRequest, f audit.ProposalFilter, res *actionResult) error {
 	f.Status = ""
-	selected, err := c.opts.Ops.Proposals(ctx, f)
+	selected, err := ops.Proposals(ctx, f)
 	if err != nil {
 		return err
 	}
@@ -264,7 +279,7 @@ func (c *Console) applyNamed(ctx context.Context, req actionRequest, f audit.Pro
 	case cfg.Frozen():
 		return audit.FrozenRefusal("apply")
 	default:
-		for _, a := range c.opts.Ops.Apply(ctx, cfg, ids) {
+		for _, a := range ops.Apply(ctx, cfg, ids) {
 			res.add(applyOutcome(a))
 		}
 	}
@@ -272,8 +287,8 @@ func (c *Console) applyNamed(ctx context.Context, req actionRequest, f audit.Pro
 	return nil
 }
 
-func (c *Console) applyAll(ctx context.Context, req actionRequest, f audit.ProposalFilter, res *actionResult) error {
-	out, err := c.opts.Ops.ApplyAll(ctx, c.opts.Config(), audit.BulkApply{Filter: f, DryRun: req.DryRun})
+func (c *Console) applyAll(ctx context.Context, ops *audit.Ops, req actionRequest, f audit.ProposalFilter, res *actionResult) error {
+	out, err := ops.ApplyAll(ctx, c.opts.Config(), audit.BulkApply{Filter: f, DryRun: req.DryRun})
 	if err != nil {
 		return err
 	}
@@ -287,12 +302,12 @@ func (c *Console) applyAll(ctx context.Context, req actionRequest, f audit.Propo
 	return nil
 }
 
-func (c *Console) undo(ctx context.Context, req actionRequest, f audit.ProposalFilter, res *actionResult) error {
+func (c *Console) undo(ctx context.Context, ops *audit.Ops, req actionRequest, f audit.ProposalFilter, res *actionResult) error {
 	if req.DryRun {
 		return badf("undo has no dry run")
 	}
 	f.Status = ""
-	out, err := c.opts.Ops.UndoAll(ctx, c.opts.Config(), f)
+	out, err := ops.UndoAll(ctx, c.opts.Config(), f)
 	if err != nil {
 		return err
 	}
@@ -399,7 +414,7 @@ func (c *Console) single(w http.ResponseWriter, r *http.Request, req actionReque
 		o   outcome
 		err error
 	)
-	ops := c.opts.Ops
+	ops := c.ops(r)
 	ps, err := ops.Proposals(r.Context(), audit.ProposalFilter{IDs: []string{id}})
 	switch {
 	case err != nil:
@@ -445,7 +460,7 @@ func (c *Console) apiUndo(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	rev, err := c.opts.Ops.Undo(r.Context(), c.opts.Config(), id)
+	rev, err := c.ops(r).Undo(r.Context(), c.opts.Config(), id)
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -465,7 +480,7 @@ func (c *Console) apiBulk(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, err)
 		return
 	}
-	res, err := c.perform(r.Context(), req)
+	res, err := c.perform(r.Context(), c.ops(r), req)
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -479,7 +494,7 @@ func (c *Console) apiBulk(w http.ResponseWriter, r *http.Request) {
 // admit lets a change through only with the admin token (bearer, or a
 // session and its CSRF token); otherwise it answers 403 with the reason.
 func (c *Console) admit(w http.ResponseWriter, r *http.Request) bool {
-	a := c.authorize(r)
+	a := c.accessOf(r)
 	if !a.admin {
 		c.deny(w, r, a.why)
 		return false
@@ -487,11 +502,17 @@ func (c *Console) admit(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
+// ops are the operator commands acting as the request's operator: every
+// history row they write names the channel (console for a browser
+// session, api for a bearer token), the operator, the session and the
+// request.
+func (c *Console) ops(r *http.Request) *audit.Ops {
+	return c.opts.Ops.As(c.accessOf(r).operator)
+}
+
 // logAction records who changed what, never with what credential value.
 func (c *Console) logAction(r *http.Request, action string, n int) {
-	via := "session"
-	if r.Header.Get("Authorization") != "" {
-		via = "bearer token"
-	}
-	c.opts.Logger.Info("console: decision recorded", "action", action, "proposals", n, "via", via, "path", r.URL.Path)
+	op := c.accessOf(r).operator
+	c.opts.Logger.Info("console: decision recorded", "action", action, "proposals", n, "channel", op.Channel, "operator", op.Name,
+		"session", op.SessionID, "request", op.RequestID, "path", r.URL.Path)
 }

@@ -5,11 +5,13 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/internal/audit"
 )
 
 // sessionCookie holds a browser session's id, nothing else.
@@ -18,13 +20,25 @@ const sessionCookie = "supersessiond_session"
 // sessionTTL bounds a browser session; a new login is needed after it.
 const sessionTTL = 12 * time.Hour
 
-// session is a browser that logged in with the admin token. It remembers
-// the token's digest: when the daemon's token changes (a restart with
-// another), the session ends with it.
+// Credential is a token that may use the console, and the name the audit
+// trail records for it: "admin" for maintenance.http.adminTokenEnv's, the
+// operator's for a named one.
+type Credential struct {
+	Name  string
+	Token string
+}
+
+// session is a browser that logged in with a token. It remembers which
+// credential and the token's digest: when that token changes (a restart
+// with another), the session ends with it.
 type session struct {
-	csrf    string
-	token   [32]byte
-	expires time.Time
+	csrf       string
+	credential string   // the credential's name
+	token      [32]byte // its token's digest
+	operator   string   // who the audit trail records
+	source     string   // how that name is known (audit.SourceToken, SourceLogin)
+	publicID   string   // what the audit trail records as the session: never the cookie's id
+	expires    time.Time
 }
 
 // sessions is the server-side session map. Only the random id travels in
@@ -37,7 +51,7 @@ type sessions struct {
 
 func newSessions() *sessions { return &sessions{m: map[string]*session{}} }
 
-func (s *sessions) create(token string, now time.Time) (id string, sess *session) {
+func (s *sessions) create(cred Credential, operator, source string, now time.Time) (id string, sess *session) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for k, v := range s.m {
@@ -46,14 +60,16 @@ func (s *sessions) create(token string, now time.Time) (id string, sess *session
 		}
 	}
 	id = randomHex(32)
-	sess = &session{csrf: randomHex(32), token: sha256.Sum256([]byte(token)), expires: now.Add(sessionTTL)}
+	sess = &session{csrf: randomHex(32), credential: cred.Name, token: sha256.Sum256([]byte(cred.Token)),
+		operator: operator, source: source, publicID: "s-" + randomHex(8), expires: now.Add(sessionTTL)}
 	s.m[id] = sess
 	return id, sess
 }
 
-// get returns the live session with this id whose token is the current one.
-func (s *sessions) get(id, token string, now time.Time) *session {
-	if id == "" || token == "" {
+// get returns the live session with this id whose credential still holds
+// the token it logged in with.
+func (s *sessions) get(id string, creds []Credential, now time.Time) *session {
+	if id == "" {
 		return nil
 	}
 	s.mu.Lock()
@@ -62,8 +78,14 @@ func (s *sessions) get(id, token string, now time.Time) *session {
 	if sess == nil {
 		return nil
 	}
-	cur := sha256.Sum256([]byte(token))
-	if now.After(sess.expires) || subtle.ConstantTimeCompare(sess.token[:], cur[:]) != 1 {
+	valid := false
+	for _, c := range creds {
+		cur := sha256.Sum256([]byte(c.Token))
+		if c.Name == sess.credential && subtle.ConstantTimeCompare(sess.token[:], cur[:]) == 1 {
+			valid = true
+		}
+	}
+	if now.After(sess.expires) || !valid {
 		delete(s.m, id)
 		return nil
 	}
@@ -91,40 +113,50 @@ func equalSecret(a, b string) bool {
 	return subtle.ConstantTimeCompare(da[:], db[:]) == 1 && a != "" && b != ""
 }
 
+// match returns the credential whose token this is. Every credential is
+// compared, so the time taken does not say which one came close.
+func match(creds []Credential, token string) (Credential, bool) {
+	var found Credential
+	ok := false
+	for _, c := range creds {
+		if equalSecret(token, c.Token) {
+			found, ok = c, true
+		}
+	}
+	return found, ok
+}
+
 // access is what a request may do.
 type access struct {
-	admin   bool     // may change data (bearer token, or session and CSRF for POSTs)
-	session *session // the browser session, when there is one
-	why     string   // why not admin, for the 403
+	reader   bool           // may read: a valid bearer token or session
+	admin    bool           // may change data (bearer token, or session and CSRF for POSTs)
+	session  *session       // the browser session, when there is one
+	operator audit.Operator // who the rows its decisions write name
+	retry    time.Duration  // > 0: the client is locked out for this long
+	why      string         // why not admin, for the 403
 }
 
 // authorize decides what r may do. A Bearer token is checked first (API
-// clients); then the session cookie; a POST with a session also needs its
-// CSRF token (X-CSRF-Token header, or the csrf form field).
+// clients), unless the client is locked out for guessing; then the session
+// cookie; a POST with a session also needs its CSRF token (X-CSRF-Token
+// header, or the csrf form field).
 func (c *Console) authorize(r *http.Request) access {
-	token := c.opts.Token()
+	creds := c.opts.Credentials()
+	now := c.opts.Now()
 	var a access
 	if ck, err := r.Cookie(sessionCookie); err == nil {
-		a.session = c.sessions.get(ck.Value, token, c.opts.Now())
-	}
-	if token == "" {
-		a.why = "read-only: no admin token is configured; set the environment variable named by maintenance.http.adminTokenEnv (" +
-			c.tokenEnv() + ") for the daemon to allow changes"
-		return a
+		a.session = c.sessions.get(ck.Value, creds, now)
 	}
 	if h := r.Header.Get("Authorization"); h != "" {
-		bearer, ok := strings.CutPrefix(h, "Bearer ")
-		if ok && equalSecret(strings.TrimSpace(bearer), token) {
-			a.admin = true
-			return a
-		}
-		a.why = "wrong admin token in the Authorization header"
-		return a
+		return c.bearerAccess(r, h, creds, a)
 	}
 	if a.session == nil {
-		a.why = "this needs the admin token: send Authorization: Bearer <token>, or log in at /ui/login"
+		a.why = c.needToken(creds)
 		return a
 	}
+	s := a.session
+	a.reader = true
+	a.operator = audit.Operator{Channel: audit.ChannelConsole, Name: s.operator, Source: s.source, SessionID: s.publicID, RequestID: requestID(r)}
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
 		a.admin = true
 		return a
@@ -133,7 +165,7 @@ func (c *Console) authorize(r *http.Request) access {
 	if csrf == "" {
 		csrf = r.PostFormValue("csrf")
 	}
-	if !equalSecret(csrf, a.session.csrf) {
+	if !equalSecret(csrf, s.csrf) {
 		a.why = "missing or wrong CSRF token (reload the page and try again)"
 		return a
 	}
@@ -141,7 +173,45 @@ func (c *Console) authorize(r *http.Request) access {
 	return a
 }
 
-// tokenEnv names the environment variable the token is read from.
+// bearerAccess checks an Authorization header. A client that guessed wrong
+// too often is refused before its token is even compared.
+func (c *Console) bearerAccess(r *http.Request, header string, creds []Credential, a access) access {
+	client := c.client(r)
+	if wait := c.guesses.locked(client, c.opts.Now()); wait > 0 {
+		a.retry, a.why = wait, "too many wrong tokens from "+client+"; try again later"
+		return a
+	}
+	if len(creds) == 0 {
+		a.why = c.needToken(creds)
+		return a
+	}
+	bearer, ok := strings.CutPrefix(header, "Bearer ")
+	cred, found := match(creds, strings.TrimSpace(bearer))
+	if !ok || !found {
+		a.why = "wrong token in the Authorization header"
+		if wait := c.guesses.fail(client, c.opts.Now()); wait > 0 {
+			a.retry = wait
+		}
+		return a
+	}
+	c.guesses.succeed(client)
+	a.reader, a.admin = true, true
+	a.operator = audit.Operator{Channel: audit.ChannelAPI, Name: cred.Name, Source: audit.SourceToken, RequestID: requestID(r)}
+	return a
+}
+
+// needToken says what a request without credentials lacks, and how to
+// configure a token when there is none.
+func (c *Console) needToken(creds []Credential) string {
+	if len(creds) == 0 {
+		return "no token is configured, so the console is closed: set the environment variable named by maintenance.http.adminTokenEnv (" +
+			c.tokenEnv() + "), or maintenance.http.tokens, for the daemon and restart it" +
+			" (maintenance.http.openReadsOnLoopback: true lets this host read without one)"
+	}
+	return "this needs a token: send Authorization: Bearer <token>, or log in at /ui/login"
+}
+
+// tokenEnv names the environment variable the admin token is read from.
 func (c *Console) tokenEnv() string {
 	if cfg := c.opts.Config(); cfg != nil && cfg.Maintenance.HTTP.AdminTokenEnv != "" {
 		return cfg.Maintenance.HTTP.AdminTokenEnv
@@ -149,18 +219,16 @@ func (c *Console) tokenEnv() string {
 	return "SUPERSESSIOND_ADMIN_TOKEN"
 }
 
-// loopback reports whether the request comes from this host. Reads need no
-// credentials from here; from anywhere else (a listener bound beyond
-// loopback) they need the token too, since the queue shows the agent's
-// memory.
-func loopback(r *http.Request) bool {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
+// requestID is the request's id in the audit trail: the one the response
+// carries in X-Request-Id (set by ServeHTTP).
+func requestID(r *http.Request) string {
+	if id, ok := r.Context().Value(requestKey{}).(string); ok {
+		return id
 	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return ""
 }
+
+type requestKey struct{}
 
 // sameOrigin refuses a cross-site POST: when the browser says where the
 // request comes from, it must be this host. SameSite=Strict and the CSRF
@@ -177,30 +245,17 @@ func sameOrigin(r *http.Request) bool {
 	return origin == scheme+r.Host
 }
 
-// loginLimiter slows token guessing: after too many failed logins in a
-// minute, logins are refused until the minute is over.
-type loginLimiter struct {
-	mu       sync.Mutex
-	window   time.Time
-	failures int
-}
-
-const maxLoginFailures = 20
-
-func (l *loginLimiter) allow(now time.Time) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if now.Sub(l.window) > time.Minute {
-		l.window, l.failures = now, 0
+// CredentialsOf are the credentials a configuration names, with the tokens
+// getenv finds; a credential whose variable is unset or empty is left out.
+func CredentialsOf(h config.HTTP, getenv func(string) string) []Credential {
+	var out []Credential
+	if t := getenv(h.AdminTokenEnv); t != "" {
+		out = append(out, Credential{Name: config.AdminTokenName, Token: t})
 	}
-	return l.failures < maxLoginFailures
-}
-
-func (l *loginLimiter) fail(now time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if now.Sub(l.window) > time.Minute {
-		l.window, l.failures = now, 0
+	for _, n := range h.Tokens {
+		if t := getenv(n.Env); t != "" {
+			out = append(out, Credential{Name: n.Name, Token: t})
+		}
 	}
-	l.failures++
+	return out
 }

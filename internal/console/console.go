@@ -6,13 +6,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html/template"
 	"io/fs"
 	"log/slog"
+	"math"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/audit"
@@ -30,15 +35,32 @@ type Options struct {
 	// Config returns the configuration in force (the daemon's, reloaded
 	// underneath): mutationsFrozen and shadowMode are read per request.
 	Config func() *config.Config
-	// Token returns the admin token now, "" when none is configured (the
-	// console is then read-only).
-	Token  func() string
+	// Credentials returns the tokens that may use the console now, each
+	// with the name the audit trail records (CredentialsOf). None: every
+	// page but the login answers with how to configure one.
+	Credentials func() []Credential
+	// Listen is the address the listener is bound to (host:port): with
+	// maintenance.http.openReadsOnLoopback, a tokenless read's Host header
+	// must name it.
+	Listen string
 	Logger *slog.Logger
-	// Now is the clock (sessions' expiry); default time.Now.
+	// Registry, when set, gets the console's metrics.
+	Registry prometheus.Registerer
+	// Now is the clock (sessions' expiry, lockouts); default time.Now.
 	Now func() time.Time
 	// ReviewGrace is how long the browser waits before it sends an accept
 	// or reject, so that Undo can still take it back (default 5s).
 	ReviewGrace time.Duration
+	// MaxConcurrent bounds the requests served at once (default
+	// maintenance.http.maxConcurrentRequests); QueueWait is how long one
+	// more waits for a place before it gets 503 (default 2s).
+	MaxConcurrent int
+	QueueWait     time.Duration
+	// Room, when set, says whether the console may open a connection now:
+	// false while the server is nearly out of slots (store.Guard), the last
+	// of which are the agent's. A request that would read or write then
+	// gets 503 with Retry-After instead of a connection.
+	Room func(ctx context.Context) bool
 }
 
 // Console is the review console and its API: an http.Handler for /ui/ and
@@ -48,7 +70,10 @@ type Console struct {
 	mux      *http.ServeMux
 	pages    *pages
 	sessions *sessions
-	logins   loginLimiter
+	guesses  *guessLimiter
+	gate     *gate
+	proxies  []netip.Prefix // maintenance.http.trustedProxies, as at startup
+	refused  *prometheus.CounterVec
 }
 
 // New builds the console.
@@ -59,24 +84,44 @@ func New(opts Options) (*Console, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if opts.Token == nil {
-		opts.Token = func() string { return "" }
+	if opts.Credentials == nil {
+		opts.Credentials = func() []Credential { return nil }
 	}
 	if opts.ReviewGrace == 0 {
 		opts.ReviewGrace = 5 * time.Second
+	}
+	cfg := opts.Config()
+	if opts.MaxConcurrent == 0 {
+		opts.MaxConcurrent = cfg.Maintenance.HTTP.MaxConcurrentRequests
+	}
+	if opts.QueueWait == 0 {
+		opts.QueueWait = 2 * time.Second
 	}
 	p, err := parsePages()
 	if err != nil {
 		return nil, err
 	}
-	c := &Console{opts: opts, mux: http.NewServeMux(), pages: p, sessions: newSessions()}
+	c := &Console{opts: opts, mux: http.NewServeMux(), pages: p, sessions: newSessions(), guesses: newGuessLimiter(),
+		gate: newGate(max(opts.MaxConcurrent, 1), opts.QueueWait), proxies: cfg.Maintenance.HTTP.TrustedProxyNets()}
+	c.refused = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "supersessiond", Name: "console_requests_refused_total",
+		Help: "Console and API requests refused: busy (no place free in time, 503), crowded (the database nearly out of connection slots, 503), locked_out (too many wrong tokens from the client, 429), unauthorized (no or a wrong token, 403).",
+	}, []string{"reason"})
+	for _, r := range []string{"busy", "crowded", "locked_out", "unauthorized"} {
+		c.refused.WithLabelValues(r)
+	}
+	if opts.Registry != nil {
+		if err := opts.Registry.Register(c.refused); err != nil {
+			return nil, fmt.Errorf("console: register metrics: %w", err)
+		}
+	}
 	c.routes()
 	return c, nil
 }
 
 func (c *Console) routes() {
 	static, _ := fs.Sub(staticFS, "static")
-	c.mux.Handle("GET /ui/static/", http.StripPrefix("/ui/static/", http.FileServerFS(static)))
+	c.mux.Handle("GET /ui/static/", http.StripPrefix("/ui/static/", noListing(http.FileServerFS(static))))
 	c.mux.HandleFunc("GET /ui/{$}", c.queuePage)
 	c.mux.HandleFunc("GET /ui/proposals/{id}", c.proposalPage)
 	c.mux.HandleFunc("GET /ui/stats", c.statsPage)
@@ -95,8 +140,55 @@ func (c *Console) routes() {
 	c.mux.HandleFunc("POST /api/bulk", c.apiBulk)
 }
 
+// Off answers every console and API request when the console cannot be
+// served (the supersession job is off, as beside Honcho): 404, with a page
+// (or, for the API, a JSON error) that says why and which setting turns it
+// on. It holds no memory content, so it needs no token.
+func Off(why string) http.Handler {
+	page := template.Must(template.ParseFS(templateFS, "templates/off.html"))
+	static, _ := fs.Sub(staticFS, "static")
+	files := http.StripPrefix("/ui/static/", noListing(http.FileServerFS(static)))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		if strings.HasPrefix(r.URL.Path, "/ui/static/") {
+			files.ServeHTTP(w, r)
+			return
+		}
+		if wantsJSON(r) {
+			writeJSON(w, http.StatusNotFound, map[string]any{"error": "the review console is off: " + why})
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(http.StatusNotFound)
+		_ = page.Execute(w, map[string]string{"Why": strings.ToUpper(why[:1]) + why[1:]})
+	})
+}
+
+// noListing serves the embedded files and never a directory's listing.
+func noListing(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "" || strings.HasSuffix(r.URL.Path, "/") {
+			http.NotFound(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// public are the paths anyone may fetch: the script and styles, and the
+// login form (it has its own CSRF check and counts wrong tokens).
+func public(path string) bool {
+	return strings.HasPrefix(path, "/ui/static/") || path == "/ui/login"
+}
+
 // ServeHTTP applies what holds for every request (no caching, the security
-// headers, reads off loopback need the token) and routes it.
+// headers, a request id) and, for everything but the login and the static
+// files, the gatekeeping: a client locked out for guessing gets 429; a read
+// needs a token (or, with openReadsOnLoopback, a tokenless GET from this
+// host naming this listener); then the request waits for a place among
+// maxConcurrentRequests, or gets 503. Changes check the token's access in
+// their handlers (admit).
 func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
@@ -106,31 +198,82 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Referrer-Policy", "same-origin")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	id := "r-" + randomHex(8)
+	h.Set("X-Request-Id", id)
+	r = r.WithContext(context.WithValue(r.Context(), requestKey{}, id))
 	r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
 	if r.Method != http.MethodGet && r.Method != http.MethodHead && !sameOrigin(r) {
 		c.deny(w, r, "cross-origin request refused")
 		return
 	}
-	if !loopback(r) && !strings.HasPrefix(r.URL.Path, "/ui/static/") && r.URL.Path != "/ui/login" {
-		if a := c.authorize(r); !a.admin {
-			if strings.HasPrefix(r.URL.Path, "/ui/") && r.Method == http.MethodGet {
-				http.Redirect(w, r, "/ui/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
-				return
-			}
-			c.deny(w, r, "from a host other than this one, reading needs the admin token too: "+a.why)
+	if public(r.URL.Path) {
+		c.mux.ServeHTTP(w, r)
+		return
+	}
+	a := c.authorize(r)
+	switch {
+	case a.retry > 0:
+		c.refused.WithLabelValues("locked_out").Inc()
+		c.tooMany(w, r, a.retry, a.why)
+		return
+	case !a.reader && !c.openRead(r):
+		c.refused.WithLabelValues("unauthorized").Inc()
+		if strings.HasPrefix(r.URL.Path, "/ui/") && r.Method == http.MethodGet && !wantsJSON(r) {
+			http.Redirect(w, r, "/ui/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 			return
 		}
+		why := a.why
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			why = "reading needs a token too (the console shows the agent's memory): " + why
+		}
+		c.deny(w, r, why)
+		return
 	}
-	c.mux.ServeHTTP(w, r)
+	if !c.gate.enter(r.Context()) {
+		c.refused.WithLabelValues("busy").Inc()
+		h.Set("Retry-After", "2")
+		c.answer(w, r, http.StatusServiceUnavailable, fmt.Sprintf("busy: %d console requests are being served; try again in a moment", cap(c.gate.slots)))
+		return
+	}
+	defer c.gate.leave()
+	if c.opts.Room != nil && !c.opts.Room(r.Context()) {
+		c.refused.WithLabelValues("crowded").Inc()
+		h.Set("Retry-After", "5")
+		c.answer(w, r, http.StatusServiceUnavailable, "the database is nearly out of connection slots, and the last ones are left to the agent; try again in a moment")
+		return
+	}
+	c.mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), accessKey{}, a)))
+}
+
+type accessKey struct{}
+
+// accessOf is what ServeHTTP decided r may do (authorized once per
+// request, so a wrong token is counted once).
+func (c *Console) accessOf(r *http.Request) access {
+	if a, ok := r.Context().Value(accessKey{}).(access); ok {
+		return a
+	}
+	return c.authorize(r)
+}
+
+// tooMany answers 429 with when to try again.
+func (c *Console) tooMany(w http.ResponseWriter, r *http.Request, wait time.Duration, why string) {
+	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+	c.answer(w, r, http.StatusTooManyRequests, why)
+}
+
+// answer is an error answer: JSON for the API, text otherwise.
+func (c *Console) answer(w http.ResponseWriter, r *http.Request, code int, why string) {
+	if wantsJSON(r) {
+		writeJSON(w, code, map[string]any{"error": why})
+		return
+	}
+	http.Error(w, strconv.Itoa(code)+" "+strings.ToLower(http.StatusText(code))+": "+why, code)
 }
 
 // deny answers 403 with the reason: JSON for the API, text otherwise.
 func (c *Console) deny(w http.ResponseWriter, r *http.Request, why string) {
-	if wantsJSON(r) {
-		writeJSON(w, http.StatusForbidden, map[string]any{"error": why})
-		return
-	}
-	http.Error(w, "403 forbidden: "+why, http.StatusForbidden)
+	c.answer(w, r, http.StatusForbidden, why)
 }
 
 // wantsJSON: the API, and the console's script (it asks for JSON).

@@ -3,19 +3,25 @@ package console_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/audit"
 	"github.com/supersessiond/supersessiond/internal/console"
+	"github.com/supersessiond/supersessiond/internal/earned"
 	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
@@ -31,13 +37,16 @@ const token = "s3cret-token-for-tests-0123456789"
 // site is a console on a test database holding proposals from a shadow
 // sweep: a→ home, theme, diet, work of agent a; b-home of agent b.
 type site struct {
-	srv  *httptest.Server
-	c    *console.Console
-	db   *pgtest.DB
-	s    *memtest.Seeder
-	ids  map[string]string // proposal id by old attribute id
-	cfg  *config.Config
-	logs proctest.Buffer // the daemon's log while the test reads it
+	srv   *httptest.Server
+	c     *console.Console
+	db    *pgtest.DB
+	s     *memtest.Seeder
+	ids   map[string]string // proposal id by old attribute id
+	cfg   *config.Config
+	logs  proctest.Buffer // the daemon's log while the test reads it
+	opts  console.Options
+	named []console.Credential // named tokens beside the admin token
+	live  atomic.Pointer[console.Console]
 }
 
 func newSite(t *testing.T, tok string, mut ...func(*config.Config)) *site {
@@ -75,15 +84,36 @@ func newSite(t *testing.T, tok string, mut ...func(*config.Config)) *site {
 	for _, f := range mut {
 		f(st.cfg)
 	}
-	c, err := console.New(console.Options{Ops: audit.New(db.DB, nil, engine), Config: func() *config.Config { return st.cfg },
-		Token: func() string { return tok }, Logger: log})
+	st.srv = httptest.NewUnstartedServer(nil)
+	st.opts = console.Options{Ops: audit.New(db.DB, nil, engine), Config: func() *config.Config { return st.cfg },
+		Credentials: func() []console.Credential {
+			creds := append([]console.Credential(nil), st.named...)
+			if tok != "" {
+				creds = append(creds, console.Credential{Name: "admin", Token: tok})
+			}
+			return creds
+		},
+		Listen: st.srv.Listener.Addr().String(), Logger: log}
+	st.start(t)
+	return st
+}
+
+// start serves the console as st.opts says (again, after a test changed
+// them).
+func (st *site) start(t *testing.T) {
+	t.Helper()
+	st.opts.Registry = prometheus.NewRegistry()
+	c, err := console.New(st.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	st.c = c
-	st.srv = httptest.NewServer(c)
-	t.Cleanup(st.srv.Close)
-	return st
+	st.live.Store(c)
+	if st.srv.URL == "" {
+		st.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { st.live.Load().ServeHTTP(w, r) })
+		st.srv.Start()
+		t.Cleanup(st.srv.Close)
+	}
 }
 
 type resp struct {
@@ -126,32 +156,58 @@ func noRedirect(jar http.CookieJar) *http.Client {
 
 var bearer = map[string]string{"Authorization": "Bearer " + token}
 
-func TestReadsNeedNoCredentialsOnLoopback(t *testing.T) {
+// Reads of the agent's memory need a token by default, from this host too:
+// the API answers 403 with no content, a page sends to the login; the login
+// page, the script and the styles are open.
+func TestReadsNeedATokenByDefault(t *testing.T) {
 	t.Parallel()
 	s := newSite(t, token)
-	r := s.do(t, nil, "GET", "/api/proposals?status=pending&agent=a", "", nil)
-	var ps []map[string]any
-	if r.code != 200 || json.Unmarshal([]byte(r.body), &ps) != nil || len(ps) != 4 || ps[0]["id"] == nil || ps[0]["status"] != "pending" {
-		t.Fatalf("GET /api/proposals: %d %s", r.code, r.body)
-	}
-	for _, path := range []string{"/api/stats", "/api/proposals/counts", "/api/history?limit=3", "/api/proposals/" + s.ids["a-home-1"],
-		"/ui/", "/ui/?signal=antonym", "/ui/stats", "/ui/proposals/" + s.ids["a-home-1"], "/ui/static/console.js", "/ui/login"} {
-		if r := s.do(t, nil, "GET", path, "", nil); r.code != 200 {
-			t.Errorf("GET %s: %d %s", path, r.code, r.body)
+	memory := []string{"/api/proposals?status=pending&agent=a", "/api/stats", "/api/proposals/counts", "/api/history?limit=3",
+		"/api/proposals/" + s.ids["a-home-1"], "/ui/", "/ui/?signal=antonym", "/ui/stats", "/ui/proposals/" + s.ids["a-home-1"]}
+	for _, path := range memory {
+		r := s.do(t, nil, "GET", path, "", nil)
+		if strings.HasPrefix(path, "/ui/") {
+			if r.code != 303 || !strings.HasPrefix(r.header.Get("Location"), "/ui/login?next=") {
+				t.Errorf("GET %s without a token: %d %s", path, r.code, r.header.Get("Location"))
+			}
+		} else if r.code != 403 || !strings.Contains(r.body, "needs a token") {
+			t.Errorf("GET %s without a token: %d %s", path, r.code, r.body)
+		}
+		if strings.Contains(r.body, "Toronto") || strings.Contains(r.body, "a-home") {
+			t.Errorf("GET %s without a token shows memory: %s", path, r.body)
 		}
 	}
-	r = s.do(t, nil, "GET", "/api/proposals/"+s.ids["a-home-1"], "", nil)
+	for _, path := range []string{"/ui/static/console.js", "/ui/static/console.css", "/ui/login"} {
+		if r := s.do(t, nil, "GET", path, "", nil); r.code != 200 {
+			t.Errorf("GET %s is open: %d", path, r.code)
+		}
+	}
+	client, _, _ := login(t, s, token)
+	for _, path := range memory {
+		if r := s.do(t, nil, "GET", path, "", bearer); r.code != 200 {
+			t.Errorf("GET %s with the token: %d %s", path, r.code, r.body)
+		}
+		if r := s.do(t, client, "GET", path, "", nil); r.code != 200 {
+			t.Errorf("GET %s in a session: %d %s", path, r.code, r.body)
+		}
+	}
+	r := s.do(t, nil, "GET", "/api/proposals?status=pending&agent=a", "", bearer)
+	var ps []map[string]any
+	if json.Unmarshal([]byte(r.body), &ps) != nil || len(ps) != 4 || ps[0]["id"] == nil || ps[0]["status"] != "pending" {
+		t.Fatalf("GET /api/proposals: %d %s", r.code, r.body)
+	}
+	r = s.do(t, nil, "GET", "/api/proposals/"+s.ids["a-home-1"], "", bearer)
 	if !strings.Contains(r.body, `"op": "-"`) || !strings.Contains(r.body, `"siblings"`) {
 		t.Errorf("a proposal carries its diff and siblings: %s", r.body)
 	}
-	if r := s.do(t, nil, "GET", "/api/proposals/nope", "", nil); r.code != 404 {
+	if r := s.do(t, nil, "GET", "/api/proposals/nope", "", bearer); r.code != 404 {
 		t.Errorf("unknown proposal: %d", r.code)
 	}
-	if r := s.do(t, nil, "GET", "/api/proposals?status=maybe", "", nil); r.code != 400 {
+	if r := s.do(t, nil, "GET", "/api/proposals?status=maybe", "", bearer); r.code != 400 {
 		t.Errorf("bad status: %d", r.code)
 	}
-	page := s.do(t, nil, "GET", "/ui/proposals/"+s.ids["a-home-1"], "", nil)
-	for _, w := range []string{"<del>Toronto</del>", "<ins>Vancouver</ins>", "value_conflict", "Read-only"} {
+	page := s.do(t, client, "GET", "/ui/proposals/"+s.ids["a-home-1"], "", nil)
+	for _, w := range []string{"<del>Toronto</del>", "<ins>Vancouver</ins>", "value_conflict", "Log out"} {
 		if !strings.Contains(page.body, w) {
 			t.Errorf("proposal page lacks %q", w)
 		}
@@ -161,32 +217,62 @@ func TestReadsNeedNoCredentialsOnLoopback(t *testing.T) {
 	}
 }
 
-// Off loopback (a listener bound to another address), reads need the
-// token too: the queue shows the agent's memory.
-func TestReadsOffLoopbackNeedTheToken(t *testing.T) {
+// get serves one request as if from remote with the Host header host.
+func (s *site) get(path, remote, host string, hdr map[string]string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest("GET", path, nil)
+	req.RemoteAddr, req.Host = remote, host
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	w := httptest.NewRecorder()
+	s.c.ServeHTTP(w, req)
+	return w
+}
+
+// openReadsOnLoopback opens reads to this host, but only to requests whose
+// Host names the listener: a page of another site that rebinds its name to
+// 127.0.0.1 (DNS rebinding), a request through a proxy and one from
+// elsewhere still need the token. Changes always do.
+func TestOpenReadsOnLoopbackCheckTheHost(t *testing.T) {
 	t.Parallel()
-	s := newSite(t, token)
-	get := func(path string, hdr map[string]string) *httptest.ResponseRecorder {
-		req := httptest.NewRequest("GET", path, nil)
-		req.RemoteAddr = "192.0.2.7:40000"
-		for k, v := range hdr {
-			req.Header.Set(k, v)
+	s := newSite(t, token, func(c *config.Config) { c.Maintenance.HTTP.OpenReadsOnLoopback = true })
+	_, port, _ := net.SplitHostPort(s.opts.Listen)
+	path := "/api/proposals?agent=a"
+	for _, c := range []struct {
+		remote, host string
+		hdr          map[string]string
+		code         int
+	}{
+		{"127.0.0.1:5000", "127.0.0.1:" + port, nil, 200},
+		{"127.0.0.1:5000", "localhost:" + port, nil, 200},
+		{"127.0.0.1:5000", "LOCALHOST:" + port, nil, 200},
+		{"[::1]:5000", "[::1]:" + port, nil, 200},
+		{"127.0.0.1:5000", "attacker.example:" + port, nil, 403},
+		{"127.0.0.1:5000", "attacker.example", nil, 403},
+		{"127.0.0.1:5000", "127.0.0.1:1", nil, 403},
+		{"127.0.0.1:5000", "", nil, 403},
+		{"127.0.0.1:5000", "127.0.0.1:" + port, map[string]string{"X-Forwarded-For": "198.51.100.9"}, 403},
+		{"127.0.0.1:5000", "127.0.0.1:" + port, map[string]string{"Forwarded": "for=198.51.100.9"}, 403},
+		{"192.0.2.7:40000", "127.0.0.1:" + port, nil, 403},
+		{"192.0.2.7:40000", "attacker.example", bearer, 200},
+	} {
+		w := s.get(path, c.remote, c.host, c.hdr)
+		if w.Code != c.code {
+			t.Errorf("from %s, Host %q, %v: %d, want %d", c.remote, c.host, c.hdr, w.Code, c.code)
 		}
-		w := httptest.NewRecorder()
-		s.c.ServeHTTP(w, req)
-		return w
+		if c.code == 403 && strings.Contains(w.Body.String(), "Toronto") {
+			t.Errorf("a refused read shows memory: %s", w.Body.String())
+		}
 	}
-	if w := get("/api/proposals", nil); w.Code != 403 {
-		t.Errorf("remote read without token: %d", w.Code)
+	if w := s.get("/ui/", "127.0.0.1:5000", "attacker.example:"+port, nil); w.Code != 303 {
+		t.Errorf("a rebinding page: %d", w.Code)
 	}
-	if w := get("/ui/", nil); w.Code != 303 || !strings.HasPrefix(w.Header().Get("Location"), "/ui/login") {
-		t.Errorf("remote page without token: %d %s", w.Code, w.Header().Get("Location"))
+	if w := s.get("/ui/", "127.0.0.1:5000", "localhost:"+port, nil); w.Code != 200 || !strings.Contains(w.Body.String(), "Log in to decide") {
+		t.Errorf("an open read of the queue: %d", w.Code)
 	}
-	if w := get("/api/proposals", bearer); w.Code != 200 {
-		t.Errorf("remote read with token: %d", w.Code)
-	}
-	if w := get("/ui/login", nil); w.Code != 200 {
-		t.Errorf("the login page is for everyone: %d", w.Code)
+	r := s.do(t, nil, "POST", "/api/proposals/"+s.ids["a-home-1"]+"/accept", "", nil)
+	if r.code != 403 {
+		t.Errorf("a change with reads open, without the token: %d %s", r.code, r.body)
 	}
 }
 
@@ -215,7 +301,7 @@ func TestLoginSetsAStrictHttpOnlyCookie(t *testing.T) {
 	t.Parallel()
 	s := newSite(t, token)
 	_, _, bad := login(t, s, "not-the-token")
-	if bad.code != 403 || !strings.Contains(bad.body, "not the admin token") || bad.header.Get("Set-Cookie") != "" && strings.Contains(bad.header.Get("Set-Cookie"), "supersessiond_session") {
+	if bad.code != 403 || !strings.Contains(bad.body, "not a token this console knows") || bad.header.Get("Set-Cookie") != "" && strings.Contains(bad.header.Get("Set-Cookie"), "supersessiond_session") {
 		t.Fatalf("wrong token: %d %v", bad.code, bad.header)
 	}
 	_, csrf, ok := login(t, s, token)
@@ -253,9 +339,9 @@ func TestChangesNeedTheToken(t *testing.T) {
 		code   int
 		why    string
 	}{
-		{"no credentials", nil, nil, 403, "needs the admin token"},
-		{"wrong bearer", nil, map[string]string{"Authorization": "Bearer nope"}, 403, "wrong admin token"},
-		{"basic auth", nil, map[string]string{"Authorization": "Basic " + token}, 403, "wrong admin token"},
+		{"no credentials", nil, nil, 403, "needs a token"},
+		{"wrong bearer", nil, map[string]string{"Authorization": "Bearer nope"}, 403, "wrong token"},
+		{"basic auth", nil, map[string]string{"Authorization": "Basic " + token}, 403, "wrong token"},
 		{"session without CSRF", client, nil, 403, "CSRF"},
 		{"session with a wrong CSRF", client, map[string]string{"X-CSRF-Token": strings.Repeat("0", 64)}, 403, "CSRF"},
 		{"session from another origin", client, map[string]string{"X-CSRF-Token": csrf, "Origin": "http://evil.example"}, 403, "cross-origin"},
@@ -285,19 +371,28 @@ func TestChangesNeedTheToken(t *testing.T) {
 	}
 }
 
-func TestNoTokenConfiguredMeansReadOnly(t *testing.T) {
+// With no token configured the console is closed, and says how to open
+// it; openReadsOnLoopback lets this host read, never change.
+func TestNoTokenConfiguredClosesTheConsole(t *testing.T) {
 	t.Parallel()
 	s := newSite(t, "")
 	r := s.do(t, nil, "POST", "/api/proposals/"+s.ids["a-home-1"]+"/accept", "", bearer)
-	if r.code != 403 || !strings.Contains(r.body, "read-only") || !strings.Contains(r.body, "SUPERSESSIOND_ADMIN_TOKEN") {
+	if r.code != 403 || !strings.Contains(r.body, "no token is configured") || !strings.Contains(r.body, "SUPERSESSIOND_ADMIN_TOKEN") {
 		t.Fatalf("%d %s", r.code, r.body)
 	}
-	if r := s.do(t, nil, "GET", "/api/proposals", "", nil); r.code != 200 {
-		t.Fatalf("reads still work: %d", r.code)
+	if r := s.do(t, nil, "GET", "/api/proposals", "", nil); r.code != 403 || !strings.Contains(r.body, "openReadsOnLoopback") {
+		t.Fatalf("reads are closed too, and say how to open them: %d %s", r.code, r.body)
 	}
 	_, _, l := login(t, s, "")
-	if l.code != 403 || !strings.Contains(l.body, "read-only") {
+	if l.code != 403 || !strings.Contains(l.body, "closed") {
 		t.Fatalf("login without a configured token: %d", l.code)
+	}
+	s.cfg.Maintenance.HTTP.OpenReadsOnLoopback = true
+	if r := s.do(t, nil, "GET", "/api/proposals", "", nil); r.code != 200 {
+		t.Fatalf("reads from this host, once opened: %d %s", r.code, r.body)
+	}
+	if r := s.do(t, nil, "POST", "/api/proposals/"+s.ids["a-home-1"]+"/accept", "", nil); r.code != 403 || !strings.Contains(r.body, "no token is configured") {
+		t.Fatalf("changes stay closed: %d %s", r.code, r.body)
 	}
 }
 
@@ -414,5 +509,48 @@ func TestTokenIsNeverLogged(t *testing.T) {
 	}
 	if strings.Contains(logs, token) || strings.Contains(logs, csrf) {
 		t.Fatalf("a secret reached the log:\n%s", logs)
+	}
+}
+
+// The stats page and /api/stats show each rule's standing for earned
+// auto-apply: its state, its bound and the reviews it still needs, against
+// the enforcement in force.
+func TestStatsShowEachRulesStanding(t *testing.T) {
+	t.Parallel()
+	s := newSite(t, token, func(c *config.Config) {
+		c.Maintenance.Enforcement.Mode = "earned"
+		c.Maintenance.Enforcement.TargetPrecision = 0.95
+	})
+	r := s.do(t, nil, "GET", "/api/stats", "", bearer)
+	var st struct {
+		Enforcement struct {
+			Mode   string  `json:"mode"`
+			Target float64 `json:"target_precision"`
+		} `json:"enforcement"`
+		Rules []struct {
+			Rule          string  `json:"rule"`
+			State         string  `json:"state"`
+			Bound         float64 `json:"bound"`
+			ReviewsNeeded int     `json:"reviews_needed"`
+		} `json:"rules"`
+	}
+	if r.code != 200 || json.Unmarshal([]byte(r.body), &st) != nil || st.Enforcement.Mode != "earned" || st.Enforcement.Target != 0.95 {
+		t.Fatalf("/api/stats: %d %s", r.code, r.body)
+	}
+	found := false
+	for _, rule := range st.Rules {
+		if rule.Rule == "value_conflict" {
+			found = rule.State == "probation" && rule.Bound == 0 && rule.ReviewsNeeded == earned.ReviewsNeeded(0, 0, 0.95)
+		}
+	}
+	if !found {
+		t.Fatalf("value_conflict's standing: %+v", st.Rules)
+	}
+	page := s.do(t, nil, "GET", "/ui/stats", "", bearer)
+	for _, want := range []string{"Earned auto-apply", "<strong>0.95</strong>", `<span class="state probation">probation</span>`,
+		fmt.Sprintf(`<td class="num">%d</td>`, earned.ReviewsNeeded(0, 0, 0.95))} {
+		if !strings.Contains(page.body, want) {
+			t.Errorf("stats page lacks %q", want)
+		}
 	}
 }

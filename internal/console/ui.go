@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/audit"
 )
 
@@ -37,9 +38,10 @@ func parsePages() (*pages, error) {
 			}
 			return *s
 		},
-		"bar":  bar,
-		"json": func(v any) string { return fmt.Sprint(v) },
-		"add":  func(a, b int) int { return a + b },
+		"bar":       bar,
+		"json":      func(v any) string { return fmt.Sprint(v) },
+		"add":       func(a, b int) int { return a + b },
+		"hasPrefix": strings.HasPrefix,
 		"slices": func(title string, s []audit.Slice) map[string]any {
 			return map[string]any{"Title": title, "Slices": s}
 		},
@@ -168,15 +170,16 @@ type frame struct {
 	FlashErr bool
 	GraceMS  int64
 	Path     string
+	Operator string // who is logged in, as the audit trail records it
 }
 
 func (c *Console) frame(r *http.Request, title, nav string) frame {
 	cfg := c.opts.Config()
 	f := frame{Title: title, Nav: nav, Shadow: cfg.Memory.PipelineV2.ShadowMode, Frozen: cfg.Frozen(),
 		GraceMS: c.opts.ReviewGrace.Milliseconds(), Path: r.URL.RequestURI()}
-	a := c.authorize(r)
+	a := c.accessOf(r)
 	if a.session != nil {
-		f.Admin, f.CSRF = true, a.session.csrf
+		f.Admin, f.CSRF, f.Operator = true, a.session.csrf, a.session.operator
 	} else {
 		f.ReadOnly = a.why
 	}
@@ -321,9 +324,13 @@ type proposalData struct {
 }
 
 func (c *Console) proposalPage(w http.ResponseWriter, r *http.Request) {
-	d, err := c.opts.Ops.ProposalDetail(r.Context(), r.PathValue("id"))
+	d, err := c.proposalDetail(r)
 	if errors.Is(err, audit.ErrNotFound) {
-		http.Error(w, "404: no supersession_proposal with id "+r.PathValue("id"), http.StatusNotFound)
+		msg := "404: no supersession_proposal with id " + r.PathValue("id")
+		if agent := r.URL.Query().Get("agent"); agent != "" {
+			msg += " for agent " + agent
+		}
+		http.Error(w, msg, http.StatusNotFound)
 		return
 	}
 	if err != nil {
@@ -358,7 +365,7 @@ func (c *Console) statsPage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	st, err := c.opts.Ops.Stats(r.Context(), f)
+	st, err := c.opts.Ops.Stats(r.Context(), f, audit.EnforcementOf(c.opts.Config()))
 	var agents []string
 	if err == nil {
 		agents, err = c.opts.Ops.Agents(r.Context())
@@ -404,38 +411,59 @@ func safeNext(next string) string {
 	return "/ui/"
 }
 
-// login exchanges the admin token for a session: an HttpOnly,
-// SameSite=Strict cookie holding only a random id. The token itself never
-// leaves this handler (never logged, never stored but as a digest).
+// login exchanges a token for a session: an HttpOnly, SameSite=Strict
+// cookie holding only a random id. The token itself never leaves this
+// handler (never logged, never stored but as a digest). A wrong token
+// counts against the client, as a wrong bearer token does. The session
+// records its operator: a named token's name, or with the shared admin
+// token the name given in the form (else "admin").
 func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	now := c.opts.Now()
 	next := safeNext(r.PostFormValue("next"))
 	fail := func(code int, why string) {
 		c.render(w, r, c.pages.login, code, c.loginData(w, r, next, why))
 	}
-	token := c.opts.Token()
+	creds, client := c.opts.Credentials(), c.client(r)
+	name := strings.TrimSpace(r.PostFormValue("name"))
 	ck, err := r.Cookie(loginCookie)
 	switch {
 	case err != nil || !equalSecret(ck.Value, r.PostFormValue("csrf")):
 		fail(http.StatusForbidden, "The login form expired or came from elsewhere (CSRF check): try again.")
 		return
-	case token == "":
-		fail(http.StatusForbidden, "This console is read-only: no admin token is configured. Set the environment variable "+
-			c.tokenEnv()+" (named by maintenance.http.adminTokenEnv) for the daemon and restart it.")
+	case len(creds) == 0:
+		fail(http.StatusForbidden, "This console is closed: "+c.needToken(creds)+".")
 		return
-	case !c.logins.allow(now):
-		fail(http.StatusTooManyRequests, "Too many failed logins; wait a minute.")
-		return
-	case !equalSecret(r.PostFormValue("token"), token):
-		c.logins.fail(now)
-		c.opts.Logger.Warn("console: failed login", "remote", r.RemoteAddr)
-		fail(http.StatusForbidden, "That is not the admin token.")
+	case name != "" && !config.ValidOperatorName(name):
+		fail(http.StatusBadRequest, "A name is 1 to 64 letters, digits or . _ @ - (it is what the audit trail records).")
 		return
 	}
-	id, _ := c.sessions.create(token, now)
+	if wait := c.guesses.locked(client, now); wait > 0 {
+		c.refused.WithLabelValues("locked_out").Inc()
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		fail(http.StatusTooManyRequests, "Too many wrong tokens from your address; try again in "+wait.Round(time.Second).String()+".")
+		return
+	}
+	cred, ok := match(creds, r.PostFormValue("token"))
+	if !ok {
+		c.opts.Logger.Warn("console: failed login", "remote", r.RemoteAddr, "client", client)
+		if wait := c.guesses.fail(client, now); wait > 0 {
+			c.refused.WithLabelValues("locked_out").Inc()
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+			fail(http.StatusTooManyRequests, "Too many wrong tokens from your address; try again in "+wait.Round(time.Second).String()+".")
+			return
+		}
+		fail(http.StatusForbidden, "That is not a token this console knows.")
+		return
+	}
+	c.guesses.succeed(client)
+	operator, source := cred.Name, audit.SourceToken
+	if cred.Name == config.AdminTokenName && name != "" {
+		operator, source = name, audit.SourceLogin
+	}
+	id, sess := c.sessions.create(cred, operator, source, now)
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: id, Path: "/", HttpOnly: true, Secure: r.TLS != nil,
 		SameSite: http.SameSiteStrictMode, MaxAge: int(sessionTTL.Seconds())})
-	c.opts.Logger.Info("console: login", "remote", r.RemoteAddr)
+	c.opts.Logger.Info("console: login", "remote", r.RemoteAddr, "operator", operator, "token", cred.Name, "session", sess.publicID)
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
@@ -470,10 +498,10 @@ func (c *Console) formAction(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		if h := r.PostFormValue("history_id"); req.Action == "undo" && h != "" {
 			var rev string
-			rev, err = c.opts.Ops.Undo(r.Context(), c.opts.Config(), h)
+			rev, err = c.ops(r).Undo(r.Context(), c.opts.Config(), h)
 			res = &actionResult{Action: "undo", Done: 1, Results: []outcome{{HistoryID: rev}}}
 		} else {
-			res, err = c.perform(r.Context(), req)
+			res, err = c.perform(r.Context(), c.ops(r), req)
 		}
 	}
 	msg, isErr := "", false

@@ -104,12 +104,14 @@ func writeConfig(t *testing.T, body string) string {
 	return p
 }
 
-func start(t *testing.T, dbURL, cfgBody string) *proc {
+// start runs the daemon on dbURL; cfgBody continues maintenance: after
+// http.listen; env adds to its environment.
+func start(t *testing.T, dbURL, cfgBody string, env ...string) *proc {
 	t.Helper()
 	port := proctest.FreePort(t)
 	cfg := writeConfig(t, fmt.Sprintf("maintenance:\n  http:\n    listen: 127.0.0.1:%d\n%s", port, cfgBody))
 	cmd := exec.Command(binary, "run", "--config", cfg)
-	cmd.Env = append(os.Environ(), "SUPERSESSIOND_DATABASE_URL="+dbURL)
+	cmd.Env = append(append(os.Environ(), "SUPERSESSIOND_DATABASE_URL="+dbURL), env...)
 	p := &proc{t: t, cmd: cmd, logs: &logBuffer{}, port: port, done: make(chan error, 1)}
 	cmd.Stderr = p.logs
 	if err := cmd.Start(); err != nil {

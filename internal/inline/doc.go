@@ -16,9 +16,23 @@
 // daemon runs at once) drain one outbox without handling a row twice at
 // once; a daemon that dies mid-batch leaves claims that expire and are
 // taken again. A row is deleted only after its decision is written, and
-// re-deciding is harmless because every write is guarded. A row that keeps
-// failing is given up after a few attempts, logged and counted (the sweep
-// will still see its attribute).
+// re-deciding is harmless because every write is guarded.
+//
+// A batch that fails consumes nothing: its claims are given back at once
+// and no drain starts until a pause has passed (exponential from 0.5 s to
+// 30 s, with jitter), so a busy server is not asked again at every
+// classification. Only a row's own fault (store.RowFault: a constraint of
+// the stack's, bad data) is skipped inside a batch; a refusal of the
+// server's (too many connections, disk full, out of memory) stops it. A
+// failure that is the server's (store.Transient) is not counted as an
+// attempt at the rows; a row that keeps failing for another reason is
+// given up after a few attempts, logged and counted (its change record
+// stays: the sweep will still see its attribute).
+//
+// Before each batch the hook waits until the database has connection
+// slots to spare (store.Guard), and the LISTEN connection is opened and
+// reopened only when there is room for it: a crowded server's last slots
+// are the agent's. Polling covers the hook while it has no listener.
 //
 // Lag, from the classification (the trigger's clock_timestamp) to the
 // decision's commit, is the supersessiond_inline_lag_seconds histogram.

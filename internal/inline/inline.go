@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
+	"net"
 	"sync/atomic"
 	"time"
 
@@ -40,6 +42,7 @@ type Hook struct {
 	engine  *supersession.Engine
 	metrics *Metrics
 	holder  string
+	guard   *store.Guard // waited on before each batch; asked before the LISTEN connection is opened
 
 	connected atomic.Bool
 	lastErr   atomic.Pointer[string]
@@ -64,6 +67,7 @@ type Metrics struct {
 	Processed *prometheus.CounterVec // result: decided | gone | given_up
 	Backlog   prometheus.Gauge
 	Reconnect prometheus.Counter
+	Failed    *prometheus.CounterVec // kind: transient | other
 }
 
 // newMetrics registers the hook's metrics on reg (nil: not exported).
@@ -86,9 +90,13 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 			Namespace: "supersessiond", Name: "inline_listener_reconnects_total",
 			Help: "Times the LISTEN connection was re-established.",
 		}),
+		Failed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "supersessiond", Name: "inline_drain_failures_total",
+			Help: "Drains that failed and consumed nothing, retried after a pause, by kind: transient (the server busy, full or away) or other.",
+		}, []string{"kind"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.Lag, m.Processed, m.Backlog, m.Reconnect)
+		reg.MustRegister(m.Lag, m.Processed, m.Backlog, m.Reconnect, m.Failed)
 	}
 	return m
 }
@@ -98,7 +106,7 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 func New(deps job.Deps, engine *supersession.Engine) *Hook {
 	deps = deps.WithDefaults()
 	h := &Hook{db: deps.DB, sql: render(deps.Names), log: deps.Logger.With("service", Name), engine: engine,
-		metrics: newMetrics(deps.Registry), ClaimFor: time.Minute, holder: ident.Holder()}
+		metrics: newMetrics(deps.Registry), ClaimFor: time.Minute, holder: ident.Holder(), guard: deps.Guard}
 	empty := "not started"
 	h.lastErr.Store(&empty)
 	none := ""
@@ -130,7 +138,64 @@ func (h *Hook) Ready() error {
 func (h *Hook) Run(ctx context.Context, current func() *config.Config) error {
 	h.current = current
 	cfg := current()
-	listener := pq.NewListener(store.WithApplicationName(cfg.ListenDSN()), 250*time.Millisecond, 10*time.Second, func(ev pq.ListenerEventType, err error) {
+	listener := h.listen(cfg)
+	defer func() {
+		h.connected.Store(false)
+		_ = listener.Close()
+	}()
+	// Listen waits for the connection, which may be long in coming (the
+	// database down, or crowded): the channel is registered at once and
+	// listened to when it connects; polling covers us meanwhile.
+	go func() {
+		if err := listener.Listen(Channel); err != nil && !errors.Is(err, pq.ErrChannelAlreadyOpen) && !errors.Is(err, net.ErrClosed) {
+			h.log.Warn("LISTEN failed; polling until the listener connects", "err", err)
+		}
+	}()
+
+	// Drains run on up to drainers goroutines: a wake-up while every one
+	// is busy is remembered and starts the next free one, so nothing
+	// classified meanwhile waits for a poll. After a failed drain, none
+	// starts until a pause has passed (exponential, with jitter, capped):
+	// a busy server is not asked again at every classification.
+	poll := time.NewTimer(0) // drain at start: anything classified while we were down
+	defer poll.Stop()
+	p := newPause()
+	defer p.timer.Stop()
+	finished := make(chan error, drainers)
+	running, wanted := 0, false
+	for {
+		select {
+		case <-ctx.Done():
+			for ; running > 0; running-- {
+				<-finished
+			}
+			return nil
+		case n := <-listener.Notify:
+			_ = n // a nil notification (reconnect) and a real one both mean: drain
+			wanted = true
+		case <-poll.C:
+			wanted = true
+		case <-p.timer.C:
+			p.holding, wanted = false, true
+		case err := <-finished:
+			running--
+			h.drained(ctx, err, p)
+		}
+		if wanted && running < drainers && !p.holding {
+			wanted = false
+			running++
+			cfg = current()
+			go func(cfg *config.Config) { finished <- h.Drain(ctx, cfg) }(cfg)
+			poll.Reset(cfg.Maintenance.InlineHook.PollInterval)
+		}
+	}
+}
+
+// listen makes the LISTEN connection's listener, which keeps Ready and the
+// log told of its state. The connection is opened (and reopened) only when
+// the guard finds a slot to spare for it.
+func (h *Hook) listen(cfg *config.Config) *pq.Listener {
+	return pq.NewDialListener(h.guard.Dialer("listen"), store.WithApplicationName(cfg.ListenDSN()), 250*time.Millisecond, 10*time.Second, func(ev pq.ListenerEventType, err error) {
 		switch ev {
 		case pq.ListenerEventConnected:
 			h.connected.Store(true)
@@ -155,46 +220,6 @@ func (h *Hook) Run(ctx context.Context, current func() *config.Config) error {
 			h.lastErr.Store(&msg)
 		}
 	})
-	defer func() {
-		h.connected.Store(false)
-		_ = listener.Close()
-	}()
-	if err := listener.Listen(Channel); err != nil && !errors.Is(err, pq.ErrChannelAlreadyOpen) {
-		// The listener keeps retrying in the background; polling covers us.
-		h.log.Warn("LISTEN failed; polling until the listener connects", "err", err)
-	}
-
-	// Drains run on up to drainers goroutines: a wake-up while every one
-	// is busy is remembered and starts the next free one, so nothing
-	// classified meanwhile waits for a poll.
-	poll := time.NewTimer(0) // drain at start: anything classified while we were down
-	defer poll.Stop()
-	finished := make(chan error, drainers)
-	running, wanted := 0, false
-	for {
-		select {
-		case <-ctx.Done():
-			for ; running > 0; running-- {
-				<-finished
-			}
-			return nil
-		case n := <-listener.Notify:
-			_ = n // a nil notification (reconnect) and a real one both mean: drain
-			wanted = true
-		case <-poll.C:
-			wanted = true
-		case err := <-finished:
-			running--
-			h.drained(ctx, err)
-		}
-		if wanted && running < drainers {
-			wanted = false
-			running++
-			cfg = current()
-			go func(cfg *config.Config) { finished <- h.Drain(ctx, cfg) }(cfg)
-			poll.Reset(cfg.Maintenance.InlineHook.PollInterval)
-		}
-	}
 }
 
 // drainers is how many drains run at once. While one batch waits for the
@@ -205,16 +230,54 @@ func (h *Hook) Run(ctx context.Context, current func() *config.Config) error {
 // daemons) off each other's rows; every write is guarded.
 const drainers = 2
 
-// drained records the outcome of one drain for Ready and the log.
-func (h *Hook) drained(ctx context.Context, err error) {
-	if err != nil && ctx.Err() == nil {
-		msg := time.Now().UTC().Format(time.RFC3339) + ": " + err.Error()
-		h.drainErr.Store(&msg)
-		h.log.Error("inline hook: drain failed; retrying at the next wake-up", "err", err)
-	} else if err == nil {
+// Pauses after failed drains: the first is short, so a blip costs little;
+// the longest keeps a server in trouble from being asked more than a few
+// times a minute.
+const (
+	pauseInitial = 500 * time.Millisecond
+	pauseMax     = 30 * time.Second
+)
+
+// pause holds drains back after a failed one.
+type pause struct {
+	timer    *time.Timer
+	holding  bool
+	failures int // in a row
+}
+
+func newPause() *pause {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &pause{timer: t}
+}
+
+// drained records the outcome of one drain for Ready, the log and the
+// metrics, and after a failure holds the next drain back.
+func (h *Hook) drained(ctx context.Context, err error, p *pause) {
+	if err == nil {
 		none := ""
 		h.drainErr.Store(&none)
+		p.failures = 0
+		return
 	}
+	if ctx.Err() != nil {
+		return
+	}
+	msg := time.Now().UTC().Format(time.RFC3339) + ": " + err.Error()
+	h.drainErr.Store(&msg)
+	p.failures++
+	delay := store.Backoff(p.failures, pauseInitial, pauseMax, rand.Float64())
+	p.holding = true
+	p.timer.Reset(delay)
+	if store.Transient(err) {
+		h.metrics.Failed.WithLabelValues("transient").Inc()
+		h.log.Warn("inline hook: the database refused or dropped a batch; nothing consumed, retrying after a pause",
+			"err", err, "retry_in", delay.Round(time.Millisecond).String(), "failures_in_a_row", p.failures)
+		return
+	}
+	h.metrics.Failed.WithLabelValues("other").Inc()
+	h.log.Error("inline hook: drain failed; nothing consumed, retrying after a pause",
+		"err", err, "retry_in", delay.Round(time.Millisecond).String(), "failures_in_a_row", p.failures)
 }
 
 // claimSQL leases a batch of outbox rows, oldest first. The CTE's SKIP
@@ -253,9 +316,14 @@ type DrainReport struct {
 	Tally   supersession.Tally
 }
 
-// Drain handles the outbox until it is empty (or ctx ends).
+// Drain handles the outbox until it is empty (or ctx ends). Before each
+// batch it waits until the database has connection slots to spare (the
+// guard): a crowded server's last slots are the agent's.
 func (h *Hook) Drain(ctx context.Context, cfg *config.Config) error {
 	for ctx.Err() == nil {
+		if err := h.guard.Wait(ctx, Name); err != nil {
+			return fmt.Errorf("inline: %w", err)
+		}
 		if h.current != nil {
 			cfg = h.current()
 		}
@@ -274,6 +342,9 @@ func (h *Hook) Drain(ctx context.Context, cfg *config.Config) error {
 	return nil
 }
 
+// drainBatch claims a batch of classifications and handles it. A batch that
+// fails gives its claims back at once, consuming nothing: its rows are
+// claimed again by the next drain (after a pause, see Run).
 func (h *Hook) drainBatch(ctx context.Context, cfg *config.Config) (int, error) {
 	var rows []claimed
 	if err := h.db.SelectContext(ctx, &rows, h.sql.claim, h.holder, h.ClaimFor.Seconds(), batchSize); err != nil {
@@ -282,78 +353,133 @@ func (h *Hook) drainBatch(ctx context.Context, cfg *config.Config) (int, error) 
 	if len(rows) == 0 {
 		return 0, nil
 	}
-	var done, givenUp []int64
-	focus := map[string]bool{}
-	focusOf := map[[2]string][]string{} // the classified attributes of each aspect
-	var agents, aspects []string
+	b := h.split(rows)
+	if err := h.handle(ctx, cfg, b); err != nil {
+		if ctx.Err() == nil { // cancelled: like a process killed, it leaves its claims to expire
+			h.release(ctx, rows, err)
+		}
+		return 0, err
+	}
+	return len(rows), nil
+}
+
+// batch is a claimed batch: the rows to decide, by aspect, and those given up.
+type batch struct {
+	done, givenUp   []int64
+	focus           map[string]bool
+	focusOf         map[[2]string][]string // the classified attributes of each aspect
+	agents, aspects []string
+}
+
+// split sorts the claimed rows into those to decide and those that failed
+// too often.
+func (h *Hook) split(rows []claimed) *batch {
+	b := &batch{focus: map[string]bool{}, focusOf: map[[2]string][]string{}}
 	for _, r := range rows {
 		if r.Attempts > maxAttempts {
-			givenUp = append(givenUp, r.Seq)
+			b.givenUp = append(b.givenUp, r.Seq)
 			h.log.Error("inline: giving up on a classification after repeated failures; the sweep will still see it",
 				"attribute_id", r.AttributeID, "agent_id", r.AgentID, "attempts", r.Attempts-1)
 			continue
 		}
-		done = append(done, r.Seq)
-		focus[r.AttributeID] = true
+		b.done = append(b.done, r.Seq)
+		b.focus[r.AttributeID] = true
 		k := [2]string{r.AgentID, r.AspectID}
-		if _, seen := focusOf[k]; !seen {
-			agents = append(agents, r.AgentID)
-			aspects = append(aspects, r.AspectID)
+		if _, seen := b.focusOf[k]; !seen {
+			b.agents = append(b.agents, r.AgentID)
+			b.aspects = append(b.aspects, r.AspectID)
 		}
-		focusOf[k] = append(focusOf[k], r.AttributeID)
+		b.focusOf[k] = append(b.focusOf[k], r.AttributeID)
 	}
-	if len(givenUp) > 0 {
-		if err := h.finish(ctx, givenUp, false); err != nil {
-			return 0, err
+	return b
+}
+
+// handle decides a batch and deletes its outbox rows once the decisions
+// (and the keys of what it decided, with its change records) are committed.
+func (h *Hook) handle(ctx context.Context, cfg *config.Config, b *batch) error {
+	if len(b.givenUp) > 0 {
+		if err := h.finish(ctx, b.givenUp, false); err != nil {
+			return err
 		}
-		h.metrics.Processed.WithLabelValues("given_up").Add(float64(len(givenUp)))
+		h.metrics.Processed.WithLabelValues("given_up").Add(float64(len(b.givenUp)))
 	}
-	if len(done) == 0 {
-		return len(rows), nil
+	if len(b.done) == 0 {
+		return nil
 	}
 	t0 := time.Now()
-	l, err := h.loadBatch(ctx, cfg, agents, aspects, focus, focusOf)
+	l, err := h.loadBatch(ctx, cfg, b.agents, b.aspects, b.focus, b.focusOf)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	groups := l.groups
-	h.countDecided(groups, focus)
 	tLoad := time.Since(t0)
 	if cfg.InlineHookEnabled() {
-		pass := supersession.Pass{
-			Actor:   supersession.Actor{ChangedBy: "supersessiond:inline", Type: "system", RequestID: ident.Random("inline-", 6)},
-			Source:  Name,
-			Focus:   l.focus,
-			Reloads: true,
-			// A batch waits for its answers: a small budget keeps the lag
-			// bounded; what it leaves is asked by the sweep.
-			Questions: supersession.NewBudget(32),
-		}
-		if h.current != nil {
-			pass.Brake = func() bool { return h.current().Shadow() }
-		}
-		release := h.holdClaims(ctx, done)
-		_, err = h.engine.Process(ctx, cfg, groups, pass)
-		if err == nil {
-			err = h.keep(ctx, l)
-		}
-		release()
-		if err != nil {
-			return 0, err // claims expire; the batch is retried
+		if err := h.decide(ctx, cfg, l, b.done); err != nil {
+			return err
 		}
 	}
 	tDecide := time.Since(t0) - tLoad
-	if err := h.finish(ctx, done, true); err != nil {
-		return 0, err
+	if err := h.finish(ctx, b.done, true); err != nil {
+		return err
 	}
+	h.countDecided(l.groups, b.focus)
 	attrs := 0
-	for _, g := range groups {
+	for _, g := range l.groups {
 		attrs += len(g.Attrs)
 	}
-	h.log.Debug("inline: batch decided", "classifications", len(done), "aspects", len(groups), "narrowed", len(l.deltas), "siblings", attrs,
+	h.log.Debug("inline: batch decided", "classifications", len(b.done), "aspects", len(l.groups), "narrowed", len(l.deltas), "siblings", attrs,
 		"load", tLoad.Round(time.Microsecond).String(), "decide", tDecide.Round(time.Microsecond).String(),
 		"total", time.Since(t0).Round(time.Microsecond).String())
-	return len(rows), nil
+	return nil
+}
+
+// decide decides a loaded batch and keeps what it learnt of its aspects'
+// keys, holding the claims meanwhile.
+func (h *Hook) decide(ctx context.Context, cfg *config.Config, l *load, seqs []int64) error {
+	pass := supersession.Pass{
+		Actor:   supersession.Actor{ChangedBy: "supersessiond:inline", Type: "system", RequestID: ident.Random("inline-", 6)},
+		Source:  Name,
+		Focus:   l.focus,
+		Reloads: true,
+		// A batch waits for its answers: a small budget keeps the lag
+		// bounded; what it leaves is asked by the sweep.
+		Questions: supersession.NewBudget(32),
+	}
+	if h.current != nil {
+		pass.Brake = func() bool { return h.current().Shadow() }
+	}
+	stop := h.holdClaims(ctx, seqs)
+	defer stop()
+	if _, err := h.engine.Process(ctx, cfg, l.groups, pass); err != nil {
+		return err
+	}
+	return h.keep(ctx, l)
+}
+
+// releaseSQL gives back this holder's claims on a batch that failed. A
+// failure that is the server's (store.Transient) is no attempt at the rows:
+// their attempt is given back too, so a busy server never makes the hook
+// give a classification up.
+const releaseSQL = `
+UPDATE {{.Outbox}}
+SET claimed_by = NULL, claimed_until = NULL, attempts = greatest(attempts - $3, 0)
+WHERE seq = ANY($1) AND claimed_by = $2`
+
+// release gives back the claims of a failed batch. When even that fails
+// (the server is gone), they expire.
+func (h *Hook) release(ctx context.Context, rows []claimed, cause error) {
+	seqs := make([]int64, len(rows))
+	for i, r := range rows {
+		seqs[i] = r.Seq
+	}
+	undo := 0
+	if store.Transient(cause) {
+		undo = 1
+	}
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := h.db.ExecContext(rctx, h.sql.release, pq.Array(seqs), h.holder, undo); err != nil {
+		h.log.Warn("inline: could not give back the claims of a failed batch; they expire", "claim_for", h.ClaimFor.String(), "err", err)
+	}
 }
 
 // loadGroups loads the siblings of the claimed aspects, whole. An attribute
@@ -428,10 +554,11 @@ const (
 	pruneSQL   = `DELETE FROM {{.Outbox}} WHERE classified_at < $1`
 )
 
-type statements struct{ claim, done, extend, backlog, prune, pending, consume string }
+type statements struct{ claim, done, extend, release, backlog, prune, pending, consume string }
 
 func render(n *schema.Names) statements {
-	return statements{claim: n.SQL(claimSQL), done: n.SQL(doneSQL), extend: n.SQL(extendSQL), backlog: n.SQL(backlogSQL), prune: n.SQL(pruneSQL),
+	return statements{claim: n.SQL(claimSQL), done: n.SQL(doneSQL), extend: n.SQL(extendSQL), release: n.SQL(releaseSQL),
+		backlog: n.SQL(backlogSQL), prune: n.SQL(pruneSQL),
 		pending: n.SQL(pendingSQL), consume: n.SQL(consumeSQL)}
 }
 

@@ -18,12 +18,14 @@ import (
 	"github.com/supersessiond/supersessiond/internal/ident"
 	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/schema"
+	"github.com/supersessiond/supersessiond/internal/store"
 )
 
 // Deps are the dependencies a job or service is built from. Zero values are
 // usable: nil Names is the reference schema, a nil Logger discards, a nil
 // Registry counts without exporting, a nil LLM has no model, a nil Now is
-// the wall clock, and a nil Config never engages the brake mid-run.
+// the wall clock, a nil Config never engages the brake mid-run, and a nil
+// Guard never waits.
 type Deps struct {
 	DB       *sqlx.DB
 	Names    *schema.Names
@@ -35,6 +37,10 @@ type Deps struct {
 	// the configuration it was given, but asks this one before each write
 	// batch whether the brake (shadowMode, mutationsFrozen) was engaged.
 	Config func() *config.Config
+	// Guard, when set, is waited on before each batch that may open a
+	// connection, so a crowded server's last slots stay the agent's (nil:
+	// no guard).
+	Guard *store.Guard
 }
 
 // WithDefaults fills the zero values in.

@@ -262,15 +262,16 @@ func TestProviderReusesClientUntilSettingsChange(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{"KEY": "a"}
 	p := NewProvider(func(k string) string { return env[k] }, nil)
-	if p.Client(config.LLM{}) != nil {
+	if p.Client(config.Default()) != nil {
 		t.Fatal("no endpoint: no client")
 	}
-	c := config.LLM{Endpoint: "http://x/v1", Model: "m", APIKeyEnv: "KEY", Timeout: time.Second, MaxConcurrency: 2}
+	c := config.Default()
+	c.Maintenance.LLM = config.LLM{Endpoint: "http://x/v1", Model: "m", APIKeyEnv: "KEY", Timeout: time.Second, MaxConcurrency: 2}
 	a, b := p.Client(c), p.Client(c)
 	if a == nil || a != b {
 		t.Fatal("same settings must share one client (and its concurrency bound)")
 	}
-	c.Model = "m2"
+	c.Maintenance.LLM.Model = "m2"
 	if p.Client(c) == a {
 		t.Fatal("changed settings must get a new client")
 	}
@@ -285,5 +286,72 @@ func TestRepliesAreStorable(t *testing.T) {
 	facts, err := ParseFacts("{\"facts\": [\"a\\u0000b\", \"\xff\xfeok\"]}")
 	if err != nil || len(facts) != 2 || facts[0] != "ab" || !utf8.ValidString(facts[1]) {
 		t.Fatalf("facts = %q, %v", facts, err)
+	}
+}
+
+// A model that repeats the API key it was sent and the admin token (plain,
+// JSON-escaped, cut short) returns none of them: not in a verdict's
+// reasoning, not in a compaction fact, not in the error a broken answer
+// makes.
+func TestRepliesNeverCarryTheSecrets(t *testing.T) {
+	t.Parallel()
+	const token = "adm1n-t0ken-of-the-console"
+	srv := fakeLLM(t, func(w http.ResponseWriter, r *http.Request, req chatRequest) {
+		key := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		escaped := strings.ReplaceAll(key, "-", `\u002d`)
+		switch {
+		case strings.Contains(req.Messages[0].Content, "durable facts"):
+			reply(w, `{"facts": ["The key is `+key+`", "Token `+escaped+` and `+token+`", "Prefix `+key[:12]+`"]}`)
+		case strings.Contains(req.Messages[1].Content, "broken"):
+			http.Error(w, "bad request from "+key+" with "+token, http.StatusBadRequest)
+		default:
+			reply(w, `{"contradicts": true, "confidence": 0.9, "reasoning": "because `+key+` and `+escaped+` and `+token+`"}`)
+		}
+	})
+	c := New(Settings{Endpoint: srv.URL + "/v1", Model: "m", APIKey: "sk-secret-key-0123456789", Timeout: 5 * time.Second,
+		MaxConcurrency: 2, Secrets: []string{token}}, nil)
+	leaks := func(what, s string) {
+		t.Helper()
+		for _, secret := range []string{"secret-key-0123456789", "0123456789", token, "t0ken"} {
+			if strings.Contains(s, secret) {
+				t.Errorf("%s carries %q: %s", what, secret, s)
+			}
+		}
+	}
+	v, err := c.Contradiction(context.Background(), pair, 0)
+	if err != nil || !v.Contradicts {
+		t.Fatalf("verdict %+v, %v", v, err)
+	}
+	leaks("reasoning", v.Reasoning)
+	facts, err := c.CompactionFacts(context.Background(), []Message{{Seq: 1, Direction: "inbound", Body: "hello"}})
+	if err != nil || len(facts) != 3 {
+		t.Fatalf("facts %q, %v", facts, err)
+	}
+	leaks("facts", strings.Join(facts, " | "))
+	_, err = c.Contradiction(context.Background(), Pair{Older: "broken", Newer: "broken too"}, 0)
+	if KindOf(err) != KindStatus {
+		t.Fatalf("want an http_status error, got %v", err)
+	}
+	leaks("error", err.Error())
+}
+
+// An endpoint with a query string (Azure's ?api-version=...) gets the path
+// before the query, and keeps the query.
+func TestEndpointWithAQuery(t *testing.T) {
+	t.Parallel()
+	var got atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Store(r.URL.String())
+		reply(w, `{"contradicts": false, "confidence": 0.1}`)
+	}))
+	defer srv.Close()
+	for _, endpoint := range []string{"/openai/deployments/d?api-version=2024-06-01", "/openai/deployments/d/?api-version=2024-06-01"} {
+		c := New(Settings{Endpoint: srv.URL + endpoint, Model: "m", Timeout: 5 * time.Second}, nil)
+		if _, err := c.Contradiction(context.Background(), pair, 0); err != nil {
+			t.Fatalf("%s: %v", endpoint, err)
+		}
+		if want := "/openai/deployments/d/chat/completions?api-version=2024-06-01"; got.Load() != want {
+			t.Errorf("%s: asked %v, want %s", endpoint, got.Load(), want)
+		}
 	}
 }

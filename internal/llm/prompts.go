@@ -35,7 +35,11 @@ func (c *Client) Contradiction(ctx context.Context, pair Pair, timeout time.Dura
 	if err != nil {
 		return Verdict{}, err
 	}
-	return ParseVerdict(reply)
+	v, err := ParseVerdict(reply)
+	// Masked again once parsed: a secret written with JSON escapes in the
+	// reply reads as itself only now.
+	v.Reasoning = c.Redact(v.Reasoning)
+	return v, err
 }
 
 const compactionSystem = `You maintain an AI agent's long-term memory.
@@ -80,7 +84,11 @@ func (c *Client) CompactionFacts(ctx context.Context, msgs []Message) ([]string,
 	if err != nil {
 		return nil, err
 	}
-	return ParseFacts(reply)
+	facts, err := ParseFacts(reply)
+	for i, f := range facts {
+		facts[i] = c.Redact(f) // escapes decoded, as in Contradiction
+	}
+	return facts, err
 }
 
 func when(t time.Time) string {
@@ -90,7 +98,7 @@ func when(t time.Time) string {
 	return " (recorded " + t.UTC().Format("2006-01-02") + ")"
 }
 
-// oneLine makes content safe to embed: valid UTF-8, bounded, and unable to
+// sanitize makes content safe to embed: valid UTF-8, bounded, and unable to
 // close our <<< >>> delimiters.
 func sanitize(s string, n int) string {
 	s = strings.ToValidUTF8(s, "?")

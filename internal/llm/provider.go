@@ -2,6 +2,7 @@ package llm
 
 import (
 	"net/http"
+	"slices"
 	"sync"
 
 	"github.com/supersessiond/supersessiond/config"
@@ -24,19 +25,28 @@ func NewProvider(getenv func(string) string, httpClient *http.Client) *Provider 
 	return &Provider{getenv: getenv, http: httpClient}
 }
 
-// Client returns the client for c, or nil when no LLM is configured.
-func (p *Provider) Client(c config.LLM) *Client {
+// Client returns the client for cfg's maintenance.llm, or nil when no LLM
+// is configured. Its replies are masked of every secret cfg names
+// (config.Secrets), the API key included.
+func (p *Provider) Client(cfg *config.Config) *Client {
+	c := cfg.Maintenance.LLM
 	if c.Endpoint == "" || c.Model == "" {
 		return nil
 	}
-	s := Settings{Endpoint: c.Endpoint, Model: c.Model, Timeout: c.Timeout, MaxConcurrency: c.MaxConcurrency}
+	s := Settings{Endpoint: c.Endpoint, Model: c.Model, Timeout: c.Timeout, MaxConcurrency: c.MaxConcurrency,
+		Secrets: cfg.Secrets(p.getenv)}
 	if c.APIKeyEnv != "" {
 		s.APIKey = p.getenv(c.APIKeyEnv)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.client == nil || p.key != s {
+	if p.client == nil || !sameSettings(p.key, s) {
 		p.key, p.client = s, New(s, p.http)
 	}
 	return p.client
+}
+
+func sameSettings(a, b Settings) bool {
+	return a.Endpoint == b.Endpoint && a.Model == b.Model && a.APIKey == b.APIKey && a.Timeout == b.Timeout &&
+		a.MaxConcurrency == b.MaxConcurrency && slices.Equal(a.Secrets, b.Secrets)
 }

@@ -11,6 +11,8 @@ package redact
 
 import (
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
 )
 
@@ -109,3 +111,104 @@ var (
 		kvPassword,
 	}
 )
+
+// Redactor masks the daemon's own secrets by their values (the LLM's API
+// key, the admin token, the database password) as well as every credential
+// the patterns recognise by its shape. A model can repeat anything it was
+// sent or trained on, and a server can echo the request it got: what either
+// returns is masked before it is stored, logged or shown. The zero value and
+// a nil *Redactor mask by pattern only.
+type Redactor struct {
+	secrets []string // longest first, so a secret that contains another is masked whole
+}
+
+// MinSecret is the shortest value a Redactor masks by value: a shorter one
+// would mask ordinary words in every text it passes through, and is no
+// secret worth the name.
+const MinSecret = 6
+
+// echoPrefix is how much of a secret's beginning, echoed on its own (a model
+// that stops mid-key, a server that quotes a prefix), is masked as the
+// secret: enough that ordinary text never matches by chance.
+const echoPrefix = 12
+
+// New returns a redactor that knows the given secret values; empty and
+// shorter ones are ignored.
+func New(secrets ...string) *Redactor {
+	r := &Redactor{}
+	for _, s := range secrets {
+		if len(s) >= MinSecret && !slices.Contains(r.secrets, s) {
+			r.secrets = append(r.secrets, s)
+		}
+	}
+	sort.Slice(r.secrets, func(i, j int) bool { return len(r.secrets[i]) > len(r.secrets[j]) })
+	return r
+}
+
+// Text masks an error or a server's answer: every pattern of Text, and the
+// known values.
+func (r *Redactor) Text(s string) string { return r.values(Text(s)) }
+
+// Prose masks what a model wrote, which may become a memory, a history row's
+// reason or a cached verdict: the known values and the credentials whose
+// shape cannot be mistaken for words (keys like sk-..., URL passwords,
+// secret query parameters, password=..., bearer and basic credentials that
+// look like tokens). Text's looser patterns would mask "the bearer of" or "a
+// basic understanding" in the facts it keeps.
+func (r *Redactor) Prose(s string) string {
+	for _, p := range prosePatterns {
+		s = p.ReplaceAllString(s, "${1}"+Mask+"${2}")
+	}
+	return r.values(s)
+}
+
+// values masks every occurrence of a known secret, and every run of at
+// least echoPrefix of its leading characters.
+func (r *Redactor) values(s string) string {
+	if r == nil {
+		return s
+	}
+	for _, sec := range r.secrets {
+		if len(sec) <= echoPrefix {
+			s = strings.ReplaceAll(s, sec, Mask)
+			continue
+		}
+		s = maskPrefixRuns(s, sec)
+	}
+	return s
+}
+
+// maskPrefixRuns replaces each match of sec's first echoPrefix characters,
+// extended as far as the text goes on matching sec, by Mask.
+func maskPrefixRuns(s, sec string) string {
+	head := sec[:echoPrefix]
+	var b strings.Builder
+	for {
+		i := strings.Index(s, head)
+		if i < 0 {
+			if b.Len() == 0 {
+				return s
+			}
+			b.WriteString(s)
+			return b.String()
+		}
+		n := echoPrefix
+		for i+n < len(s) && n < len(sec) && s[i+n] == sec[n] {
+			n++
+		}
+		b.WriteString(s[:i])
+		b.WriteString(Mask)
+		s = s[i+n:]
+	}
+}
+
+var prosePatterns = []*regexp.Regexp{
+	// A credential after bearer/basic only when it looks like one: not
+	// letters alone.
+	regexp.MustCompile(`(?i)(bearer\s+)[A-Za-z0-9._~+/\-]*[0-9._~+/\-][A-Za-z0-9._~+/\-]*=*`),
+	regexp.MustCompile(`(?i)(basic\s+)[A-Za-z0-9+/]*[0-9+/][A-Za-z0-9+/]*=*`),
+	regexp.MustCompile(`\b((?:sk|pk|rk)-)[A-Za-z0-9_\-]{6,}`),
+	regexp.MustCompile(`(?i)(\b[a-z][a-z0-9+.\-]*://[^:/\s@"']*:)[^\s"']*(@)`),
+	queryParam,
+	kvPassword,
+}

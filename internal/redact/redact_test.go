@@ -64,3 +64,34 @@ func TestSecretMasksPrefixesAParserQuotes(t *testing.T) {
 		t.Fatalf("DSNSecrets(kv) = %q", kv)
 	}
 }
+
+// A redactor masks the values it knows wherever they appear, whole or as an
+// echoed prefix, and in prose leaves the words that only look like the
+// patterns' keywords.
+func TestRedactorMasksKnownValues(t *testing.T) {
+	t.Parallel()
+	key, token := "k9f2Q7xLpA0zR5tW3vN8", "admin-Tok3n-2b8e"
+	r := New(key, token, "", "short")
+	cases := []struct{ in, want string }{
+		{"the key is " + key + ".", "the key is xxxxx."},
+		{"prefix echoed: " + key[:14] + "…", "prefix echoed: xxxxx…"},
+		{"token " + token + " and key " + key, "token xxxxx and key xxxxx"},
+		{"a short word stays short", "a short word stays short"},
+		{"the bearer of bad news has a basic understanding", "the bearer of bad news has a basic understanding"},
+		{"Authorization: Bearer abc.def-123", "Authorization: Bearer xxxxx"},
+		{"uses sk-live1234567 for billing", "uses sk-xxxxx for billing"},
+		{"password=hunter2 was typed", "password=xxxxx was typed"},
+	}
+	for _, c := range cases {
+		if got := r.Prose(c.in); got != c.want {
+			t.Errorf("Prose(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	if got := r.Text("server said: Bearer " + token); strings.Contains(got, token) || strings.Contains(got, "Tok3n") {
+		t.Errorf("Text left the token: %q", got)
+	}
+	var none *Redactor
+	if got := none.Prose("sk-abcdefghij " + key); got != "sk-xxxxx "+key {
+		t.Errorf("nil redactor: %q", got)
+	}
+}

@@ -72,7 +72,7 @@ func (r *Report) Line() string {
 }
 
 // ownTables are the daemon's own tables, in the own schema.
-var ownTables = []string{"state", "leases", "classified", "changes", "llm_verdicts", "aspect_keys"}
+var ownTables = []string{"state", "leases", "classified", "changes", "llm_verdicts", "aspect_keys", "deleted_documents"}
 
 // legacyNames are the daemon's tables of releases that kept them in the
 // agent's schema, and what they are called in the own schema.
@@ -209,7 +209,7 @@ func (l *Layout) names() *Names {
 		Messages: q(Messages), Events: q(CompactionEvents), Documents: q(Documents), Sources: q(DocumentSources),
 		Own: quoteIdent(own), State: ownTable(own, "state"), Leases: ownTable(own, "leases"),
 		Outbox: ownTable(own, "classified"), Changes: ownTable(own, "changes"), Verdicts: ownTable(own, "llm_verdicts"),
-		Keys: ownTable(own, "aspect_keys"),
+		Keys: ownTable(own, "aspect_keys"), Deleted: ownTable(own, "deleted_documents"),
 	}
 	if a := l.Tables[Aspects]; a.hasColumn("id") && a.hasColumn("agent_id") && a.hasColumn("name") {
 		n.HasAspects = true
@@ -442,10 +442,14 @@ func (l *Layout) checkOwn(r *Report) {
 }
 
 // ownTablesOf are the daemon's tables a job uses: cursors and leases for
-// all, the outbox and the verdict cache for supersession.
+// all, the outbox, change records, key digests and the verdict cache for
+// supersession, the record of deleted documents for tombstones.
 func ownTablesOf(job Job) []string {
-	if job == Supersession {
-		return ownTables
+	switch job {
+	case Supersession:
+		return []string{"state", "leases", "classified", "changes", "llm_verdicts", "aspect_keys"}
+	case Tombstones:
+		return []string{"state", "leases", "deleted_documents"}
 	}
 	return []string{"state", "leases"}
 }

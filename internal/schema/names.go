@@ -15,7 +15,7 @@ type Names struct {
 	// The agent's tables.
 	Attributes, Aspects, History, Memories, Messages, Events, Documents, Sources string
 	// The daemon's own schema and tables.
-	Own, State, Leases, Outbox, Changes, Verdicts, Keys string
+	Own, State, Leases, Outbox, Changes, Verdicts, Keys, Deleted string
 
 	// HasAspects: an aspects table exists (its name goes to the LLM, and an
 	// attribute whose aspect is missing is skipped as dangling).
@@ -47,6 +47,7 @@ func ReferenceNames() *Names {
 		Own: quoteIdent("supersessiond"), State: ownTable("supersessiond", "state"), Leases: ownTable("supersessiond", "leases"),
 		Outbox: ownTable("supersessiond", "classified"), Changes: ownTable("supersessiond", "changes"),
 		Verdicts: ownTable("supersessiond", "llm_verdicts"), Keys: ownTable("supersessiond", "aspect_keys"),
+		Deleted:    ownTable("supersessiond", "deleted_documents"),
 		HasAspects: true, ToolCalls: true, SupersededBy: true, SourceIDs: "jsonb", Embedding: true,
 	}
 }

@@ -88,6 +88,26 @@ CREATE INDEX IF NOT EXISTS aspect_keys_aspect ON {{.Keys}} (agent_id, aspect_id)
   created_at timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (old_hash, new_hash, model)
 )`,
+	// The tombstone job's record of what it hard-deleted, its one
+	// irreversible act: each document's id, workspace and a SHA-256 digest
+	// of its content for good, and the whole row (embedding included) for
+	// maintenance.tombstones.keepDeleted, so a mistaken pass can be
+	// restored (reconcile --restore); then the job purges the copy.
+	"deleted_documents": `CREATE TABLE IF NOT EXISTS {{.Deleted}} (
+  seq bigserial PRIMARY KEY,
+  run_id text NOT NULL,
+  document_id text NOT NULL,
+  workspace_name text NOT NULL,
+  content_sha256 text NOT NULL,
+  phase text NOT NULL CHECK (phase IN ('triage', 'release')),
+  deleted_at timestamptz NOT NULL DEFAULT now(),
+  document jsonb,
+  purged_at timestamptz,
+  restored_at timestamptz
+);
+CREATE INDEX IF NOT EXISTS deleted_documents_document ON {{.Deleted}} (document_id);
+CREATE INDEX IF NOT EXISTS deleted_documents_run ON {{.Deleted}} (run_id);
+CREATE INDEX IF NOT EXISTS deleted_documents_kept ON {{.Deleted}} (deleted_at) WHERE document IS NOT NULL`,
 }
 
 // triggerFunctionDDL is the classification trigger's function, in the own

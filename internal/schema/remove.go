@@ -28,9 +28,11 @@ func (e *RemoveRefusal) Error() string { return "migrate --remove refused: " + e
 // its function, the indexes the daemon names on the agent's tables (only
 // those that are its own: the name, the table, the uniqueness and method
 // it creates them with), its own tables, its own schema when nothing else
-// is left in it, and an earlier release's tables. It keeps the columns it
-// added, with their data, and every row of the agent's, the history rows
-// the daemon wrote included. Idempotent; it takes Migrate's advisory lock.
+// is left in it, and an earlier release's tables; and it revokes what
+// `migrate --grant` recorded giving (a privilege the role held before, or
+// got from someone else, stays). It keeps the columns it added, with their
+// data, and every row of the agent's, the history rows the daemon wrote
+// included. Idempotent; it takes Migrate's advisory lock.
 func Remove(ctx context.Context, db *sqlx.DB, plan Plan) (*Removal, error) {
 	conn, err := db.Connx(ctx)
 	if err != nil {
@@ -58,10 +60,21 @@ func Remove(ctx context.Context, db *sqlx.DB, plan Plan) (*Removal, error) {
 		}
 	}
 	r := &remover{conn: conn, l: l, res: &Removal{}}
+	// What migrate --grant gave is read before the own schema goes, and
+	// taken back after: by then what was dropped took its grants along.
+	grants := map[string][]grantRecord{}
+	if l.Own["state"] != nil {
+		if grants, err = loadGrants(ctx, conn, l.Names); err != nil {
+			return nil, err
+		}
+	}
 	for _, step := range []func(context.Context) error{r.trigger, r.indexes, r.own, r.legacy} {
 		if err := step(ctx); err != nil {
 			return nil, err
 		}
+	}
+	if err := r.revokeGrants(ctx, grants); err != nil {
+		return nil, err
 	}
 	r.keptColumns()
 	return r.res, nil
@@ -160,16 +173,31 @@ func (r *remover) indexes(ctx context.Context) error {
 }
 
 // own drops the daemon's own tables, then its schema unless something that
-// is not the daemon's was put in it.
+// is not the daemon's was put in it. The record of deleted documents is kept
+// while it holds anything: it is the trail of the one irreversible thing the
+// daemon does, and may hold the only copy of a document.
 func (r *remover) own(ctx context.Context) error {
 	own := r.l.Plan.Own
+	keptDeleted := false
 	for _, name := range ownTables {
 		if r.l.Own[name] == nil {
 			continue
 		}
+		if name == "deleted_documents" {
+			kept, err := r.keepDeleted(ctx)
+			if err != nil {
+				return err
+			}
+			if keptDeleted = kept; kept {
+				continue
+			}
+		}
 		if err := r.exec(ctx, "drop table "+own+"."+name, `DROP TABLE IF EXISTS `+ownTable(own, name)); err != nil {
 			return err
 		}
+	}
+	if keptDeleted {
+		return nil // the schema stays with it; its line says so
 	}
 	var exists bool
 	if err := r.conn.GetContext(ctx, &exists, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)`, own); err != nil {
@@ -195,6 +223,26 @@ func (r *remover) own(ctx context.Context) error {
 	}
 	r.res.Dropped = append(r.res.Dropped, "drop schema "+own)
 	return nil
+}
+
+// keepDeleted reports whether the record of deleted documents holds rows,
+// and if so says that it is kept and how to drop it.
+func (r *remover) keepDeleted(ctx context.Context) (bool, error) {
+	var n struct {
+		Records int64 `db:"records"`
+		Copies  int64 `db:"copies"`
+	}
+	table := r.l.Names.Deleted
+	if err := r.conn.GetContext(ctx, &n, `SELECT count(*) AS records, count(document) AS copies FROM `+table); err != nil {
+		return false, fmt.Errorf("migrate --remove: count the record of deleted documents: %w", err)
+	}
+	if n.Records == 0 {
+		return false, nil
+	}
+	r.res.Kept = append(r.res.Kept, fmt.Sprintf("table %s.deleted_documents and schema %s: the record of %d hard-deleted documents, %d of them still restorable "+
+		"(supersessiond reconcile --restore); not dropped: DROP TABLE %s; DROP SCHEMA %s when you no longer need it",
+		r.l.Plan.Own, r.l.Plan.Own, n.Records, n.Copies, table, r.l.Names.Own))
+	return true, nil
 }
 
 // legacy drops an earlier release's tables, kept in the agent's schema.

@@ -39,6 +39,9 @@ var columnsOf = map[Job][]colReq{
 		{table: Aspects, name: "id", types: textTypes, optional: true},
 		{table: Aspects, name: "agent_id", types: textTypes, optional: true},
 		{table: Aspects, name: "name", types: textTypes, optional: true},
+		// The operator's rows (review, apply, undo) record the console
+		// session they were decided in; the audit trail reads it.
+		{table: History, name: "session_id", types: textTypes},
 	},
 	Compaction: {
 		{table: CompactionEvents, name: "id", types: intTypes},
@@ -110,7 +113,7 @@ func requiredColumns(job Job) []colReq {
 // written lists, per table the daemon inserts into, the columns its inserts
 // fill.
 var written = map[string][]string{
-	History:  {"id", "memory_id", "event", "old_content", "new_content", "changed_by", "reason", "metadata", "actor_type", "request_id"},
+	History:  {"id", "memory_id", "event", "old_content", "new_content", "changed_by", "reason", "metadata", "actor_type", "request_id", "session_id"},
 	Memories: {"id", "agent_id", "type", "content", "normalized_content", "source_type", "source_id", "idempotency_key"},
 }
 

@@ -6,7 +6,6 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"time"
 
@@ -17,15 +16,48 @@ import (
 	"github.com/supersessiond/supersessiond/internal/redact"
 )
 
-// UnavailableError means the database could not be reached. The CLI maps it
-// to exit code 3. Its message never contains the password.
+// UnavailableError means the database could not be reached, or refused the
+// connection. The CLI maps it to exit code 3. Its message never contains the
+// password.
 type UnavailableError struct {
 	DSN string // redacted
 	Err error
+	// Refused: the server answered and turned the connection down (SSL,
+	// authentication), so it is not "unreachable"; Hint says what to do.
+	Refused bool
+	Hint    string
 }
 
 func (e *UnavailableError) Error() string {
-	return fmt.Sprintf("database %s unreachable: %v", e.DSN, e.Err)
+	what := "unreachable"
+	if e.Refused {
+		what = "refused the connection"
+	}
+	msg := fmt.Sprintf("database %s %s: %v", e.DSN, what, e.Err)
+	if e.Hint != "" {
+		msg += "; " + e.Hint
+	}
+	return msg
+}
+
+// refusal recognises a connection the server turned down for a reason an
+// operator fixes in the connection string, and says how.
+func refusal(err error) (hint string, refused bool) {
+	var pe *pq.Error
+	switch {
+	case errors.Is(err, pq.ErrSSLNotSupported):
+		return "the server does not accept SSL connections and the connection string does not say sslmode, " +
+			"for which the driver requires SSL: add sslmode=disable (postgres://...?sslmode=disable, or " +
+			"sslmode=disable in key=value form), or enable SSL on the server (ssl = on)", true
+	case errors.As(err, &pe) && pe.Code == "28000" && strings.Contains(pe.Message, "no encryption"):
+		return "the server accepts only SSL connections from here: set sslmode=require (or verify-full) in the connection string", true
+	case errors.As(err, &pe) && pe.Code == "28P01":
+		return "the password is wrong or missing: give it in the URL (percent-encoded), in PGPASSWORD, or in ~/.pgpass " +
+			"(host:port:database:user:password, mode 0600)", true
+	case errors.As(err, &pe) && pe.Code.Class() == "28":
+		return "", true
+	}
+	return "", false
 }
 
 func (e *UnavailableError) Unwrap() error { return e.Err }
@@ -50,6 +82,13 @@ func PoolOf(d config.Database) Pool {
 	return Pool{MaxOpen: d.MaxOpenConns, MaxIdle: d.MaxIdleConns, IdleTime: idleTime}
 }
 
+// HTTPPool is the console's own pool, apart from the jobs'
+// (maintenance.http.maxOpenConns): what readers hold, the jobs never wait
+// for.
+func HTTPPool(h config.HTTP) Pool {
+	return Pool{MaxOpen: h.MaxOpenConns, MaxIdle: h.MaxOpenConns, IdleTime: idleTime}
+}
+
 // ApplicationName is how the daemon's sessions appear in pg_stat_activity
 // unless the connection string names them otherwise.
 const ApplicationName = "supersessiond"
@@ -58,19 +97,39 @@ const ApplicationName = "supersessiond"
 // connection string that cannot be parsed is reported without the driver's
 // message, which would quote the password's prefix.
 func Open(ctx context.Context, dsn string, pool Pool, timeout time.Duration) (*sqlx.DB, error) {
-	unavailable := func(err error) error {
-		return &UnavailableError{DSN: redact.DSN(dsn), Err: errors.New(redact.Secret(err.Error(), redact.DSNSecrets(dsn)...))}
+	db, err := OpenLazy(dsn, pool)
+	if err != nil {
+		return nil, err
 	}
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := db.PingContext(pctx); err != nil {
+		_ = db.Close()
+		return nil, unavailable(dsn, err)
+	}
+	return db, nil
+}
+
+func unavailable(dsn string, err error) error {
+	hint, refused := refusal(err)
+	return &UnavailableError{DSN: redact.DSN(dsn), Err: errors.New(redact.Secret(err.Error(), redact.DSNSecrets(dsn)...)),
+		Refused: refused, Hint: hint}
+}
+
+// OpenLazy is Open without the check: no connection is made until one is
+// needed (the console's pool, which holds no slot of the server while
+// nobody reads).
+func OpenLazy(dsn string, pool Pool) (*sqlx.DB, error) {
 	cfg, err := pq.NewConfig(dsn)
 	if err != nil {
-		return nil, unavailable(err)
+		return nil, unavailable(dsn, err)
 	}
 	if cfg.ApplicationName == "" || cfg.ApplicationName == "pqgo" {
 		cfg.ApplicationName = ApplicationName
 	}
 	connector, err := pq.NewConnectorConfig(cfg)
 	if err != nil {
-		return nil, unavailable(err)
+		return nil, unavailable(dsn, err)
 	}
 	db := sqlx.NewDb(sql.OpenDB(sessionSetup{connector}), "postgres")
 	if pool.MaxOpen <= 0 {
@@ -79,12 +138,6 @@ func Open(ctx context.Context, dsn string, pool Pool, timeout time.Duration) (*s
 	db.SetMaxOpenConns(pool.MaxOpen)
 	db.SetMaxIdleConns(min(pool.MaxIdle, pool.MaxOpen))
 	db.SetConnMaxIdleTime(pool.IdleTime)
-	pctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	if err := db.PingContext(pctx); err != nil {
-		_ = db.Close()
-		return nil, unavailable(err)
-	}
 	return db, nil
 }
 
@@ -130,46 +183,6 @@ func InTx(ctx context.Context, db *sqlx.DB, fn func(tx *sqlx.Tx) error) error {
 	return tx.Commit()
 }
 
-// IsConnectionError reports whether err means the database went away (as
-// opposed to a query being wrong): such failures are retried on the next tick.
-func IsConnectionError(err error) bool {
-	if err == nil {
-		return false
-	}
-	if errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn) {
-		return true
-	}
-	var ne net.Error
-	if errors.As(err, &ne) {
-		return true
-	}
-	var pe *pq.Error
-	if errors.As(err, &pe) {
-		switch pe.Code.Class() {
-		case "08", "57": // connection exception, operator intervention (shutdown)
-			return true
-		}
-	}
-	return strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "no such file or directory")
-}
-
-// IsRetryable reports a deadlock (40P01) or serialization failure (40001):
-// the statement did nothing and may simply be run again.
-func IsRetryable(err error) bool {
-	var pe *pq.Error
-	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
-}
-
-// IsUniqueViolation reports a unique_violation (23505), optionally on a named
-// constraint or index.
-func IsUniqueViolation(err error, constraint string) bool {
-	var pe *pq.Error
-	if !errors.As(err, &pe) || pe.Code != "23505" {
-		return false
-	}
-	return constraint == "" || pe.Constraint == constraint
-}
-
 // WithApplicationName returns dsn naming ApplicationName as the session's
 // application_name unless it names one already: for the connections the
 // driver opens outside Open (the inline hook's LISTEN connection).
@@ -188,12 +201,17 @@ func WithApplicationName(dsn string) string {
 }
 
 // freeConnectionsSQL counts the connection slots a role without superuser
-// rights (the agent's, usually) can still take.
+// rights (the agent's, usually) can still take. A role without
+// pg_read_all_stats (the daemon's, usually) sees another role's session
+// without its backend_type: a session with a database (datid) is then
+// counted as a client, which counts an autovacuum or parallel worker too,
+// on the side that leaves the agent more.
 const freeConnectionsSQL = `
 SELECT current_setting('max_connections')::int
      - current_setting('superuser_reserved_connections')::int
      - coalesce(nullif(current_setting('reserved_connections', true), '')::int, 0)
-     - (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')`
+     - (SELECT count(*) FROM pg_stat_activity
+        WHERE backend_type = 'client backend' OR (backend_type IS NULL AND datid IS NOT NULL))`
 
 // FreeConnections is how many more client connections the server accepts
 // from an ordinary role.
@@ -201,13 +219,6 @@ func FreeConnections(ctx context.Context, db *sqlx.DB) (int, error) {
 	var n int
 	err := db.GetContext(ctx, &n, freeConnectionsSQL)
 	return n, err
-}
-
-// IsTooManyConnections reports the server refusing a connection because it
-// is full (53300), or a role over its connection limit.
-func IsTooManyConnections(err error) bool {
-	var pe *pq.Error
-	return errors.As(err, &pe) && pe.Code == "53300"
 }
 
 // Snapshot returns the current transaction snapshot (pg_current_snapshot),

@@ -68,7 +68,7 @@ func TestPlanMadeAheadWithOtherInputsIsNotUsed(t *testing.T) {
 		"thresholds": {thresholds: Thresholds{Min: 0.8, Review: 0.5}},
 		"shadow":     {thresholds: in.thresholds, shadow: true},
 		"digests":    {thresholds: in.thresholds, digests: true},
-		"vetoes":     {thresholds: in.thresholds, vetoed: map[[2]string]bool{{"o", "n"}: true}},
+		"vetoes":     {thresholds: in.thresholds, vetoed: &Vetoes{pairs: map[[2]string]bool{{"o", "n"}: true}}},
 		"focus":      {thresholds: in.thresholds, focus: map[string]bool{"o": true}},
 		"semantic":   {thresholds: in.thresholds, semantic: true},
 	} {

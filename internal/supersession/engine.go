@@ -2,7 +2,6 @@ package supersession
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -192,7 +191,7 @@ func (e *Engine) planInput(ctx context.Context, cfg *config.Config, pass Pass) (
 	}
 	var client *llm.Client
 	if cfg.SemanticFallback() && e.llms != nil {
-		client = e.llms.Client(cfg.Maintenance.LLM)
+		client = e.llms.Client(cfg)
 		in.semantic = client != nil
 		in.digests = false
 	}
@@ -285,16 +284,12 @@ func (e *Engine) planVetoed(ctx context.Context, preps []*prepared, in *planInpu
 		olds = outs[i].deciding(olds)
 	}
 	vetoed, err := e.loadVetoes(ctx, olds, agents)
-	if err != nil || len(vetoed) == 0 {
+	if err != nil || vetoed.empty() {
 		return outs, err
 	}
 	in.vetoed = vetoed
-	hit := map[string]bool{}
-	for k := range vetoed {
-		hit[k[0]] = true
-	}
 	for i, p := range preps {
-		if slices.ContainsFunc(outs[i].deciding(nil), func(id string) bool { return hit[id] }) {
+		if slices.ContainsFunc(outs[i].deciding(nil), vetoed.touches) {
 			outs[i] = plan(p, *in)
 		}
 	}
@@ -306,10 +301,12 @@ const writeChunk = 500
 
 // write applies and proposes in chunks, each its own short transaction.
 // Before each chunk the brake is asked; once it is on, what remains is
-// written as proposals. A chunk that fails for a reason other than the
-// database going away is written again one decision at a time, so one row
-// that the stack's own constraints or data reject is skipped with its
-// reason and never takes the rest of its chunk down with it.
+// written as proposals. A chunk refused for one row's fault (store.RowFault:
+// a constraint of the stack's, data the database will not take) is written
+// again one decision at a time, so that row is skipped with its reason and
+// never takes the rest of its chunk down with it. Any other failure (a busy,
+// full or unreachable server) stops the pass with its error: nothing is
+// skipped, so the caller consumes nothing and the decisions are made again.
 func (e *Engine) write(ctx context.Context, cands []Candidate, pass Pass, t *Tally) error {
 	// Oldest old attribute first, so that a chain found in one pass (O1 → O2,
 	// O2 → N) is written link by link: O1 → O2 is checked while O2 is still
@@ -412,10 +409,10 @@ func (e *Engine) proposeChunk(ctx context.Context, items []Proposal, pass Pass, 
 // write failed and were skipped.
 type written struct{ ok, noop, failed int }
 
-// isolate writes a chunk; when that fails for a reason that is not the
-// database going away (nor the pass being cancelled), it writes each item
-// on its own, skipping (with a log line naming the attribute and the
-// reason) those that fail again.
+// isolate writes a chunk; when that fails for one row's fault (and the pass
+// goes on), it writes each item on its own, skipping (with a log line naming
+// the attribute and the reason) those that fail for their own fault again.
+// Any other failure is returned as it is, from the chunk or from an item.
 func isolate[T any](ctx context.Context, e *Engine, pass Pass, items []T, fn func([]T) (int, error), meta func(T) Metadata) (written, error) {
 	var w written
 	if len(items) == 0 {
@@ -439,7 +436,7 @@ func isolate[T any](ctx context.Context, e *Engine, pass Pass, items []T, fn fun
 		default:
 			w.failed++
 			m := meta(it)
-			e.log.Warn("supersession: a write was refused by the database; skipped, the rest of the batch is written",
+			e.log.Warn("supersession: a write was refused for this row's own data or the stack's constraint; skipped, the rest of the batch is written",
 				"source", pass.Source, "agent_id", m.AgentID, "old_attribute_id", m.OldAttributeID,
 				"new_attribute_id", m.NewAttributeID, "mode", string(m.Mode), "err", err)
 		}
@@ -447,12 +444,10 @@ func isolate[T any](ctx context.Context, e *Engine, pass Pass, items []T, fn fun
 	return w, nil
 }
 
-// isolatable reports whether a failed write may be the fault of one row (a
-// constraint of the stack's, data the database will not take) rather than
-// of the connection or the pass.
+// isolatable reports whether a failed write is the fault of one row
+// (store.RowFault decides which errors are), while the pass goes on.
 func isolatable(ctx context.Context, err error) bool {
-	return ctx.Err() == nil && !store.IsConnectionError(err) && !errors.Is(err, context.Canceled) &&
-		!errors.Is(err, context.DeadlineExceeded)
+	return ctx.Err() == nil && store.RowFault(err)
 }
 
 // withRetry retries a write once on a deadlock or serialization failure:

@@ -44,6 +44,9 @@ func (e *Engine) resolve(ctx context.Context, cfg *config.Config, client *llm.Cl
 		var k pairKey
 		copy(k.old[:], o)
 		copy(k.new[:], n)
+		// A verdict cached before its secret was known must not carry it
+		// into a proposal or a supersession's reason.
+		v.reasoning = client.Redact(v.reasoning)
 		out[k] = v
 	}
 	rows.Close()

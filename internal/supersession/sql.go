@@ -24,11 +24,13 @@ SELECT id FROM {{.Attributes}} WHERE id = ANY($1) ORDER BY id FOR UPDATE`
 
 // applySQL supersedes a batch of old attributes in one statement, under the
 // locks lockSQL took. For each request it re-checks the decision's
-// assumptions, and for the automatic paths that no operator vetoed the pair,
-// updates the row and inserts its attribute_superseded row carrying the undo
-// snapshot (prior status, superseded_by, superseded_at, updated_at) and what
-// the supersession left (for undo's "changed since" check). Requests whose
-// guard fails produce no row: the caller compares what came back.
+// assumptions, and for the automatic paths that no operator vetoed the pair
+// (rejected it, or undid a supersession of the old attribute after the new
+// one was recorded), updates the row and inserts its attribute_superseded
+// row carrying the undo snapshot (prior status, superseded_by, superseded_at,
+// updated_at) and what the supersession left (for undo's "changed since"
+// check). Requests whose guard fails produce no row: the caller compares
+// what came back.
 const applySQL = `
 WITH req AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(
@@ -51,7 +53,10 @@ prior AS (
     AND NOT (r.respect_vetoes AND EXISTS (
       SELECT 1 FROM {{.History}} h
       WHERE h.event IN ('supersession_proposal_rejected', 'supersession_reverted')
-        AND {{meta "h"}} ->> 'old_attribute_id' = a.id AND {{meta "h"}} ->> 'new_attribute_id' = r.new_id))
+        AND {{meta "h"}} ->> 'old_attribute_id' = a.id
+        AND ({{meta "h"}} ->> 'new_attribute_id' = r.new_id
+          OR (h.event = 'supersession_reverted'
+            AND h.created_at >= (SELECT n.created_at FROM {{.Attributes}} n WHERE n.id = r.new_id)))))
   ORDER BY a.id
   FOR UPDATE OF a
 ),
@@ -75,9 +80,9 @@ hist AS (
              'superseded_at', u.superseded_at, 'updated_at', u.updated_at)) AS full_meta
   FROM upd u
 )
-INSERT INTO {{.History}} (id, memory_id, event, old_content, new_content, changed_by, reason, metadata, actor_type, request_id)
+INSERT INTO {{.History}} (id, memory_id, event, old_content, new_content, changed_by, reason, metadata, actor_type, request_id, session_id)
 SELECT gen_random_uuid()::text, coalesce(h.memory_id, h.id), 'attribute_superseded', h.content, h.new_content, $2, h.reason,
-       {{metaIn "h.full_meta"}}, $3, $4
+       {{metaIn "h.full_meta"}}, $3, $4, $5
 FROM hist h
 RETURNING id, {{meta ""}} ->> 'old_attribute_id'`
 
@@ -102,10 +107,13 @@ WHERE event = 'supersession_proposal'
   AND ({{meta ""}} ->> 'old_attribute_id', {{meta ""}} ->> 'new_attribute_id') IN (SELECT * FROM unnest($1::text[], $2::text[]))`
 
 // vetoesSQL finds the pairs a reviewer rejected or an operator undid among
-// the given old attributes. The plan reads them to pick another target; the
-// write re-checks them under the row lock (applySQL).
+// the given old attributes, and when each undo was made: an undo vetoes the
+// old attribute against every sibling recorded at or before it (Vetoes).
+// The plan reads them to pick another target; the write re-checks them under
+// the row lock (applySQL).
 const vetoesSQL = `
-SELECT {{meta ""}} ->> 'old_attribute_id' AS old_id, {{meta ""}} ->> 'new_attribute_id' AS new_id
+SELECT {{meta ""}} ->> 'old_attribute_id' AS old_id, {{meta ""}} ->> 'new_attribute_id' AS new_id,
+       CASE WHEN event = 'supersession_reverted' THEN created_at END AS undone_at
 FROM {{.History}}
 WHERE event IN ('supersession_proposal_rejected', 'supersession_reverted')
   AND {{meta ""}} ->> 'old_attribute_id' = ANY($1)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -26,6 +27,10 @@ type Metadata struct {
 	Mode           Mode    `json:"mode"`
 	ProposalID     string  `json:"proposal_id,omitempty"`
 	RunID          string  `json:"run_id,omitempty"`
+	// Operator names who decided, on an operator's row (Actor.Operator);
+	// OperatorSource says how the name is known.
+	Operator       string `json:"operator,omitempty"`
+	OperatorSource string `json:"operator_source,omitempty"`
 }
 
 // Signals are a decision's signals; none is [] in JSON, never null, so a
@@ -55,16 +60,24 @@ type Supersession struct {
 	// supersede consolidating attributes); automatic paths never set it.
 	AnyAspect bool
 	// RespectVetoes refuses the write when a reviewer rejected the pair or
-	// an operator undid its supersession: set by the automatic paths, not
-	// by an operator applying or superseding by hand.
+	// an operator undid a supersession of the old attribute after the new
+	// one was recorded (Vetoes): set by the automatic paths, not by an
+	// operator applying or superseding by hand.
 	RespectVetoes bool
 }
 
-// Actor says who writes: changed_by, actor_type and request_id columns.
+// Actor says who writes: the changed_by, actor_type, request_id and
+// session_id columns, and for an operator the name in the metadata.
 type Actor struct {
-	ChangedBy string // supersessiond:sweep | supersessiond:inline | supersessiond:cli
+	ChangedBy string // supersessiond:sweep | :inline | :cli | :console | :api
 	Type      string // system | operator
 	RequestID string
+	SessionID string // the console session an operator decided in
+	// Operator is the operator's name (metadata operator), OperatorSource
+	// how it is known: token (a named token), login (given at login with
+	// the shared admin token), os_user or flag (the CLI).
+	Operator       string
+	OperatorSource string
 }
 
 // Applied is one written supersession.
@@ -96,8 +109,12 @@ func (e *Engine) Apply(ctx context.Context, tx *sqlx.Tx, actor Actor, items []Su
 	reqs := make([]reqRow, len(items))
 	olds := make([]string, len(items))
 	for i, it := range items {
+		meta := it.Meta
+		if actor.Operator != "" {
+			meta.Operator, meta.OperatorSource = actor.Operator, actor.OperatorSource
+		}
 		reqs[i] = reqRow{i, it.Meta.OldAttributeID, it.Meta.NewAttributeID, it.Meta.AgentID, it.OldContent, it.NewContent,
-			it.Meta, it.Reason, it.ForceChain, it.AnyAspect, it.RespectVetoes}
+			meta, it.Reason, it.ForceChain, it.AnyAspect, it.RespectVetoes}
 		olds[i] = it.Meta.OldAttributeID
 	}
 	body, err := json.Marshal(reqs)
@@ -107,7 +124,8 @@ func (e *Engine) Apply(ctx context.Context, tx *sqlx.Tx, actor Actor, items []Su
 	if _, err := tx.ExecContext(ctx, e.sql.lock, pq.Array(olds)); err != nil {
 		return nil, fmt.Errorf("supersession: lock %d attributes: %w", len(items), err)
 	}
-	rows, err := tx.QueryxContext(ctx, e.sql.apply, string(body), actor.ChangedBy, actor.Type, store.Nullable(actor.RequestID))
+	rows, err := tx.QueryxContext(ctx, e.sql.apply, string(body), actor.ChangedBy, actor.Type, store.Nullable(actor.RequestID),
+		store.Nullable(actor.SessionID))
 	if err != nil {
 		return nil, fmt.Errorf("supersession: apply %d supersessions: %w", len(items), err)
 	}
@@ -186,10 +204,47 @@ func (e *Engine) Propose(ctx context.Context, q sqlx.ExtContext, actor Actor, it
 	return out, nil
 }
 
-// loadVetoes returns the vetoed (old, new) pairs among the given old
-// attributes.
-func (e *Engine) loadVetoes(ctx context.Context, oldIDs []string, agents []string) (map[[2]string]bool, error) {
-	out := map[[2]string]bool{}
+// Vetoes are what operators said no to, about some old attributes: the
+// pairs a reviewer rejected, and the attributes an operator restored with
+// undo. An undo says "this is still true": it vetoes the attribute against
+// every sibling recorded (created_at) at or before the undo, not only the
+// pair it reverted; a sibling recorded after it may still retire it.
+type Vetoes struct {
+	pairs  map[[2]string]bool   // (old id, new id)
+	undone map[string]time.Time // old id → its latest undo
+}
+
+// Has reports whether the pair (old, nw) is vetoed. A nil *Vetoes vetoes
+// nothing.
+func (v *Vetoes) Has(old, nw *Attribute) bool {
+	if v == nil {
+		return false
+	}
+	if v.pairs[[2]string{old.ID, nw.ID}] {
+		return true
+	}
+	at, ok := v.undone[old.ID]
+	return ok && !nw.CreatedAt.After(at)
+}
+
+func (v *Vetoes) empty() bool { return v == nil || (len(v.pairs) == 0 && len(v.undone) == 0) }
+
+// touches reports whether a veto concerns the old attribute id.
+func (v *Vetoes) touches(id string) bool {
+	if _, ok := v.undone[id]; ok {
+		return true
+	}
+	for k := range v.pairs {
+		if k[0] == id {
+			return true
+		}
+	}
+	return false
+}
+
+// loadVetoes returns the vetoes about the given old attributes.
+func (e *Engine) loadVetoes(ctx context.Context, oldIDs []string, agents []string) (*Vetoes, error) {
+	out := &Vetoes{pairs: map[[2]string]bool{}, undone: map[string]time.Time{}}
 	if len(oldIDs) == 0 {
 		return out, nil
 	}
@@ -200,11 +255,18 @@ func (e *Engine) loadVetoes(ctx context.Context, oldIDs []string, agents []strin
 	defer rows.Close()
 	for rows.Next() {
 		var o, n *string
-		if err := rows.Scan(&o, &n); err != nil {
-			return nil, err
+		var undoneAt *time.Time
+		if err := rows.Scan(&o, &n, &undoneAt); err != nil {
+			return nil, fmt.Errorf("supersession: load vetoes: %w", err)
 		}
-		if o != nil && n != nil {
-			out[[2]string{*o, *n}] = true
+		if o == nil {
+			continue
+		}
+		if n != nil {
+			out.pairs[[2]string{*o, *n}] = true
+		}
+		if undoneAt != nil && undoneAt.After(out.undone[*o]) {
+			out.undone[*o] = *undoneAt
 		}
 	}
 	return out, rows.Err()

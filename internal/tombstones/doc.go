@@ -21,7 +21,13 @@
 //     document_sources edge, whichever the stack has; without superseded_by
 //     every cited tombstone is kept.
 //   - The dependent check is one indexed query per batch on every shape.
-//   - The embedding is never read, only set NULL: any column type works.
+//   - Every hard-deleted document is recorded in the statement that deletes
+//     it (supersessiond.deleted_documents: run id, id, workspace, content
+//     SHA-256), with its whole row as jsonb for keepDeleted, so a mistaken
+//     pass can be restored byte for byte (Restore); a live pass purges older
+//     copies and keeps the records.
+//   - The embedding is read only into that copy, otherwise only set NULL:
+//     any column type works.
 //   - Shadow mode, mutationsFrozen and the brake engaged mid-pass change
 //     nothing; the report says what a live pass would do.
 //   - A failure loses at most the batch in flight, which rolls back whole;

@@ -156,7 +156,7 @@ func planStatements(t testing.TB, db *sqlx.DB, batchSize int) []struct {
 		{"claim", render(nil).claim, "supersessiond_documents_tombstones", []any{time.Now(), "-infinity", "", batchSize}},
 		{"dependents", render(nil).cited, "supersessiond_documents_source_ids", []any{pq.Array(supIDs), pq.Array(supWSs)}},
 		{"preserve", render(nil).preserve, tidScan, []any{pq.Array(tids)}},
-		{"delete", render(nil).delete, tidScan, []any{pq.Array(tids)}},
+		{"delete", render(nil).delete[1], tidScan, []any{pq.Array(tids), "run", "triage"}},
 		{"backlog", render(nil).backlog, "supersessiond_documents_tombstones", []any{300.0, batch[len(batch)/2].At, batch[len(batch)/2].ID}},
 	}
 	if len(preserved) == 0 {
@@ -169,7 +169,7 @@ func planStatements(t testing.TB, db *sqlx.DB, batchSize int) []struct {
 		{"re-check page", render(nil).preservedPage, "supersessiond_documents_preserved",
 			[]any{"-infinity", "", "infinity", "", time.Now(), batchSize}},
 		{"re-check dependents", render(nil).cited, "supersessiond_documents_source_ids", []any{pq.Array(preserved), pq.Array(preservedWSs)}},
-		{"release", render(nil).release, "documents_pkey", []any{pq.Array(preserved)}},
+		{"release", render(nil).release[1], "documents_pkey", []any{pq.Array(preserved), "run", "release"}},
 		{"held", render(nil).held, "supersessiond_documents_preserved", nil},
 	}...)
 }

@@ -34,6 +34,14 @@ type Report struct {
 	// stopped: the re-check went round once.
 	RecheckComplete bool `json:"recheck_complete"`
 
+	// DeletedIDs are the documents the pass hard-deleted (at triage and
+	// released), each recorded with its workspace and content digest in
+	// supersessiond.deleted_documents under the pass's run id, the row kept
+	// for keepDeleted (reconcile --restore). Purged is how many kept copies
+	// older than that the pass dropped.
+	DeletedIDs []string `json:"deleted_ids"`
+	Purged     int      `json:"purged"`
+
 	WouldPreserve int `json:"would_preserve"`
 	WouldDelete   int `json:"would_delete"`
 	WouldRelease  int `json:"would_release"`
@@ -84,6 +92,13 @@ func (r *Report) Text() string {
 		fmt.Fprintf(&b, "  preserved   %d superseded, cited by a live document of the same workspace (embedding removed)\n", r.Preserved)
 		fmt.Fprintf(&b, "  deleted     %d\n", r.Deleted)
 		fmt.Fprintf(&b, "  re-check    %d preserved re-checked, %d released (last live dependent gone)\n", r.Rechecked, r.Released)
+		if len(r.DeletedIDs) > 0 {
+			fmt.Fprintf(&b, "  recorded    %d deleted documents under run %s (--json lists them); undo with `supersessiond reconcile --restore --run %s`\n",
+				len(r.DeletedIDs), r.RunID, r.RunID)
+		}
+		if r.Purged > 0 {
+			fmt.Fprintf(&b, "  purged      %d kept copies of documents deleted before maintenance.tombstones.keepDeleted\n", r.Purged)
+		}
 	}
 	if r.BudgetExhausted() {
 		fmt.Fprintf(&b, "  budget      %s used up: %d left for later passes\n", r.Budget, r.LeftForLater)

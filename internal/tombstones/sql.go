@@ -1,6 +1,10 @@
 package tombstones
 
-import "github.com/supersessiond/supersessiond/internal/schema"
+import (
+	"strings"
+
+	"github.com/supersessiond/supersessiond/internal/schema"
+)
 
 // The statements of one reconciliation pass, as templates over schema.Names:
 // the documents table wherever the stack keeps it, and its shape (with or
@@ -132,10 +136,48 @@ UPDATE {{.Documents}}
 SET {{if .Embedding}}embedding = NULL, {{end}}tombstone_preserved_at = now()
 WHERE ctid = ANY($1::tid[])`
 
-// deleteSQL hard-deletes claimed tombstones that nothing live needs.
+// deleteSQL hard-deletes claimed tombstones that nothing live needs, and
+// records each in the same statement (recordDeleted): no document is gone
+// without its record.
 const deleteSQL = `
-DELETE FROM {{.Documents}}
-WHERE ctid = ANY($1::tid[])`
+WITH gone AS (
+  DELETE FROM {{.Documents}} d
+  WHERE d.ctid = ANY($1::tid[])
+  RETURNING ` + goneMark + `
+)` + recordDeleted
+
+// recordDeleted ends deleteSQL and releaseSQL, whose deleted rows are gone:
+// it records each deleted document's id, workspace and the SHA-256 of its
+// content as stored (in the database's own encoding); $2 is the pass's run
+// id, $3 the phase (triage or release). The deleted ids come back.
+//
+// Rendered twice (keeping): while maintenance.tombstones.keepDeleted is not
+// 0 it also keeps the row itself as jsonb, embedding included whatever its
+// type (pgvector's vector becomes its text form, an array a JSON array),
+// which reconcile --restore puts back with jsonb_populate_record; that is
+// the one statement of the job that reads the embedding. With keepDeleted 0
+// it reads only what it records.
+const recordDeleted = `
+INSERT INTO {{.Deleted}} (run_id, document_id, workspace_name, content_sha256, document, phase)
+SELECT $2, g.id::text, g.workspace_name::text,
+       encode(sha256(convert_to(g.content::text, current_setting('server_encoding'))), 'hex'),
+       ` + copyMark + `, $3
+FROM gone g
+RETURNING document_id`
+
+// The marks keeping replaces: what the deletion returns, and the kept copy.
+const (
+	goneMark = "/*gone*/"
+	copyMark = "/*copy*/"
+)
+
+// keeping renders a recording deletion keeping the whole row, or not.
+func keeping(query string, keep bool) string {
+	if keep {
+		return strings.NewReplacer(goneMark, "d.*", copyMark, "to_jsonb(g)").Replace(query)
+	}
+	return strings.NewReplacer(goneMark, "d.id, d.workspace_name, d.content", copyMark, "NULL::jsonb").Replace(query)
+}
 
 // preservedPageSQL pages through preserved tombstones for the release
 // re-check, in the order of supersessiond_documents_preserved
@@ -163,14 +205,17 @@ LIMIT $6`
 // tombstone_preserved_at, so that needs no guard; one would also let the
 // planner AND the whole index of preserved tombstones into the statement.)
 const releaseSQL = `
-DELETE FROM {{.Documents}} d
-USING (
-  SELECT id FROM {{.Documents}}
-  WHERE id = ANY($1::text[])
-    AND deleted_at IS NOT NULL
-  FOR UPDATE SKIP LOCKED
-) gone
-WHERE d.id = gone.id`
+WITH gone AS (
+  DELETE FROM {{.Documents}} d
+  USING (
+    SELECT id FROM {{.Documents}}
+    WHERE id = ANY($1::text[])
+      AND deleted_at IS NOT NULL
+    FOR UPDATE SKIP LOCKED
+  ) locked
+  WHERE d.id = locked.id
+  RETURNING ` + goneMark + `
+)` + recordDeleted
 
 // backlogSQL counts the tombstones awaiting triage now (soft-deleted, older
 // than minAge ($1 seconds), not preserved) beyond the keyset position ($2,
@@ -194,6 +239,24 @@ FROM {{.Documents}}
 WHERE tombstone_preserved_at IS NOT NULL
   AND deleted_at IS NOT NULL`
 
+// purgeSQL drops the kept copies of documents deleted more than keepDeleted
+// ($1 seconds) ago, a batch ($2) at a time, oldest first through the partial
+// index of kept copies; the record of each deletion (id, workspace, digest)
+// stays. Rows another pass is purging are skipped.
+const purgeSQL = `
+WITH old AS (
+  SELECT seq FROM {{.Deleted}}
+  WHERE document IS NOT NULL
+    AND deleted_at < now() - make_interval(secs => $1)
+  ORDER BY deleted_at
+  LIMIT $2
+  FOR UPDATE SKIP LOCKED
+)
+UPDATE {{.Deleted}} d
+SET document = NULL, purged_at = now()
+FROM old
+WHERE d.seq = old.seq`
+
 // The release cursor is the daemon's own bookkeeping: where the last pass's
 // re-check stopped, so the next one goes on from there.
 const cursorName = "tombstones.release_cursor"
@@ -208,7 +271,10 @@ ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`
 
 // statements are the job's SQL, rendered for one database.
 type statements struct {
-	claim, dbNow, orderedScan, pending, cited, preserve, delete, preservedPage, release, backlog, held, loadCursor, saveCursor string
+	claim, dbNow, orderedScan, pending, cited, preserve, preservedPage, backlog, held, loadCursor, saveCursor string
+	// delete and release record what they delete; [1] also keeps the row.
+	delete, release                                          [2]string
+	purge, deletions, columns, restore, exists, markRestored string
 }
 
 func render(n *schema.Names) statements {
@@ -222,12 +288,18 @@ func render(n *schema.Names) statements {
 		pending:       n.SQL(pendingSQL),
 		cited:         n.SQL(citedSQL),
 		preserve:      n.SQL(preserveSQL),
-		delete:        n.SQL(deleteSQL),
+		delete:        [2]string{keeping(n.SQL(deleteSQL), false), keeping(n.SQL(deleteSQL), true)},
 		preservedPage: n.SQL(preservedPageSQL),
-		release:       n.SQL(releaseSQL),
+		release:       [2]string{keeping(n.SQL(releaseSQL), false), keeping(n.SQL(releaseSQL), true)},
 		backlog:       n.SQL(backlogSQL),
 		held:          n.SQL(heldSQL),
 		loadCursor:    n.SQL(loadCursorSQL),
 		saveCursor:    n.SQL(saveCursorSQL),
+		purge:         n.SQL(purgeSQL),
+		deletions:     n.SQL(deletionsSQL),
+		columns:       n.SQL(documentColumnsSQL),
+		restore:       n.SQL(restoreSQL),
+		exists:        n.SQL(documentExistsSQL),
+		markRestored:  n.SQL(markRestoredSQL),
 	}
 }

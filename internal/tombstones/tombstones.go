@@ -126,6 +126,8 @@ func (p position) args(bound string) (any, string) {
 // pass is the state of one Reconcile call.
 type pass struct {
 	shadow    bool
+	runID     string // recorded with each document it deletes
+	keep      bool   // keep each deleted row (maintenance.tombstones.keepDeleted > 0)
 	batchSize int
 	dbStart   time.Time // database time at the start
 	cutoff    time.Time // dbStart - minAge: triage takes tombstones deleted at or before
@@ -144,7 +146,7 @@ func (p *pass) deadline() time.Time { return p.start.Add(p.budget) }
 // batchSize, each batch its own short transaction, within the time budget.
 func (j *Job) Reconcile(ctx context.Context, cfg *config.Config) (*Report, error) {
 	start := j.now()
-	r := &Report{Run: job.NewRun(Name, cfg.Mode(), start), Backlog: -1, Held: -1, Skipped: []job.Skip{}}
+	r := &Report{Run: job.NewRun(Name, cfg.Mode(), start), Backlog: -1, Held: -1, Skipped: []job.Skip{}, DeletedIDs: []string{}}
 	err := j.reconcile(ctx, cfg, start, r)
 	r.Finish(ctx, j.now().Sub(start), err)
 	return r, err
@@ -153,6 +155,8 @@ func (j *Job) Reconcile(ctx context.Context, cfg *config.Config) (*Report, error
 func (j *Job) reconcile(ctx context.Context, cfg *config.Config, start time.Time, r *Report) error {
 	p := &pass{
 		shadow:    cfg.Shadow(),
+		runID:     r.RunID,
+		keep:      cfg.Maintenance.Tombstones.KeepDeleted > 0,
 		batchSize: max(cfg.Maintenance.Tombstones.BatchSize, 1),
 		start:     start,
 		budget:    j.opts.Budget,
@@ -173,6 +177,11 @@ func (j *Job) reconcile(ctx context.Context, cfg *config.Config, start time.Time
 	}
 	if err := j.recheck(ctx, p, r); err != nil {
 		return err
+	}
+	if err := j.purge(ctx, p, cfg.Maintenance.Tombstones.KeepDeleted, r); err != nil {
+		// The pass's own work is done; a copy kept longer is the safe side
+		// of a failure, and the next pass purges it.
+		j.log.Warn("could not purge the kept copies of deleted documents; the next pass tries again", "err", err)
 	}
 
 	// A shadow pass deleted nothing: count from the start, it costs nothing
@@ -288,17 +297,19 @@ func (j *Job) triageBatch(ctx context.Context, p *pass, r *Report, after positio
 	if err != nil {
 		return 0, after, fmt.Errorf("preserve %d tombstones: %w", len(keep), err)
 	}
-	deleted, err := execCount(ctx, tx, j.sql.delete, drop)
+	gone, err := deleteRecorded(ctx, tx, j.sql.delete, drop, p, "triage")
 	if err != nil {
 		return 0, after, fmt.Errorf("hard-delete %d tombstones: %w", len(drop), err)
 	}
 	if err := tx.Commit(); err != nil {
 		return 0, after, fmt.Errorf("commit: %w", err)
 	}
+	deleted := len(gone)
 	r.Batches++
 	r.Examined += len(batch)
 	r.Preserved += preserved
 	r.Deleted += deleted
+	r.DeletedIDs = append(r.DeletedIDs, gone...)
 	j.m.Preserved.Add(float64(preserved))
 	j.m.Deleted.Add(float64(deleted))
 	// The change log: one line per batch that changed something, counts only.
@@ -306,7 +317,7 @@ func (j *Job) triageBatch(ctx context.Context, p *pass, r *Report, after positio
 	if preserved+deleted > 0 {
 		level = slog.LevelInfo
 	}
-	j.log.Log(ctx, level, "tombstones triaged", "examined", len(batch), "preserved", preserved, "deleted", deleted,
+	j.log.Log(ctx, level, "tombstones triaged", "run_id", p.runID, "examined", len(batch), "preserved", preserved, "deleted", deleted,
 		"workspaces", distinctWorkspaces(batch))
 	return len(batch), lastPos, nil
 }
@@ -402,21 +413,23 @@ func (j *Job) recheckBatch(ctx context.Context, p *pass, r *Report, after, until
 	if j.hooks.beforeWrite != nil {
 		j.hooks.beforeWrite("release")
 	}
-	released, err := execCount(ctx, tx, j.sql.release, gone)
+	freed, err := deleteRecorded(ctx, tx, j.sql.release, gone, p, "release")
 	if err != nil {
 		return 0, after, fmt.Errorf("release %d tombstones: %w", len(gone), err)
 	}
 	if err := tx.Commit(); err != nil {
 		return 0, after, fmt.Errorf("commit: %w", err)
 	}
+	released := len(freed)
 	r.Rechecked += len(page)
 	r.Released += released
+	r.DeletedIDs = append(r.DeletedIDs, freed...)
 	j.m.Released.Add(float64(released))
 	level := slog.LevelDebug
 	if released > 0 {
 		level = slog.LevelInfo
 	}
-	j.log.Log(ctx, level, "preserved tombstones re-checked", "rechecked", len(page), "released", released,
+	j.log.Log(ctx, level, "preserved tombstones re-checked", "run_id", p.runID, "rechecked", len(page), "released", released,
 		"workspaces", distinctWorkspaces(page))
 	return len(page), lastPos, nil
 }
@@ -467,6 +480,54 @@ func execCount(ctx context.Context, tx *sqlx.Tx, query string, ids []string) (in
 	}
 	n, err := res.RowsAffected()
 	return int(n), err
+}
+
+// deleteRecorded runs deleteSQL or releaseSQL over a set (ctids or ids):
+// it hard-deletes and records each document in one statement, and returns
+// the ids it deleted. An empty set is not sent at all.
+func deleteRecorded(ctx context.Context, tx *sqlx.Tx, query [2]string, set []string, p *pass, phase string) ([]string, error) {
+	if len(set) == 0 {
+		return nil, nil
+	}
+	q := query[0]
+	if p.keep {
+		q = query[1]
+	}
+	var ids []string
+	if err := tx.SelectContext(ctx, &ids, q, pq.Array(set), p.runID, phase); err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+// purge drops the kept copies of documents deleted more than keep ago, in
+// batches, after a live pass's own work (at least one batch, more while the
+// budget lasts). Their records stay. A shadow pass, or one the brake
+// stopped, keeps everything: keeping longer is the safe side.
+func (j *Job) purge(ctx context.Context, p *pass, keep time.Duration, r *Report) error {
+	j.observeBrake(p, r)
+	if p.shadow {
+		return nil
+	}
+	for first := true; first || j.now().Before(p.deadline()); first = false {
+		res, err := j.db.ExecContext(ctx, j.sql.purge, keep.Seconds(), p.batchSize)
+		if err != nil {
+			return fmt.Errorf("tombstones: purge copies of documents deleted more than %s ago: %w", keep, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("tombstones: purge: %w", err)
+		}
+		r.Purged += int(n)
+		if int(n) < p.batchSize {
+			break
+		}
+	}
+	if r.Purged > 0 {
+		j.log.Info("purged the kept copies of documents deleted before keepDeleted", "run_id", p.runID, "purged", r.Purged,
+			"keep_deleted", keep.String())
+	}
+	return nil
 }
 
 func (j *Job) loadCursor(ctx context.Context) (position, error) {

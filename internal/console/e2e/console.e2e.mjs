@@ -28,8 +28,11 @@ function check(cond, what) {
 const context = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'console-chromium-')), {
   executablePath: chromiumPath,
   headless: true,
+  // attacker.example resolves to this host, as a rebinding DNS server
+  // would make it: a page of that name must read nothing.
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    '--disable-background-networking', '--disable-component-update', '--disable-sync',
+    '--host-resolver-rules=MAP attacker.example 127.0.0.1'],
   viewport: { width: 1360, height: 900 },
   deviceScaleFactor: 1,
 });
@@ -46,21 +49,38 @@ const idsWithSignal = async (signal) =>
     rows.filter((r) => r.querySelector('.chip.' + s)).map((r) => r.dataset.id), signal);
 
 try {
-  step('the queue reads without logging in');
+  step('the queue needs a token: the console opens on the login form');
   await page.goto(base + '/ui/');
-  await page.locator('h1', { hasText: 'Review queue' }).waitFor();
-  check(await page.locator('.readonly').count() === 1, 'read-only notice before login');
-  const pendingTab = page.locator('.tab.pending .n');
-  const pendingBefore = parseInt(await pendingTab.textContent(), 10);
-  check(pendingBefore > 5, 'several pending proposals, got ' + pendingBefore);
+  await page.waitForURL(/\/ui\/login\?next=/);
+  await page.locator('h1', { hasText: 'Log in' }).waitFor();
+  check(await page.locator('#queue').count() === 0, 'no queue before login');
+  await page.screenshot({ path: join(shots, 'login.png'), fullPage: true });
+  const listing = await page.request.get(base + '/ui/static/');
+  check(listing.status() === 404 && !(await listing.text()).includes('console.js'), '/ui/static/ lists nothing: ' + listing.status());
 
-  step('log in with the admin token');
-  await page.click('text=Log in to decide');
+  step('log in with the admin token and a name');
+  await page.goto(base + '/ui/');
   await page.fill('#token', token);
+  await page.fill('#name', 'e2e-operator');
   await page.click('button[type=submit]');
   await page.locator('#bulk').waitFor();
   check(await page.locator('body[data-admin="true"]').count() === 1, 'logged in');
+  check((await page.locator('.modes .operator').textContent()).trim() === 'e2e-operator', 'the operator is shown');
+  const pendingTab = page.locator('.tab.pending .n');
+  const pendingBefore = parseInt(await pendingTab.textContent(), 10);
+  check(pendingBefore > 5, 'several pending proposals, got ' + pendingBefore);
   await page.screenshot({ path: join(shots, 'queue.png'), fullPage: true });
+
+  step('a page of another site rebound to this host reads nothing, logged in or not');
+  const port = new URL(base).port;
+  const rebound = await context.newPage();
+  const api = await rebound.goto('http://attacker.example:' + port + '/api/proposals');
+  const apiText = await rebound.locator('body').textContent();
+  check(api.status() === 403 && !apiText.includes('"status"'), 'the API through a rebound name: ' + api.status());
+  await rebound.goto('http://attacker.example:' + port + '/ui/');
+  await rebound.waitForURL(/\/ui\/login/);
+  check(await rebound.locator('#queue').count() === 0, 'no queue through a rebound name');
+  await rebound.close();
 
   step('filter: pending only, one agent');
   await page.click('.tab.pending');
@@ -125,6 +145,13 @@ try {
   await page.goto(base + '/ui/proposals/' + applyID);
   await page.locator('#status', { hasText: 'undone' }).waitFor();
   check(await page.locator('.timeline .supersession_reverted').count() === 1, 'the revert is in the history');
+  check((await page.locator('#applied .who').textContent()).trim() === 'e2e-operator (console)', 'who applied');
+  check((await page.locator('#reverted .who').textContent()).trim() === 'e2e-operator (console)', 'who undid');
+  await page.screenshot({ path: join(shots, 'proposal-undone.png'), fullPage: true });
+
+  step('the accepted proposal says who accepted it');
+  await page.goto(base + '/ui/proposals/' + openID);
+  check((await page.locator('#reviewed .who').textContent()).trim() === 'e2e-operator (console)', 'who accepted');
 
   step('the queue shows the counts per status');
   await page.goto(base + '/ui/');

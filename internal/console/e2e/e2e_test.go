@@ -118,9 +118,12 @@ maintenance:
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	waitReady(t, base, logs, done)
 
-	// The "Done when" of the issue through plain HTTP: reads without a
-	// token, a POST without it refused, with it done.
-	if code, body := request(t, "GET", base+"/api/proposals", ""); code != 200 || !strings.Contains(body, `"status": "pending"`) {
+	// Through plain HTTP: a read or a POST without the token refused, with
+	// it done.
+	if code, body := request(t, "GET", base+"/api/proposals", ""); code != 403 || strings.Contains(body, `"status"`) {
+		t.Fatalf("GET /api/proposals without the token: %d %s", code, body)
+	}
+	if code, body := request(t, "GET", base+"/api/proposals", token); code != 200 || !strings.Contains(body, `"status": "pending"`) {
 		t.Fatalf("GET /api/proposals: %d %s", code, body)
 	}
 	var someID string
@@ -168,6 +171,17 @@ maintenance:
 	if counts["supersession_proposal_accepted"] != 1 || counts["supersession_proposal_rejected"] < 3 ||
 		counts["attribute_superseded"] != 1 || counts["supersession_reverted"] != 1 {
 		t.Fatalf("history after the browser test: %v", counts)
+	}
+	// Each decision names who made it, and through which channel.
+	var unnamed int
+	if err := db.Get(&unnamed, `SELECT count(*) FROM memory_history WHERE event IN ('supersession_proposal_accepted',
+		'supersession_proposal_rejected', 'attribute_superseded', 'supersession_reverted')
+		AND NOT (changed_by = 'supersessiond:console' AND metadata->>'operator' = 'e2e-operator' AND session_id LIKE 's-%'
+		         OR changed_by = 'supersessiond:api' AND metadata->>'operator' = 'admin')`); err != nil {
+		t.Fatal(err)
+	}
+	if unnamed != 0 {
+		t.Fatalf("%d decisions do not name their operator, channel and session", unnamed)
 	}
 	if strings.Contains(logs.String(), token) {
 		t.Fatalf("the admin token reached the daemon's log:\n%s", logs.String())

@@ -185,7 +185,7 @@
   }
 
   function needLogin() {
-    say('Deciding needs the admin token: log in first.', {error: true});
+    say('Deciding needs a token: log in first.', {error: true});
   }
 
   function act(action, t) {
