@@ -350,6 +350,9 @@ var labels = toSet(`update note fyi correction edit reminder ps nb btw`)
 // colon that follows one to four words, when no verb starts the value
 // ("Update: lives in Berlin" is a statement); an arrow is always a note's.
 func (st *Statement) noteKey(lo int) int {
+	if t := &st.toks[lo]; t.flags&fVerb != 0 && t.flags&fAttr == 0 && st.raw(t) != st.stem(t) && strings.HasSuffix(st.raw(t), "s") {
+		return 0 // "Manages three reports: Tom, Wei and Sofia" is a clause
+	}
 	for k := lo + 1; k < len(st.toks) && k <= lo+4; k++ {
 		if t := &st.toks[k]; t.flags&tColon != 0 {
 			if t.flags&tArrow == 0 && (t.flags&(verbalFlags&^(fVerb|fAdv)) != 0 || t.flags&fVerb != 0 && !st.participle(k) && st.verbal(k, len(st.toks))) {

@@ -267,6 +267,8 @@ func (c *clause) chainWord(j int, copula, aux *bool) (int, bool) {
 		return take(0)
 	case f&(fAdv|fNow|fStrong|fAddAdv|fWhen) != 0 || t.word == wordTo:
 		return take(0)
+	case c.irreal && (t.word == wordOf || c.raw(j) == "about") && j+1 < c.hi && c.tok(j+1).flags&(fVerb|fReplace|fCease) != 0:
+		return take(0) // "thinking of switching", "thinking about selling": the plan's verb follows
 	case f&fLight != 0 && j+1 < c.hi && c.st.participle(j+1):
 		*aux = true // "has been", "had given up", "got engaged"
 		c.perfect = c.perfect || haveForms[c.raw(j)]

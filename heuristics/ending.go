@@ -203,10 +203,11 @@ func thingEnded(a, b *clause) (fired, bool) {
 	return fired{SignalNegation, confNegationSubset, "newer ends: " + thing.text()}, true
 }
 
-// acquiringVerbs, in the past, say a state that holds since: "Adopted a
-// cat named Miso" has the cat, "Took a car loan" owes it.
-var acquiringVerbs = toSet(`adopt buy bought get got start join take took sign open install add hire acquire rent lease
-	subscribe enroll enrol begin began`)
+// acquiringVerbs, in the past, start a relation that holds since:
+// "Adopted a cat named Miso" has the cat, "Took a car loan" owes it. A
+// purchase is an event ("Bought the Corolla used from a dealer" stays
+// true when it is sold).
+var acquiringVerbs = toSet(`adopt start join take took sign hire rent lease subscribe enroll enrol begin began`)
 
 // acquired reports a past clause whose verb acquires what it names.
 func (c *clause) acquired() bool {

@@ -453,8 +453,8 @@ func (c *clause) age() bool {
 	if c.verb >= 0 && c.stem(c.verb) == "turn" {
 		return true // "turned 35"
 	}
-	if !c.copular {
-		return false
+	if n := bits.TrailingZeros64(v); !c.copular || c.valuePrep() != "" || n > c.start && c.tok(n-1).flags&(fTime|fWhen) != 0 {
+		return false // "is in Year 4" is a school year
 	}
 	subj := c.roles[rSubj] & c.contentMask()
 	return subj == 0 || bits.OnesCount64(subj) == 1 && c.tok(bits.TrailingZeros64(subj)).flags&tCap != 0 && c.tok(bits.TrailingZeros64(subj)).flags&fAttr == 0

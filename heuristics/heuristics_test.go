@@ -326,6 +326,15 @@ var decideCases = []struct {
 	{"an allergy ruled out", "Allergic to latex", "The latex allergy was ruled out", 0.75, 1, SignalNegation, "latex allergy"},
 	{"an allergy denied as an adjective", "Has a peanut allergy", "No longer allergic to peanuts", 0.75, 1, SignalNegation, "allergic peanuts"},
 	{"another allergy ruled out", "Allergic to cats", "The dog allergy was ruled out", 0, 0, "", ""},
+	// Denials of anyone, avoidance, events that stay true.
+	{"a denial of anyone", "Mentors three juniors", "No longer mentors anyone", 0.75, 1, SignalNegation, "mentors"},
+	{"a list after a verb and a colon is no note", "Supervises two interns: Ana and Bo", "Doesn't supervise anyone now", 0.75, 1, SignalNegation, "supervise"},
+	{"avoiding agrees with a denial", "No shellfish", "Still avoids shellfish", 0, 0, "", ""},
+	{"what one avoids, eaten again", "Avoids dairy", "Eats dairy again", 0.75, 1, SignalNegation, "dairy"},
+	{"a purchase stays true when sold", "Bought the Mazda used from a dealer", "Sold the Mazda to a neighbour", 0, 0.69, "", ""},
+	{"someone else's outcome of a plan", "Lena said Omar plans to move to Porto", "Lena moved into a flat in Porto", 0, 0.69, "", ""},
+	{"a plan to switch, news of another thing", "thinking of switching Ana to a Montessori school", "Ana finished swimming level 2", 0, 0.69, "", ""},
+	{"a school year is no age", "Rui is 6", "Rui is in Year 2 at the local school", 0, 0.69, "", ""},
 }
 
 // TestDecide is the specification of the signals: decideCases, one case per

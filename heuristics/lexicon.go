@@ -336,7 +336,7 @@ var wordClasses = []struct {
 		jan feb mar apr jun jul aug sep sept oct nov dec year years month months week weeks today
 		tonight tomorrow yesterday`},
 	{fCease, `quit quitting stopped ceased gave give gives giving given left cancelled canceled dropped
-		ditched abandoned ended sold rid`},
+		ditched abandoned ended sold rid avoid avoids avoided avoiding`},
 	{fReplace, `switched switch switches switching migrated migrate migrates migrating moved move moves
 		moving changed change changes changing replaced replace replaces replacing swapped swap swaps
 		traded trade trades relocated relocate relocates relocating converted convert transitioned

@@ -61,6 +61,9 @@ func (c *clause) pending() bool {
 // numbers and the words of the plan itself say nothing of what.
 func (c *clause) planned() sel {
 	words := c.objIdx
+	if c.replaceAt >= 0 && c.tgtIdx != 0 && c.tgtIdx != c.valIdx {
+		words = c.tgtIdx // "switching Sofi to a bilingual school": where to
+	}
 	if c.verb < 0 || c.passive || c.noteKey > 0 || c.replaceAt > c.start && c.raw(c.replaceAt-1) == "being" {
 		words |= c.subjIdx
 	}
@@ -120,6 +123,10 @@ func (c *clause) outcome() bool {
 func resolved(a, b *clause) (fired, bool) {
 	if !a.pending() || a.negated || b.pending() || b.irreal || b.rule() {
 		return fired{}, false
+	}
+	if as, bs := a.subject(), b.subject(); as.count() > 0 && bs.count() > 0 && as.flagged(tCap) == as.count() &&
+		bs.flagged(tCap) == bs.count() && as.shared(b.st.all()) == 0 {
+		return fired{}, false // "Ioana plans to move to Cluj" / "Bogdan moved to Cluj": someone else's outcome
 	}
 	plan := a.planned()
 	if b.addAdv && !b.sel(b.flagged(fAddAdv)&span(b.start, b.hi)).subsetOf(plan) {

@@ -149,6 +149,9 @@ func sameVerb(a, b *clause) bool {
 // A cessation's reasons and replacements are not what it ends: "ditched
 // Chrome for Firefox", "quit smoking after the diagnosis".
 func (c *clause) denied() []sel {
+	if c.verb >= 0 && c.tok(c.verb).content() && c.indefinite0() {
+		return []sel{c.sel(1 << c.verb)} // "doesn't manage anyone": whoever it was
+	}
 	pred := c.predIdx
 	if k := bits.TrailingZeros64(c.roles[rQual] & c.flagged(fPrep)); c.cease && k < c.hi && (circumstances[c.raw(k)] || c.is(k, wordFor)) {
 		pred &^= span(k, c.hi)
@@ -1290,6 +1293,18 @@ func (c *clause) capitalised(stem string) bool {
 	for i := c.start; i < c.end; i++ {
 		if t := c.tok(i); t.flags&tCap != 0 && i > 0 && t.flags&tFull == 0 && c.stem(i) == stem {
 			return true
+		}
+	}
+	return false
+}
+
+// indefinite0 reports an object that is anyone or anything: "doesn't
+// manage anyone (directly)", "no longer owns anything".
+func (c *clause) indefinite0() bool {
+	for i := c.verb + 1; i < c.hi && c.tok(i).flags&fPrep == 0; i++ {
+		switch c.raw(i) {
+		case "anyone", "anybody", "anything", "anymore":
+			return c.raw(i) != "anymore"
 		}
 	}
 	return false
