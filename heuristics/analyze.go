@@ -53,6 +53,10 @@ type scratch struct {
 	anchors, probes []Key
 	seen            [256]seenKey // appendDistinct's set
 	gen             uint32
+	// The last aspect's name read, and what it says: a sweep analyses
+	// the statements of one aspect one after another.
+	aspectName string
+	aspect     aspect
 }
 
 // seenKey is a slot of appendDistinct's set: a key, current when its
@@ -91,7 +95,10 @@ func Reanalyze(st *Statement, in Input) *Statement {
 	defer contain(func(why string) {
 		*st = Statement{created: in.CreatedAt, constraint: isConstraint(in.Kind), failed: why}
 	})
-	*st = Statement{created: in.CreatedAt, constraint: isConstraint(in.Kind), asp: defaultLexicon().readAspect(in.Aspect)}
+	if in.Aspect != sc.aspectName {
+		sc.aspectName, sc.aspect = in.Aspect, defaultLexicon().readAspect(in.Aspect)
+	}
+	*st = Statement{created: in.CreatedAt, constraint: isConstraint(in.Kind), asp: sc.aspect}
 	st.toks, sc.text = tokenize(sc.toks[:0], sc.text[:0], in.Content, defaultLexicon())
 	st.text = string(sc.text)
 	sc.segs = st.read(sc.segs[:0])

@@ -279,9 +279,7 @@ func (c *clause) temporalKeys(anchors, probes []Key, subj uint64) ([]Key, []Key)
 		} else if c.copular {
 			anchors = append(anchors, Key(mix(tagTempVerb, subj, keyNoVerb)))
 		}
-		for t := range c.core().words {
-			anchors = append(anchors, wordKey(t))
-		}
+		// (Its words' keys: BlockKeys anchors every word of the statement.)
 	}
 	if c.replaceAt < 0 && !c.strong && !c.now || c.addAdv || c.addVerb && !c.strong && c.replaceAt < 0 {
 		return anchors, probes

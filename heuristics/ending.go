@@ -65,7 +65,11 @@ func (c *clause) endedThing() (thing, who sel) {
 	if c.temporary() || c.scopeIdx != 0 {
 		return none, none // "the league ended for the season", "closes on Sundays"
 	}
+	lx := defaultLexicon()
 	for i := c.start; i < c.hi; i++ {
+		if !lx.ruleWords.has(c.tok(i).hash) {
+			continue // most words: none the switch names
+		}
 		w := c.raw(i)
 		n := i + 1
 		switch {

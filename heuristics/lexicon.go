@@ -78,6 +78,9 @@ type lexicon struct {
 	// tokens, by the hash a token of the word gets (its stem's): a clear
 	// bit means the token's word is not in the set.
 	labelWords, reportingWords, anchorWords hashBits
+	// ruleWords are the words the endings and the plans look up by name
+	// (endingWords, pendingWords...).
+	ruleWords hashBits
 	// Predicates that statements point to besides the table's: "be from",
 	// a noun slot ("main editor is", "rent is") and an age.
 	beFrom, nounPred, agePred *predicate
@@ -295,6 +298,7 @@ func newLexicon() *lexicon {
 	lx.labelWords = lx.filterOf(labels)
 	lx.reportingWords = lx.filterOf(reportingVerbs)
 	lx.anchorWords = lx.filterOf(timeAnchorWords)
+	lx.ruleWords = lx.filterOf(ruleWordSet())
 	return lx
 }
 

@@ -35,8 +35,12 @@ var modalRules = toSet(`should must shall if`)
 
 // pending reports a clause that says a thing under way or planned.
 func (c *clause) pending() bool {
+	lx := defaultLexicon()
 	for i := c.start; i < c.hi; i++ {
 		t := c.tok(i)
+		if t.flags&fIrreal == 0 && !lx.ruleWords.has(t.hash) {
+			continue // most words: none the switch names
+		}
 		w := c.raw(i)
 		switch {
 		case modalRules[w]:
@@ -216,3 +220,18 @@ func (c *clause) tells(a *clause, plan sel) bool {
 // tellingWords tell in a plan's own words that it is done or off: "A
 // second rabbit is off the table", "the move is done".
 var tellingWords = toSet(`finished completed complete done live cutover off postponed decided over returned`)
+
+// ruleWordSet is every word the endings and the plans name (see
+// lexicon.ruleWords).
+func ruleWordSet() map[string]bool {
+	m := map[string]bool{"stopped": true, "quit": true, "gave": true, "off": true, "progress": true, "wip": true}
+	for _, set := range []map[string]bool{endingWords, modalRules, pendingWords, pendingLabels} {
+		for w := range set {
+			m[w] = true
+		}
+	}
+	for w := range endingParticles {
+		m[w] = true
+	}
+	return m
+}

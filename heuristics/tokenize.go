@@ -90,7 +90,12 @@ func tokenize(toks []token, text []byte, s string, lx *lexicon) ([]token, []byte
 			word = strings.NewReplacer("\u2019", "'", "\u02bc", "'").Replace(word)
 		}
 		var t *token
-		if parts, ok := lx.relation(word); ok {
+		var parts []string
+		rel := false
+		if strings.IndexByte(word, '_') >= 0 { // a relation name has one; most words none
+			parts, rel = lx.relation(word)
+		}
+		if rel {
 			toks, text, t = lx.relationTokens(toks, text, parts, flags)
 		} else {
 			toks = append(toks, token{})
