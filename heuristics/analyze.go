@@ -357,8 +357,9 @@ var labels = toSet(`update note fyi correction edit reminder ps nb btw`)
 // colon that follows one to four words, when no verb starts the value
 // ("Update: lives in Berlin" is a statement); an arrow is always a note's.
 func (st *Statement) noteKey(lo int) int {
-	if t := &st.toks[lo]; t.flags&fVerb != 0 && t.flags&fAttr == 0 && st.raw(t) != st.stem(t) && strings.HasSuffix(st.raw(t), "s") {
-		return 0 // "Manages three reports: Tom, Wei and Sofia" is a clause
+	if t := &st.toks[lo]; t.flags&(fReplace|fCease) != 0 && t.flags&tArrow == 0 ||
+		t.flags&fVerb != 0 && t.flags&fAttr == 0 && st.raw(t) != st.stem(t) && strings.HasSuffix(st.raw(t), "s") {
+		return 0 // "Manages three reports: Tom, Wei and Sofia", "Switched yarn -> pnpm" are clauses
 	}
 	for k := lo + 1; k < len(st.toks) && k <= lo+4; k++ {
 		if t := &st.toks[k]; t.flags&tColon != 0 {
@@ -503,10 +504,13 @@ func (st *Statement) coordinatedSubject(lo, i int) bool {
 	if i-lo > 3 {
 		return false
 	}
+	name := false
 	for k := lo; k < i; k++ {
-		if st.verbal(k, i) || st.toks[k].flags&tBreak != 0 && k > lo || !named(st, &st.toks[k]) {
+		t := &st.toks[k]
+		if st.verbal(k, i) || t.flags&tBreak != 0 && k > lo || t.flags&(fSelf|fDet) != 0 {
 			return false // "Hurt my knee and don't enjoy running": two clauses
 		}
+		name = name || named(st, t)
 	}
-	return true
+	return name
 }

@@ -51,7 +51,9 @@ func (st *Statement) BlockKeys(anchors, probes []Key) (outA, outP []Key) {
 			}
 		}
 		if thing, _ := c.endedThing(); thing.idx != 0 {
-			p = append(p, wordKey(c.tok(pickWord(thing)))) // a thing ended: in the older's tail
+			for _, t := range thing.conjuncts() {
+				p = append(p, wordKey(c.tok(pickWord(t)))) // a thing ended: in the older statement
+			}
 		}
 	}
 	a, p = st.measureKeys(a, p)

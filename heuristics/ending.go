@@ -18,7 +18,7 @@ import (
 // the older's.
 
 // endingWords end their object, or their subject when they have none.
-var endingWords = toSet(`sold sell sells selling lost lose loses removed remove removes deleted delete deletes
+var endingWords = toSet(`sold sell sells selling lost lose loses removed remove removes deleted delete deletes withdrew withdrawn
 	uninstalled uninstall cancelled canceled cancel cancels closed decommissioned decommission retired
 	dropped ditched scrapped disbanded dissolved expired lapsed healed cured resolved gone dead over
 	discontinued killed paused stopped ended terminated`)
@@ -42,7 +42,7 @@ var usageVerbs = toSet(`use uses using used take takes taking took need needs ne
 // partWords name an aspect of a thing rather than another thing: "NEXUS
 // card", "styled-components usage", "MySQL support".
 var partWords = toSet(`usage use support dependency dependencies integration subscription membership account card
-	service plan policy package plugin setup license config last old whole entire`)
+	service plan policy package plugin setup license config cluster instance server last old whole entire`)
 
 // endedThing is what clause c says ended, as the words that name it, and
 // the words of who ended it (its subject, for an active ending).
@@ -101,7 +101,7 @@ func (c *clause) endedThing() (thing, who sel) {
 			continue
 		}
 		if obj := c.thingAt(n); obj.count() > 0 {
-			return obj, c.sel(c.contentMask() & span(c.start, i) &^ c.flagged(fSelf))
+			return c.andNamed(obj), c.sel(c.contentMask() & span(c.start, i) &^ c.flagged(fSelf))
 		}
 		// No object: the subject ended ("Husky removed", "the allergy is gone").
 		subj := c.sel(c.contentMask() & span(c.start, i) &^ c.flagged(fSelf|fWhen))
@@ -111,6 +111,20 @@ func (c *clause) endedThing() (thing, who sel) {
 		return subj, none
 	}
 	return none, none
+}
+
+// andNamed adds to thing the named things coordinated after it ("removed
+// isort and flake8"); not a clause ("sold the car and bought a bike").
+func (c *clause) andNamed(thing sel) sel {
+	for j := thing.last() + 1; j+1 < c.hi && c.tok(j).flags&fConj != 0 && c.tok(j+1).flags&fVerb == 0; {
+		next := c.thingAt(j + 1)
+		if next.count() == 0 || !next.named() {
+			break
+		}
+		thing.idx |= next.idx
+		j = next.last() + 1
+	}
+	return thing
 }
 
 // is1 reports whether token i of the clause is the word w.
@@ -167,9 +181,11 @@ func (c *clause) thingAt(i int) sel {
 
 // named reports a word that names one thing: capitalised (not a day, a
 // month or a pronoun), or written as no English word is
-// ("styled-components", "node.js").
+// ("styled-components", "node.js", "flake8").
 func named(st *Statement, t *token) bool {
-	return t.flags&tCap != 0 && t.flags&(fScope|fTime|fSelf) == 0 || strings.ContainsAny(st.raw(t), "-./_")
+	w := st.raw(t)
+	return t.flags&tCap != 0 && t.flags&(fScope|fTime|fSelf) == 0 || strings.ContainsAny(w, "-./_") ||
+		t.flags&tNumber == 0 && strings.ContainsAny(w, "0123456789") // "flake8", "ec2"
 }
 
 // withoutParts leaves out the words that name an aspect of a named thing
@@ -192,10 +208,23 @@ func (s sel) withoutParts() sel {
 // thingEnded: the newer clause b says a thing the older clause a speaks of
 // ended (see endedThing).
 func thingEnded(a, b *clause) (fired, bool) {
-	thing, who := b.endedThing()
+	whole, who := b.endedThing()
 	said := a.st.all() // what the older says of it, in any of its parts
-	if thing.count() == 0 || a.past && !a.acquired() || a.negated || b.irreal && !b.negated || !thing.kinOf(said) || !who.subsetOf(said) ||
-		!thing.sameNumber(said) || a.left().count() > 0 && thing.subsetOf(a.left()) {
+	if whole.count() == 0 || a.past && !a.acquired() || a.negated || b.irreal && !b.negated || !who.subsetOf(said) {
+		return fired{}, false
+	}
+	var thing sel
+	parts := whole.conjuncts()
+	for _, t := range parts { // "flake8 and Prettier removed": each of them ended
+		if len(parts) > 1 && !t.named() {
+			continue // "ruff and black removed" says nothing of coffee taken black
+		}
+		if t.kinOf(said) && t.sameNumber(said) && !(a.left().count() > 0 && t.subsetOf(a.left())) {
+			thing = t
+			break
+		}
+	}
+	if thing.count() == 0 || a.st.eventOf(thing) {
 		return fired{}, false // "the trip is cancelled" / "flies Alaska for work trips"; "migrated off MySQL" knew
 	}
 	if t, _ := a.endedThing(); t.count() > 0 {
@@ -289,6 +318,57 @@ func (st *Statement) subjectHas(s sel) bool {
 	for i := range st.clauses {
 		if s.shared(st.clauses[i].subject()) > 0 {
 			return true
+		}
+	}
+	return false
+}
+
+// conjuncts splits s at the conjunctions between its words ("flake8 and
+// black": flake8, black; "Redshift loader and LOAD_TARGET flag"); s
+// itself when none.
+func (s sel) conjuncts() []sel {
+	var out []sel
+	cur := sel{st: s.st}
+	for m := s.idx; m != 0; m &= m - 1 {
+		k := bits.TrailingZeros64(m)
+		if cur.idx != 0 {
+			for j := cur.last() + 1; j < k; j++ {
+				if s.st.toks[j].flags&fConj != 0 || s.st.toks[j].flags&tBreak != 0 {
+					out = append(out, cur)
+					cur = sel{st: s.st}
+					break
+				}
+			}
+		}
+		cur.idx |= 1 << k
+	}
+	return append(out, cur)
+}
+
+// named reports a word of s that names one thing (see named).
+func (s sel) named() bool {
+	for m := s.idx; m != 0; m &= m - 1 {
+		if named(s.st, &s.st.toks[bits.TrailingZeros64(m)]) {
+			return true
+		}
+	}
+	return false
+}
+
+// eventOf reports that the statement tells an event of the thing, a past
+// participle right after it ("pg-pay-2 promoted, then switched back"): a
+// record of what happened, which stays true when the thing is gone.
+func (st *Statement) eventOf(thing sel) bool {
+	for i := range st.toks {
+		if !thing.has(st.stem(&st.toks[i])) || i+1 >= len(st.toks) {
+			continue
+		}
+		n := &st.toks[i+1]
+		if n.flags&tBreak != 0 || !strings.HasSuffix(st.raw(n), "ed") || n.flags&(fVerb|fPast) == 0 && n.content() {
+			continue
+		}
+		if i+2 == len(st.toks) || st.toks[i+2].flags&(tBreak|fConj) != 0 {
+			return true // not "Metformin raised to 1000 mg", a state
 		}
 	}
 	return false

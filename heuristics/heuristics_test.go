@@ -335,6 +335,18 @@ var decideCases = []struct {
 	{"someone else's outcome of a plan", "Lena said Omar plans to move to Porto", "Lena moved into a flat in Porto", 0, 0.69, "", ""},
 	{"a plan to switch, news of another thing", "thinking of switching Ana to a Montessori school", "Ana finished swimming level 2", 0, 0.69, "", ""},
 	{"a school year is no age", "Rui is 6", "Rui is in Year 2 at the local school", 0, 0.69, "", ""},
+	// Versions, coordinated endings, a change verb that leads a note, withdrawals.
+	{"a version upgraded", "Pinned to Django 4.2", "Upgraded to Django 5.1", 0.85, 1, SignalValue, "django: 4.2 → 5.1"},
+	{"two versions both in use", "Runs Postgres 14", "Also runs Postgres 16 for the analytics box", 0, 0.69, "", ""},
+	{"what is said of a version stays true", "Python 3.9 is supported", "Upgraded to Python 3.12", 0, 0.69, "", ""},
+	{"a change verb before an arrow is a clause", "Task runner: make", "Switched make -> mage; targets live in magefile.go", 0.9, 1, SignalTemporal, "make → mage"},
+	{"each of the things removed", "Edits with Vim", "Editor moved to Zed; Vim and Emacs removed", 0.75, 1, SignalNegation, "vim"},
+	{"each of the things removed, after the verb", "Uses tox4 for test runs", "Dropped nox and tox4", 0.75, 1, SignalNegation, "tox4"},
+	{"a common word among things removed", "Takes tea black", "flake8 and black removed", 0, 0.69, "", ""},
+	{"a thing's cluster decommissioned", "Deploys go through Atlas", "The Atlas cluster was decommissioned", 0.75, 1, SignalNegation, "atlas"},
+	{"a withdrawal resolves training", "Is training for the Lyon 10K", "Withdrew from the Lyon 10K", 0.75, 1, SignalTemporal, "lyon"},
+	{"an event of a thing stays true", "drill done: db-7 promoted, then switched back", "db-7 decommissioned", 0, 0.69, "", ""},
+	{"a dose raised is no event", "Insulin raised to 12 units nightly", "No longer takes insulin", 0.75, 1, SignalNegation, "insulin"},
 }
 
 // TestDecide is the specification of the signals: decideCases, one case per

@@ -587,7 +587,8 @@ const verbs = `live reside work report marry date engage study attend wake sleep
 	engage split break breakfast lunch supervise own rent mortgage insure drive sleep wake approve
 	accept include exclude renew depend expose contain require trigger process serve route store
 	archive merge sign encrypt mount ship cost charge listen point default expire sponsor review
-	log call maintain handle stay depart arrive register pay sync succeed fail`
+	log call maintain handle stay depart arrive register pay sync succeed fail remove delete uninstall
+	decommission deprecate disband expire heal cure pause terminate discontinue scrap withdraw`
 
 // irregular lists irregular forms as "base:form form...".
 const irregular = `go:went gone goes going come:came run:ran drive:drove driven ride:rode ridden
@@ -600,7 +601,7 @@ const irregular = `go:went gone goes going come:came run:ran drive:drove driven 
 	be:is are am was were been being have:has had having do:does did done doing get:got gotten
 	sleep:slept wake:woke woken break:broke broken split:split born:born bear:bore
 	fight:fought catch:caught hear:heard say:said tell:told find:found rebuild:rebuilt rewrite:rewrote
-	rewritten`
+	rewritten withdraw:withdrew withdrawn`
 
 // addVerbs adds every form of the known verbs, each with its base form as
 // the canonical stem so that "uses", "using" and "used" compare equal.

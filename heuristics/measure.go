@@ -43,6 +43,7 @@ const (
 	unitSpeed                     // Mbps
 	unitDistance                  // km, miles
 	unitCount                     // "three reports": unit is the noun counted
+	unitVersion                   // "Python 3.12", "Node 20": what it is a version of is the thing
 )
 
 // unitWords name units: the kind and how many base units one is (seconds,
@@ -124,6 +125,7 @@ func (st *Statement) measures(out []measure) []measure {
 			continue
 		}
 		switch {
+		case m.things != 0: // a version's name
 		case from != 0 && st.is(i-1, wordTo):
 			m.things = from // "raised the price from $20 to $25": the $20's thing
 		default:
@@ -198,12 +200,24 @@ func (st *Statement) measureAt(i int) (m measure, after int, ok bool) {
 	}
 	if p := i - 1; p >= 0 && st.toks[p].flags&tCap != 0 && st.toks[p].content() && st.toks[p].flags&(fScope|fTime) == 0 && t.sign == signNone &&
 		(p > 0 && st.toks[p].flags&tFull == 0 || st.flagsOf(p)&lexiconFlags == 0) {
-		return m, 0, false // a version or a model: "Node 18", "PG 16.4"; not "Rent 1,100 EUR"
+		// A version of the name before it ("Node 18", "Airflow 2.8.1"; not
+		// "Rent 1,100 EUR"): the name is the thing.
+		if n := i + 1; n < len(st.toks) && st.toks[n].flags&(tCap|tBreak) == tCap {
+			return m, 0, false // a model's name goes on: "Pixel 9 Pro"
+		}
+		lo := p
+		for lo > 0 && st.toks[lo-1].flags&tCap != 0 && st.toks[lo-1].content() && st.toks[lo].flags&tBreak == 0 {
+			lo--
+		}
+		return measure{num: i, kind: unitVersion, value: math.NaN(), things: span(lo, p+1) & st.allIdx}, i + 1, true
 	}
 	num, suffix := splitNumber(raw)
 	v, err := strconv.ParseFloat(strings.ReplaceAll(num, ",", ""), 64)
 	if w, ok := numberWords[raw]; ok {
 		v, err, suffix = w, nil, ""
+	}
+	if strings.Count(num, ".") >= 2 && suffix == "" {
+		return measure{num: i, kind: unitVersion, value: math.NaN()}, i + 1, true // "pinned to 2.6.3"
 	}
 	if err != nil && !strings.Contains(num, ":") {
 		return m, 0, false // "2-room", "v2.1.3"
@@ -504,6 +518,11 @@ func measured(a, b *Statement) (fired, bool) {
 			conf := confMeasure
 			if y.marked {
 				conf = confMeasureMarked
+			} else if x.kind == unitVersion {
+				continue // two versions may both be in use: only a change says one replaced the other
+			}
+			if x.kind == unitVersion && a.saidOf(x.num) {
+				continue // "Python 3.8 is supported" stays true when the code moves to 3.12
 			}
 			if conf > best.conf {
 				what := sel{b, y.things}.text()
@@ -512,6 +531,23 @@ func measured(a, b *Statement) (fired, bool) {
 		}
 	}
 	return best, best.conf > 0
+}
+
+// saidOf reports the token at i in the subject of a copula: the
+// statement tells something of it ("Python 3.8 is unsupported") rather
+// than which one is in use.
+func (st *Statement) saidOf(i int) bool {
+	for k := i - 1; k >= 0 && st.toks[k].flags&tBreak == 0; k-- {
+		if st.toks[k].flags&(fVerb|fCopula) != 0 {
+			return false
+		}
+	}
+	for k := i + 1; k < len(st.toks) && st.toks[k].flags&tBreak == 0; k++ {
+		if st.toks[k].flags&fCopula != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // keyKind is the kind a measure is compared as: a bare number with a

@@ -26,7 +26,7 @@ var pendingWords = toSet(`training interviewing looking searching hunting saving
 var pendingLabels = toSet(`plan proposal wip todo pending draft goal`)
 
 // outcomeWords tell how a pending thing came out.
-var outcomeWords = toSet(`finished completed complete done did ran won passed accepted selected chose chosen picked
+var outcomeWords = toSet(`finished completed complete done did ran won passed accepted selected chose chosen picked withdrew
 	decided live landed merged shipped launched cutover converted signed bought joined sat took got returned back
 	postponed pushed rescheduled off`)
 
@@ -219,7 +219,7 @@ func (c *clause) tells(a *clause, plan sel) bool {
 
 // tellingWords tell in a plan's own words that it is done or off: "A
 // second rabbit is off the table", "the move is done".
-var tellingWords = toSet(`finished completed complete done live cutover off postponed decided over returned`)
+var tellingWords = toSet(`finished completed complete done live cutover off postponed decided over returned withdrew`)
 
 // ruleWordSet is every word the endings and the plans name (see
 // lexicon.ruleWords).
