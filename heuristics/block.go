@@ -50,6 +50,13 @@ func (st *Statement) BlockKeys(anchors, probes []Key) (outA, outP []Key) {
 				p = append(p, wordKey(t)) // resolved: a word of the plan is the newer's
 			}
 		}
+		if k := c.pauseAt(); k >= 0 {
+			for _, t := range c.pausedThings(k) {
+				if t.idx != 0 {
+					p = append(p, wordKey(c.tok(pickWord(t)))) // resumed: what was paused is the newer's
+				}
+			}
+		}
 		if thing, _ := c.endedThing(); thing.idx != 0 {
 			for _, t := range thing.conjuncts() {
 				p = append(p, wordKey(c.tok(pickWord(t)))) // a thing ended: in the older statement

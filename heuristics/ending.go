@@ -21,7 +21,7 @@ import (
 var endingWords = toSet(`sold sell sells selling lost lose loses removed remove removes deleted delete deletes withdrew withdrawn
 	uninstalled uninstall cancelled canceled cancel cancels closed decommissioned decommission retired
 	dropped ditched scrapped disbanded dissolved expired lapsed healed cured resolved gone dead over
-	discontinued killed paused stopped ended terminated`)
+	discontinued killed paused stopped ended terminated totaled totalled wrecked`)
 
 // endingParticles make an ending of a verb with its particle ("paid off
 // the loan", "shut down", "gave away", "handed off coaching", "stepped

@@ -347,6 +347,15 @@ var decideCases = []struct {
 	{"a withdrawal resolves training", "Is training for the Lyon 10K", "Withdrew from the Lyon 10K", 0.75, 1, SignalTemporal, "lyon"},
 	{"an event of a thing stays true", "drill done: db-7 promoted, then switched back", "db-7 decommissioned", 0, 0.69, "", ""},
 	{"a dose raised is no event", "Insulin raised to 12 units nightly", "No longer takes insulin", 0.75, 1, SignalNegation, "insulin"},
+	// A pause over; a thing wrecked; a budget is a quantity of its thing.
+	{"a pause over", "Piano lessons paused over the summer", "Piano lessons restarted in September", 0.75, 1, SignalTemporal, "resumes: piano lessons"},
+	{"back from a leave", "Tomas is on sabbatical until spring", "Tomas is back at the lab after his sabbatical", 0.75, 1, SignalTemporal, "resumes: tomas"},
+	{"another is back from leave", "Ines is on parental leave", "Bo is back from parental leave", 0, 0.69, "", ""},
+	{"a back is no return", "Is on sick leave", "Hurt her back lifting boxes", 0, 0.69, "", ""},
+	{"whom a speaker says is back", "Lena is on sabbatical until June", "Lena said Omar came back from sabbatical", 0, 0.69, "", ""},
+	{"a car totalled", "Drives a 2015 Honda Fit", "The Fit was totalled in a collision", 0.75, 1, SignalNegation, "fit"},
+	{"a budget and its thing", "Electricity budget 900 SEK a month", "Electricity 1,100 SEK a month now", 0.85, 1, SignalValue, "900 → 1,100"},
+	{"budgets of two things", "Travel budget 2,000 EUR", "Hotel budget 300 EUR", 0, 0.69, "", ""},
 }
 
 // TestDecide is the specification of the signals: decideCases, one case per

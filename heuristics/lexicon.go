@@ -588,7 +588,7 @@ const verbs = `live reside work report marry date engage study attend wake sleep
 	accept include exclude renew depend expose contain require trigger process serve route store
 	archive merge sign encrypt mount ship cost charge listen point default expire sponsor review
 	log call maintain handle stay depart arrive register pay sync succeed fail remove delete uninstall
-	decommission deprecate disband expire heal cure pause terminate discontinue scrap withdraw`
+	decommission deprecate disband expire heal cure pause terminate discontinue scrap withdraw resume restart`
 
 // irregular lists irregular forms as "base:form form...".
 const irregular = `go:went gone goes going come:came run:ran drive:drove driven ride:rode ridden

@@ -101,7 +101,7 @@ var unitWords = func() map[string]struct {
 // Pro plan price", "the dose of levothyroxine", "the rate limit".
 var genericMeasures = toSet(`amount total cost price fee rate level limit cap size count number value coverage
 	balance dose dosage threshold target time duration length speed score average max maximum min minimum
-	quota allowance figure`)
+	quota allowance figure budget spend spending`)
 
 // numberWords are the numbers spelled out.
 var numberWords = map[string]float64{"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
@@ -199,7 +199,7 @@ func (st *Statement) measureAt(i int) (m measure, after int, ok bool) {
 		return m, 0, false
 	}
 	if p := i - 1; p >= 0 && st.toks[p].flags&tCap != 0 && st.toks[p].content() && st.toks[p].flags&(fScope|fTime) == 0 && t.sign == signNone &&
-		(p > 0 && st.toks[p].flags&tFull == 0 || st.flagsOf(p)&lexiconFlags == 0) {
+		(p > 0 && st.toks[p].flags&tFull == 0 || st.flagsOf(p)&lexiconFlags == 0) && !strings.Contains(raw, ",") && !st.unitNext(i+1) {
 		// A version of the name before it ("Node 18", "Airflow 2.8.1"; not
 		// "Rent 1,100 EUR"): the name is the thing.
 		if n := i + 1; n < len(st.toks) && st.toks[n].flags&(tCap|tBreak) == tCap {
@@ -254,6 +254,13 @@ func (st *Statement) measureAt(i int) (m measure, after int, ok bool) {
 		return m, 0, false // "team 3", "hobby number 2": a name
 	}
 	return m, after, true
+}
+
+// unitNext reports a unit at token i: "Groceries 4,500 NOK" is money, not
+// a version of groceries.
+func (st *Statement) unitNext(i int) bool {
+	m := measure{kind: unitBare}
+	return st.unitAfter(&m, i) != i
 }
 
 // splitNumber splits a number word into its digits and a suffix glued to

@@ -22,13 +22,17 @@ var pendingWords = toSet(`training interviewing looking searching hunting saving
 	applying negotiating evaluating considering planning testing trialing trialling piloting reading watching
 	introducing booked scheduled aiming`)
 
+// pauseWords say a state that lasts a while and then ends: "paused",
+// "on leave", "on hold".
+var pauseWords = toSet(`paused suspended leave hold sabbatical furlough`)
+
 // pendingLabels head a note that is a plan ("Plan: ...", "proposal: ...").
 var pendingLabels = toSet(`plan proposal wip todo pending draft goal`)
 
 // outcomeWords tell how a pending thing came out.
 var outcomeWords = toSet(`finished completed complete done did ran won passed accepted selected chose chosen picked withdrew
 	decided live landed merged shipped launched cutover converted signed bought joined sat took got returned back
-	postponed pushed rescheduled off`)
+	postponed pushed rescheduled off restarted resumed`)
 
 // modalRules say what should be, not what is planned: "should use pnpm".
 var modalRules = toSet(`should must shall if`)
@@ -56,6 +60,89 @@ func (c *clause) pending() bool {
 		}
 	}
 	return c.underWay()
+}
+
+// pauseAt is the word that says the clause's state is a pause: a
+// participle after what is paused ("Savings paused while moving"), or a
+// word after "on" ("is on parental leave", "on hold"); not a pause done to
+// something ("paused the savings"). -1 when none.
+func (c *clause) pauseAt() int {
+	lx := defaultLexicon()
+	for i := c.start + 1; i < c.hi; i++ {
+		if !lx.ruleWords.has(c.tok(i).hash) || !pauseWords[c.raw(i)] {
+			continue
+		}
+		if strings.HasSuffix(c.raw(i), "ed") {
+			p, w := i-1, c.raw(i-1)
+			if c.tok(p).flags&fCopula != 0 && p > c.start {
+				p, w = p-1, c.raw(p-1) // "the membership is paused"
+			}
+			if c.tok(p).content() && !strings.HasSuffix(w, "ed") && !strings.HasSuffix(w, "ing") && (i+1 >= c.hi || !c.tok(i+1).content()) {
+				return i // not "has paused running", "paused the gym"
+			}
+			continue
+		}
+		if c.raw(i-1) == "on" || i-2 >= c.start && c.raw(i-2) == "on" && c.tok(i-1).content() && c.tok(i-1).flags&fVerb == 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+// pausedThings are what a pause at k holds: the words before a
+// participle ("Fund savings" paused); who is on a pause ("Ana" on leave),
+// or, when no one is named, the pause itself when it says more than a
+// pause ("parental leave", not "hold").
+func (c *clause) pausedThings(k int) []sel {
+	if strings.HasSuffix(c.raw(k), "ed") {
+		return []sel{c.sel(c.contentMask() & span(c.start, k) &^ c.flagged(fSelf|fWhen|fCopula))}
+	}
+	on := k - 1
+	if c.raw(on) != "on" {
+		on--
+	}
+	who := c.sel(c.contentMask() & span(c.start, on) &^ c.flagged(fSelf|fWhen|fVerb|fCopula))
+	if who.flagged(tCap) > 0 {
+		return []sel{who} // "Ana is on leave" / "Bo is back from leave": another's
+	}
+	out := []sel{who}
+	if what := c.sel(c.contentMask() & span(on+1, k+1)); what.count() > 1 {
+		out = append(out, what)
+	}
+	return out
+}
+
+// resumeWords tell that a pause is over.
+var resumeWords = toSet(`restarted resumed resume resumes returned back over ended lifted`)
+
+// resumes reports a clause that says a pause is over: "savings restarted",
+// "back at work", "came back from leave"; not "hurt his back".
+func (c *clause) resumes() bool {
+	for i := c.start; i < c.end; i++ {
+		if !resumeWords[c.raw(i)] {
+			continue
+		}
+		if c.raw(i) != "back" || i > c.start && c.tok(i-1).flags&(fCopula|fVerb) != 0 || i+1 < c.end && c.tok(i+1).flags&fPrep != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// resumed: the older clause a says a pause ("Savings paused", "is on
+// parental leave"), and the newer that it is over, of the same thing.
+func resumed(a, b *clause) (fired, bool) {
+	k := a.pauseAt()
+	if k < 0 || a.negated || b.irreal || b.negated || !b.resumes() {
+		return fired{}, false
+	}
+	own := b.sel(span(b.start, b.end) & b.st.allIdx) // "Bo said Ana is back": Ana's
+	for _, what := range a.pausedThings(k) {
+		if what.count() > 0 && what.subsetOf(own) {
+			return fired{SignalTemporal, confTemporalContext, "resumes: " + what.text()}, true
+		}
+	}
+	return fired{}, false
 }
 
 // planned is what a pending clause plans: the names of its object (of
@@ -225,7 +312,7 @@ var tellingWords = toSet(`finished completed complete done live cutover off post
 // lexicon.ruleWords).
 func ruleWordSet() map[string]bool {
 	m := map[string]bool{"stopped": true, "quit": true, "gave": true, "off": true, "progress": true, "wip": true}
-	for _, set := range []map[string]bool{endingWords, modalRules, pendingWords, pendingLabels} {
+	for _, set := range []map[string]bool{endingWords, modalRules, pendingWords, pendingLabels, pauseWords} {
 		for w := range set {
 			m[w] = true
 		}

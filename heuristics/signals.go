@@ -746,6 +746,9 @@ func undoneOrResolved(a, b *clause) (fired, bool) {
 	if f, ok := reverted(a, b); ok {
 		return f, true
 	}
+	if f, ok := resumed(a, b); ok {
+		return f, true
+	}
 	return resolved(a, b)
 }
 
