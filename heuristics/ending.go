@@ -84,6 +84,8 @@ func (c *clause) endedThing() (thing, who sel) {
 		case (w == "stopped" || w == "quit") && n < c.hi && usageVerbs[c.raw(n)]:
 			n++ // "stopped using YNAB"
 		case w == "gave" && c.giveTo(n):
+		case (w == "put" || w == "puts") && c.onHold(n):
+			// "Put Rust on hold": for now, no more
 		case w == "off" && i == c.start && n < c.hi && c.tok(n).content():
 			// "Off atorvastatin; lipids normal"
 		case endingWords[w] && c.tok(i).flags&tNumber == 0 && !(strings.HasSuffix(w, "s") && w != c.stem(i)):
@@ -101,7 +103,7 @@ func (c *clause) endedThing() (thing, who sel) {
 			continue
 		}
 		if obj := c.thingAt(n); obj.count() > 0 {
-			return c.andNamed(obj), c.sel(c.contentMask() & span(c.start, i) &^ c.flagged(fSelf))
+			return c.andNamed(obj), c.sel(c.contentMask() & span(c.start, i) &^ c.flagged(fSelf) &^ c.hedges(i))
 		}
 		// No object: the subject ended ("Husky removed", "the allergy is gone").
 		subj := c.sel(c.contentMask() & span(c.start, i) &^ c.flagged(fSelf|fWhen))
@@ -125,6 +127,28 @@ func (c *clause) andNamed(thing sel) sel {
 		j = next.last() + 1
 	}
 	return thing
+}
+
+// hedges are the linking verbs before token i: "seems" of "Nils seems to
+// have put Rust on hold" is no part of who did it.
+func (c *clause) hedges(i int) uint64 {
+	var m uint64
+	for k := c.start; k < i; k++ {
+		if linkingVerbs[c.stem(k)] {
+			m |= 1 << k
+		}
+	}
+	return m
+}
+
+// onHold reports "on hold" after the thing that starts at i.
+func (c *clause) onHold(i int) bool {
+	for k := i + 1; k+1 < c.hi; k++ {
+		if c.raw(k) == "on" {
+			return c.raw(k+1) == "hold"
+		}
+	}
+	return false
 }
 
 // is1 reports whether token i of the clause is the word w.
@@ -224,7 +248,7 @@ func thingEnded(a, b *clause) (fired, bool) {
 			break
 		}
 	}
-	if thing.count() == 0 || a.st.eventOf(thing) {
+	if thing.count() == 0 || a.st.eventOf(thing) || !thing.gerundsSaid(said) {
 		return fired{}, false // "the trip is cancelled" / "flies Alaska for work trips"; "migrated off MySQL" knew
 	}
 	if t, _ := a.endedThing(); t.count() > 0 {
@@ -321,6 +345,39 @@ func (st *Statement) subjectHas(s sel) bool {
 		}
 	}
 	return false
+}
+
+// gerundsSaid reports that the -ing noun that heads s, if any, is said in o as an -ing
+// word or a verb: "dropped the fasting" ends "fasts during Ramadan", not
+// "the test suite is fast".
+func (s sel) gerundsSaid(o sel) bool {
+	for t := range s.words {
+		if t != &s.st.toks[s.last()] || !strings.HasSuffix(s.st.raw(t), "ing") {
+			continue // (its head only: "a standing desk" is a desk)
+		}
+		said := false
+		for k := range o.st.toks {
+			if u := &o.st.toks[k]; o.idx&(1<<k) != 0 && u.hash == t.hash {
+				said = said || o.st.gerundAt(k)
+			}
+		}
+		if !said {
+			return false
+		}
+	}
+	return true
+}
+
+// gerundAt reports the word at k said as an action: a verb not after a
+// copula ("fasts", not "is fast"), or an -ing word that modifies no noun
+// after it ("intermittent fasting", not "fasting glucose").
+func (st *Statement) gerundAt(k int) bool {
+	u := &st.toks[k]
+	if !strings.HasSuffix(st.raw(u), "ing") {
+		return u.flags&fVerb != 0 && (k == 0 || st.toks[k-1].flags&fCopula == 0)
+	}
+	n := k + 1
+	return n >= len(st.toks) || st.toks[n].flags&tBreak != 0 || !st.toks[n].content() || st.toks[n].flags&(fVerb|fTime|fWhen|fScope) != 0
 }
 
 // conjuncts splits s at the conjunctions between its words ("flake8 and

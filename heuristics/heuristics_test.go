@@ -356,6 +356,13 @@ var decideCases = []struct {
 	{"a car totalled", "Drives a 2015 Honda Fit", "The Fit was totalled in a collision", 0.75, 1, SignalNegation, "fit"},
 	{"a budget and its thing", "Electricity budget 900 SEK a month", "Electricity 1,100 SEK a month now", 0.85, 1, SignalValue, "900 → 1,100"},
 	{"budgets of two things", "Travel budget 2,000 EUR", "Hotel budget 300 EUR", 0, 0.69, "", ""},
+	// A spaced hyphen is a dash; a thing put on hold; a hedge is no agent.
+	{"a dash ends a clause", "Weaving class on Sundays", "Gave up weaving - the loom broke", 0.75, 1, SignalNegation, "weaving"},
+	{"a thing put on hold", "Is learning Greek on Duolingo", "Put Greek on hold to focus on exams", 0.75, 1, SignalNegation, "greek"},
+	{"a thing put elsewhere", "Keeps the bike in the hall", "Put the bike on the balcony", 0, 0.69, "", ""},
+	{"a hedge is not who ended it", "Ana plays the cello", "Ana seems to have sold the cello", 0.75, 1, SignalNegation, "cello"},
+	{"an -ing noun ended, as an action", "Does 5:2 fasting", "Dropped the fasting - felt faint", 0.75, 1, SignalNegation, "fasting"},
+	{"an -ing noun is no adjective", "The build is fast", "Dropped the fasting - felt faint", 0, 0.69, "", ""},
 }
 
 // TestDecide is the specification of the signals: decideCases, one case per

@@ -311,7 +311,7 @@ var tellingWords = toSet(`finished completed complete done live cutover off post
 // ruleWordSet is every word the endings and the plans name (see
 // lexicon.ruleWords).
 func ruleWordSet() map[string]bool {
-	m := map[string]bool{"stopped": true, "quit": true, "gave": true, "off": true, "progress": true, "wip": true}
+	m := map[string]bool{"stopped": true, "quit": true, "gave": true, "off": true, "progress": true, "wip": true, "put": true, "puts": true}
 	for _, set := range []map[string]bool{endingWords, modalRules, pendingWords, pendingLabels, pauseWords} {
 		for w := range set {
 			m[w] = true

@@ -73,6 +73,9 @@ func tokenize(toks []token, text []byte, s string, lx *lexicon) ([]token, []byte
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if !isWordRune(r, size) {
 			brk |= breakFlags(r)
+			if r == '-' && spacedDash(s, i) {
+				brk |= tBreak // "Gave up pottery - the studio shut": a dash
+			}
 			sign = signNone
 			if strings.ContainsRune("$€£¥₹", r) {
 				sign = signMoney
@@ -285,6 +288,13 @@ func joins(c, prev, next byte) bool {
 		return isASCIIAlnum(next) || next >= utf8.RuneSelf // wi-fi, sam@x, new_york
 	}
 	return false
+}
+
+// spacedDash reports the hyphen at i written as a dash: spaces (or more
+// hyphens) on both sides ("a - b", "a -- b"); not "wi-fi", "->", "-5".
+func spacedDash(s string, i int) bool {
+	apart := func(j int) bool { return j < 0 || j >= len(s) || s[j] == ' ' || s[j] == '-' }
+	return apart(i-1) && apart(i+1) && (i > 0 && s[i-1] == ' ' || i+1 < len(s) && s[i+1] == ' ')
 }
 
 // breakFlags says how punctuation breaks a clause: not at all, as a clause
