@@ -135,6 +135,7 @@ func Inspect(ctx context.Context, db sqlx.QueryerContext, plan Plan) (*Layout, e
 	if err := l.findTrigger(ctx, db); err != nil {
 		return nil, err
 	}
+	l.Plan.watchCompaction = l.clawbolt()
 	l.Names = l.names()
 	for _, job := range Jobs {
 		r := &Report{Job: job, On: plan.On[job]}
@@ -220,7 +221,7 @@ func (l *Layout) names() *Names {
 	n := &Names{
 		Attributes: q(Attributes), Aspects: q(Aspects), History: q(History), Memories: q(Memories),
 		Messages: q(Messages), Events: q(CompactionEvents), Documents: q(Documents), Sources: q(DocumentSources),
-		Mem0: q(Mem0), Store: l.Plan.storeOf(), Own: quoteIdent(own), State: ownTable(own, "state"), Leases: ownTable(own, "leases"),
+		Mem0: q(Mem0), Store: l.Plan.storeOf(), CompactionWatch: l.Plan.watchCompaction, Own: quoteIdent(own), State: ownTable(own, "state"), Leases: ownTable(own, "leases"),
 		Outbox: ownTable(own, "classified"), Changes: ownTable(own, "changes"), Verdicts: ownTable(own, "llm_verdicts"),
 		Keys: ownTable(own, "aspect_keys"), Deleted: ownTable(own, "deleted_documents"),
 	}
@@ -263,7 +264,7 @@ func (l *Layout) evaluate(r *Report) {
 	if len(r.Problems) > 0 {
 		if other := l.otherStores(); job == Supersession && other != "" {
 			r.Problems = append(r.Problems, other)
-		} else if !(job == Compaction && l.clawbolt()) {
+		} else {
 			r.Problems = append(r.Problems, "point maintenance.tables at the stack's tables, or create the reference tables "+
 				"(a new install) with `supersessiond migrate --reference-schema`")
 		}
@@ -275,7 +276,11 @@ func (l *Layout) evaluate(r *Report) {
 	case Supersession:
 		l.supersessionShape(r)
 	case Compaction:
-		l.compactionShape(r)
+		if l.Plan.watching(job) {
+			l.watchShape(r)
+		} else {
+			l.compactionShape(r)
+		}
 	case Tombstones:
 		l.tombstoneShape(r)
 	}
@@ -298,10 +303,6 @@ func (l *Layout) missingTable(job Job, logical string) string {
 	if job == Supersession && logical == storeTable[l.Plan.storeOf()] && l.Plan.storeOf() != StoreAttributes {
 		msg = fmt.Sprintf("%s: %s", storeSetting(l.Plan.storeOf()), msg)
 	}
-	if job == Compaction && logical == Memories && l.clawbolt() {
-		msg = "this is clawbolt's schema (compaction_events.user_id, messages keyed by session_id with bodies encrypted at rest, no memories table): " +
-			"the daemon cannot re-compact encrypted conversations into a memories table the stack does not have"
-	}
 	return msg
 }
 
@@ -322,10 +323,6 @@ func (l *Layout) checkColumns(r *Report) {
 		case !ok && c.added != "":
 			r.Pending = append(r.Pending, fmt.Sprintf("column %s.%s", t.Display(), c.name))
 		case !ok && !c.optional:
-			if r.Job == Compaction && l.clawbolt() {
-				r.Problems = append(r.Problems, l.missingTable(Compaction, Memories))
-				return
-			}
 			r.Problems = append(r.Problems, fmt.Sprintf("column %s.%s not found", t.Display(), c.name))
 		case !ok:
 		case c.types != nil && (col.Array || !slices.Contains(c.types, col.Base)):

@@ -336,7 +336,7 @@ func (m *migration) columns(ctx context.Context) error {
 		if !m.plan.On[job] {
 			continue
 		}
-		for _, c := range m.plan.requiredColumns(job) {
+		for _, c := range m.layout.Plan.requiredColumns(job) {
 			t := m.layout.Tables[c.table]
 			if c.added == "" || t == nil || t.hasColumn(c.name) {
 				continue
@@ -358,7 +358,7 @@ func (m *migration) indexes(ctx context.Context) error {
 		if !m.plan.On[job] {
 			continue
 		}
-		for _, spec := range m.plan.indexesOf(job) {
+		for _, spec := range m.layout.Plan.indexesOf(job) {
 			t := m.layout.Tables[spec.Table]
 			if t == nil || (spec.When != nil && !spec.When(m.layout.Names)) || t.index(spec.Name) != nil {
 				continue

@@ -40,6 +40,10 @@ type Names struct {
 	SyncState bool
 	// Store is the supersession job's store (SPEC §14).
 	Store Store
+	// CompactionWatch: the compaction job only watches the events table
+	// (clawbolt's: its owner column is user_id, its conversations are
+	// encrypted at rest, it has no memories table).
+	CompactionWatch bool
 }
 
 // ReferenceNames are the names of the reference schema (SPEC §4) found

@@ -78,6 +78,10 @@ type Plan struct {
 	// HonchoLevels the levels that take part when it is honcho.
 	Store        Store
 	HonchoLevels []string
+
+	// watchCompaction: the compaction job only watches (clawbolt's
+	// tables); found by Inspect, so set in a Layout's plan only.
+	watchCompaction bool
 }
 
 // PlanFor reads the plan from a configuration. Each job's on-condition is

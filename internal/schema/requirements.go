@@ -106,6 +106,9 @@ var historyColumns = []colReq{
 // requiredColumns are the columns a job relies on under the plan's store,
 // history's included (the daemon's own history has them all: it made it).
 func (p Plan) requiredColumns(job Job) []colReq {
+	if p.watching(job) {
+		return watchColumns
+	}
 	cols := slices.Clone(columnsOf[job])
 	if job == Supersession && p.storeOf() != StoreAttributes {
 		cols = append(slices.Clone(storeColumns[p.storeOf()]), colReq{table: History, name: "session_id", types: textTypes})
@@ -133,6 +136,9 @@ type privilege struct {
 
 // privilegesOf are the privileges a job needs under the plan's store.
 func (p Plan) privilegesOf(job Job) []privilege {
+	if p.watching(job) {
+		return watchPrivileges
+	}
 	if job == Supersession && p.storeOf() != StoreAttributes {
 		return storePrivileges[p.storeOf()]
 	}

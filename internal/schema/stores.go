@@ -71,6 +71,9 @@ func (p Plan) ownHistory() bool { return p.storeOf() != StoreAttributes }
 // tablesOf lists the tables a job reads or writes under the plan's store;
 // optional ones select a shape when present and cost nothing when absent.
 func (p Plan) tablesOf(job Job) []tableReq {
+	if p.watching(job) {
+		return []tableReq{{CompactionEvents, false}}
+	}
 	if job != Supersession {
 		return jobTables[job]
 	}
@@ -158,6 +161,9 @@ var storeIndexes = map[Store][]IndexSpec{
 // indexesOf are the indexes a job's statements are planned around under
 // the plan's store.
 func (p Plan) indexesOf(job Job) []IndexSpec {
+	if p.watching(job) {
+		return watchIndexes
+	}
 	if job != Supersession || p.storeOf() == StoreAttributes {
 		return jobIndexes(job)
 	}
