@@ -126,27 +126,60 @@ func TestBesideHoncho(t *testing.T) {
 	}
 }
 
-// clawbolt: examples/clawbolt/agent.yaml passes check; with the compaction
-// job on, check says in one line what it found and which setting to set.
+// clawbolt: with examples/clawbolt/agent.yaml as shipped, check says in one
+// line what it found (clawbolt's schema, which the daemon cannot
+// re-compact), that the job only watches and which setting stops it;
+// migrate adds the daemon's own tables and nothing of clawbolt's; compact
+// --once --json lists the events pending past staleAfter and at clawbolt's
+// retry cap, and changes nothing.
 func TestBesideClawbolt(t *testing.T) {
 	t.Parallel()
 	db := pgtest.NewEmpty(t)
 	pgtest.LoadStack(t, db, "../../testdata/stacks/clawbolt.sql")
 	env := []string{"SUPERSESSIOND_DATABASE_URL=" + db.URL, "SUPERSESSIOND_MAINTENANCE__DATABASE__SCHEMA=clawbolt"}
 	cfg := "../../examples/clawbolt/agent.yaml"
-	if code, out, errOut := newCLI(t, env...).run("", "check", "--config", cfg); code != 0 {
-		t.Fatalf("check: exit %d\n%s%s", code, out, errOut)
+	c := newCLI(t, env...)
+	if code, out, _ := c.run("", "check", "--config", cfg); code != exitUnavailable || !strings.Contains(out, "needs `supersessiond migrate`") {
+		t.Fatalf("check before migrate: exit %d\n%s", code, out)
 	}
-	on := newCLI(t, append(env, "SUPERSESSIOND_MAINTENANCE__SCHEDULES__COMPACTIONRETRY=*/5 * * * *")...)
-	code, out, _ := on.run("", "check", "--config", cfg)
+	if code, out, errOut := c.run("", "migrate", "--config", cfg); code != 0 {
+		t.Fatalf("migrate: exit %d\n%s%s", code, out, errOut)
+	}
+	var events string
+	if err := db.Get(&events, `SELECT json_agg(c ORDER BY id)::text FROM clawbolt.compaction_events c`); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := c.run("", "check", "--config", cfg)
 	var line string
 	for _, l := range strings.Split(out, "\n") {
 		if strings.HasPrefix(l, "compaction ") {
 			line = l
 		}
 	}
-	if code != exitUnavailable || !strings.Contains(line, "clawbolt's schema") || !strings.Contains(line, "compactionRetry: off") {
-		t.Fatalf("exit %d, compaction line %q\n%s", code, line, out)
+	if code != 0 || !strings.Contains(line, "clawbolt's schema") || !strings.Contains(line, "watching only") || !strings.Contains(line, "compactionRetry: off") {
+		t.Fatalf("check: exit %d, compaction line %q\n%s%s", code, line, out, errOut)
+	}
+	code, out, errOut = c.run("", "compact", "--once", "--json", "--config", cfg)
+	var rep struct {
+		Claimed int `json:"claimed"`
+		Watch   struct {
+			Stale      int `json:"stale"`
+			AtStackCap int `json:"at_stack_cap"`
+			Events     []struct {
+				EventID    int64 `json:"event_id"`
+				AtStackCap bool  `json:"at_stack_cap"`
+			} `json:"events"`
+		} `json:"watch"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil {
+		t.Fatalf("compact --once --json: exit %d (%v)\n%s%s", code, err, out, errOut)
+	}
+	if rep.Watch.Stale != 3 || rep.Watch.AtStackCap != 1 || len(rep.Watch.Events) != 3 || !rep.Watch.Events[0].AtStackCap || rep.Claimed != 0 {
+		t.Fatalf("the watch: %s", out)
+	}
+	var after string
+	if err := db.Get(&after, `SELECT json_agg(c ORDER BY id)::text FROM clawbolt.compaction_events c`); err != nil || after != events {
+		t.Fatalf("the watch changed clawbolt's events (%v)", err)
 	}
 }
 
