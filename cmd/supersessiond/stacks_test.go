@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"maps"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
+	"github.com/supersessiond/supersessiond/internal/testkit/storetest"
 )
 
 // documentState is each document's fate so far: live, tombstone (soft-
@@ -220,3 +222,77 @@ func TestSupersessionOnlyStack(t *testing.T) {
 		t.Fatalf("compact with the job off: exit %d: %s", code, out)
 	}
 }
+
+// examples/honcho and examples/mem0 as shipped, on fresh databases shaped
+// like each stack (storetest's, from the stacks' code): check accepts them
+// (after migrate, for Honcho's tombstone job); with supersession turned on
+// it recognises the store, names what it found and says the engine runs
+// on it from the next release; migrate then prepares the store and
+// migrate --remove leaves the stack's schema as it was.
+func TestExamplesOnStoreFixtures(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, example string
+		create        func(*testing.T, *pgtest.DB)
+		found         string
+	}{
+		{"honcho", "../../examples/honcho/agent.yaml", func(t *testing.T, db *pgtest.DB) {
+			if _, err := storetest.CreateHoncho(context.Background(), db.DB, storetest.HonchoShape{Sources: true}); err != nil {
+				t.Fatal(err)
+			}
+		}, "store honcho: Honcho's documents (public.documents)"},
+		{"mem0", "../../examples/mem0/agent.yaml", func(t *testing.T, db *pgtest.DB) {
+			if _, err := storetest.CreateMem0(context.Background(), db.DB, storetest.Mem0Shape{}); err != nil {
+				t.Fatal(err)
+			}
+		}, "store mem0: mem0's collection (public.mem0)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			db := pgtest.NewEmpty(t)
+			tc.create(t, db)
+			var before string
+			if err := db.Get(&before, catalogDigest); err != nil {
+				t.Fatal(err)
+			}
+			c := newCLI(t, "SUPERSESSIOND_DATABASE_URL="+db.URL)
+			for _, cmd := range [][]string{{"migrate"}, {"check"}} {
+				if code, out, errOut := c.run("", append(cmd, "--config", tc.example)...); code != 0 {
+					t.Fatalf("%v: exit %d\n%s%s", cmd, code, out, errOut)
+				}
+			}
+			on := newCLI(t, "SUPERSESSIOND_DATABASE_URL="+db.URL, "SUPERSESSIOND_MEMORY__PIPELINEV2__STRUCTURAL__SUPERSESSIONENABLED=true")
+			if code, out, errOut := on.run("", "migrate", "--config", tc.example); code != 0 || !strings.Contains(out, "create trigger supersessiond_store_changed") {
+				t.Fatalf("migrate with supersession on: exit %d\n%s%s", code, out, errOut)
+			}
+			code, out, _ := on.run("", "check", "--config", tc.example)
+			if code != exitUnavailable || !strings.Contains(out, "supersession  recognised, not run by this release: "+tc.found) ||
+				!strings.Contains(out, "from the next release") || !strings.Contains(out, "supersessionEnabled: false") {
+				t.Fatalf("check with supersession on: exit %d\n%s", code, out)
+			}
+			if code, out, errOut := on.run("", "migrate", "--remove", "--config", tc.example); code != 0 {
+				t.Fatalf("migrate --remove: exit %d\n%s%s", code, out, errOut)
+			}
+			var after string
+			if err := db.Get(&after, catalogDigest); err != nil || after != before {
+				t.Fatalf("after migrate --remove the stack's schema differs (%v)", err)
+			}
+		})
+	}
+}
+
+// catalogDigest digests schema public's tables, columns, indexes,
+// constraints and triggers; but for the column the tombstone job adds
+// (which migrate --remove keeps, with its data).
+const catalogDigest = `
+SELECT md5(string_agg(obj, E'\n' ORDER BY obj)) FROM (
+  SELECT 'column ' || c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod) AS obj
+  FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+  WHERE n.nspname = 'public' AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped AND a.attname <> 'tombstone_preserved_at'
+  UNION ALL SELECT 'index ' || pg_get_indexdef(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+  WHERE n.nspname = 'public' AND c.relkind = 'i'
+  UNION ALL SELECT 'constraint ' || pg_get_constraintdef(con.oid) FROM pg_constraint con JOIN pg_namespace n ON n.oid = con.connamespace
+  WHERE n.nspname = 'public'
+  UNION ALL SELECT 'trigger ' || tgname FROM pg_trigger tg JOIN pg_class c ON c.oid = tg.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+  WHERE n.nspname = 'public' AND NOT tg.tgisinternal) AS objs`
