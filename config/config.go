@@ -43,13 +43,14 @@ type Structural struct {
 }
 
 type Maintenance struct {
-	Database   Database   `koanf:"database"`
-	Tables     Tables     `koanf:"tables"`
-	Schedules  Schedules  `koanf:"schedules"`
-	InlineHook InlineHook `koanf:"inlineHook"`
-	Compaction Compaction `koanf:"compaction"`
-	Tombstones Tombstones `koanf:"tombstones"`
-	LLM        LLM        `koanf:"llm"`
+	Database     Database     `koanf:"database"`
+	Tables       Tables       `koanf:"tables"`
+	Supersession Supersession `koanf:"supersession"`
+	Schedules    Schedules    `koanf:"schedules"`
+	InlineHook   InlineHook   `koanf:"inlineHook"`
+	Compaction   Compaction   `koanf:"compaction"`
+	Tombstones   Tombstones   `koanf:"tombstones"`
+	LLM          LLM          `koanf:"llm"`
 	// Enforcement decides which live decisions are applied without a
 	// human (SPEC §13).
 	Enforcement Enforcement `koanf:"enforcement"`
@@ -82,7 +83,38 @@ type Tables struct {
 	CompactionEvents string `koanf:"compactionEvents" default:"compaction_events"`
 	Documents        string `koanf:"documents" default:"documents"`
 	DocumentSources  string `koanf:"documentSources" default:"document_sources"`
+	// Mem0 is mem0's pgvector collection (id uuid, vector, payload jsonb):
+	// its collection_name, "mem0" unless the stack sets another.
+	Mem0 string `koanf:"mem0" default:"mem0"`
 }
+
+// Supersession says where the supersession engine finds the facts it
+// decides about (SPEC §14): section 4's attribute graph, Honcho's
+// documents, or mem0's pgvector collection.
+type Supersession struct {
+	Store string `koanf:"store" default:"attributes" check:"oneof=attributes|honcho|mem0"`
+	// HonchoLevels are the documents.level values that take part when the
+	// store is honcho: explicit observations by default; Honcho's own
+	// dreamer writes the deductive, inductive and contradiction ones.
+	HonchoLevels List `koanf:"honchoLevels" default:"explicit"`
+}
+
+// The stores maintenance.supersession.store names.
+const (
+	StoreAttributes = "attributes"
+	StoreHoncho     = "honcho"
+	StoreMem0       = "mem0"
+)
+
+// HonchoLevels are the values Honcho writes to documents.level
+// (DocumentLevel): what maintenance.supersession.honchoLevels may name.
+var HonchoLevels = []string{"explicit", "deductive", "inductive", "contradiction"}
+
+// List is a key whose value is a list of words: in agent.yaml a YAML list
+// (or one word), from the environment "a,b,c".
+type List []string
+
+func (l List) String() string { return "[" + strings.Join(l, ",") + "]" }
 
 // Schedules are standard 5-field cron specs (descriptors such as @hourly and
 // @every 10m are accepted too); "off" disables a job's schedule.
@@ -106,6 +138,12 @@ type Compaction struct {
 	MaxAttempts int           `koanf:"maxAttempts" default:"5" check:"range=1..100"`
 	Backoff     Backoff       `koanf:"backoff"`
 	Lookback    time.Duration `koanf:"lookback" default:"168h" check:"positive"`
+	// StackMaxAttempts is the agent stack's own cap on its compaction
+	// retries, counted in the same retry_count (clawbolt's startup recovery
+	// stops at 3 and leaves the event pending for good). Where the daemon
+	// cannot re-compact and only watches, an event at the cap is one nobody
+	// will retry: counted, listed and alerted on.
+	StackMaxAttempts int `koanf:"stackMaxAttempts" default:"3" check:"range=1..100"`
 }
 
 type Backoff struct {
