@@ -363,6 +363,7 @@ var decideCases = []struct {
 	{"a hedge is not who ended it", "Ana plays the cello", "Ana seems to have sold the cello", 0.75, 1, SignalNegation, "cello"},
 	{"an -ing noun ended, as an action", "Does 5:2 fasting", "Dropped the fasting - felt faint", 0.75, 1, SignalNegation, "fasting"},
 	{"an -ing noun is no adjective", "The build is fast", "Dropped the fasting - felt faint", 0, 0.69, "", ""},
+	{"a move into someone's place keeps them", "Engaged to Marek", "Moved into Marek's flat in the old town", 0, 0.69, "", ""},
 }
 
 // TestDecide is the specification of the signals: decideCases, one case per

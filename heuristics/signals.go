@@ -1225,6 +1225,7 @@ func changeVerb(a, b *clause, marker string, e *explain) (fired, bool) {
 	}
 	pb.idx &^= b.models() // "an iPhone 15 Pro" shares nothing with "a MacBook Pro"
 	pb.idx &^= compoundsApart(a, b, pa, pb)
+	pb.idx &^= t.owners() // "moved into Marek's flat" says nothing against "engaged to Marek"
 	conf := confTemporalBare
 	switch {
 	case b.otherThing(a):
@@ -1236,6 +1237,18 @@ func changeVerb(a, b *clause, marker string, e *explain) (fired, bool) {
 		conf = confTemporalContext
 	}
 	return fired{SignalTemporal, conf, change(marker, a.value(), t)}, true
+}
+
+// owners is the bitmap of the possessives of s that say whose a thing
+// after them is ("Marek's" of "Marek's flat").
+func (s sel) owners() uint64 {
+	var m uint64
+	for k := range s.st.toks {
+		if s.idx&(1<<k) != 0 && strings.HasSuffix(s.st.raw(&s.st.toks[k]), "'s") && s.idx&(1<<(k+1)) != 0 {
+			m |= 1 << k
+		}
+	}
+	return m
 }
 
 // perPhrase is the bitmap of the words that say what a rate is per ("per
