@@ -13,10 +13,10 @@ import (
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/audit"
 	"github.com/supersessiond/supersessiond/internal/console"
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/supersession"
+	"github.com/supersessiond/supersessiond/jobs"
 )
 
 // routes are the listener's: /healthz, /readyz and /metrics, always open
@@ -64,7 +64,7 @@ func (d *Daemon) console(addr string) http.Handler {
 	}
 	d.consoleDB = db
 	d.metrics.Registry.MustRegister(collectors.NewDBStatsCollector(db.DB, "console"))
-	engine := supersession.New(job.Deps{DB: db, Names: d.layout.Names, Logger: d.log})
+	engine := supersession.New(jobs.Deps{DB: db, Names: d.layout.Names, Logger: d.log})
 	ui, err := console.New(console.Options{
 		Ops:    audit.New(db, d.layout.Names, engine),
 		Config: d.Config,

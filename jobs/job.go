@@ -1,9 +1,9 @@
-// Package job is what every scheduled job and long-running service of the
+// Package jobs is what every scheduled job and long-running service of the
 // daemon is built from, and what a run of one says it did. One Deps for all
 // of them: the database and its names, the logger, the metrics registry, the
 // LLM, the clock, and the configuration in force; so a job is built the same
 // way by the daemon, by its one-shot command and by its tests.
-package job
+package jobs
 
 import (
 	"context"

@@ -11,10 +11,10 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/supersessiond/supersessiond/config"
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/store"
+	"github.com/supersessiond/supersessiond/jobs"
 )
 
 // Engine decides and writes supersessions for groups of siblings.
@@ -33,7 +33,7 @@ type Engine struct {
 // New returns an Engine for the database deps describe. Its metrics are
 // registered on deps.Registry; without an LLM there is no semantic
 // fallback.
-func New(deps job.Deps) *Engine {
+func New(deps jobs.Deps) *Engine {
 	deps = deps.WithDefaults()
 	names := deps.Names
 	if names == nil {

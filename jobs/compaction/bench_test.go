@@ -8,10 +8,10 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/bench"
-	"github.com/supersessiond/supersessiond/internal/compaction"
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
+	"github.com/supersessiond/supersessiond/jobs"
+	"github.com/supersessiond/supersessiond/jobs/compaction"
 )
 
 // BenchmarkPass measures re-compaction throughput: passes over 1,000 stale
@@ -26,7 +26,7 @@ func BenchmarkPass(b *testing.B) {
 	defer srv.Close()
 	cfg := config.Default()
 	cfg.Maintenance.LLM = config.LLM{Endpoint: srv.URL + "/v1", Model: "bench", Timeout: 10 * time.Second, MaxConcurrency: 8}
-	job := compaction.New(job.Deps{DB: db.DB, LLM: llm.NewProvider(func(string) string { return "" }, nil)}, compaction.Options{})
+	job := compaction.New(jobs.Deps{DB: db.DB, LLM: llm.NewProvider(func(string) string { return "" }, nil)}, compaction.Options{})
 	ctx := context.Background()
 	const perPass = 1000
 	var events int

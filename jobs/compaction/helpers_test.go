@@ -17,9 +17,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/supersessiond/supersessiond/config"
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
+	"github.com/supersessiond/supersessiond/jobs"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -178,7 +178,7 @@ func newEnv(t *testing.T) *env {
 // metrics registry.
 func (e *env) job() (*Job, *prometheus.Registry) {
 	reg := prometheus.NewRegistry()
-	return New(job.Deps{DB: e.db.DB, Registry: reg, LLM: e.prov, Now: e.clock.Now}, Options{}), reg
+	return New(jobs.Deps{DB: e.db.DB, Registry: reg, LLM: e.prov, Now: e.clock.Now}, Options{}), reg
 }
 
 // pass runs one pass with a fresh job and fails the test on error.

@@ -14,9 +14,9 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/supersessiond/supersessiond/config"
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/store"
+	"github.com/supersessiond/supersessiond/jobs"
 )
 
 // Name is the job's name: its lease, log and metrics label.
@@ -80,7 +80,7 @@ type Job struct {
 }
 
 // New builds the job for the database deps describe.
-func New(deps job.Deps, opts Options) *Job {
+func New(deps jobs.Deps, opts Options) *Job {
 	deps = deps.WithDefaults()
 	j := &Job{db: deps.DB, sql: render(deps.Names), log: deps.Logger, m: NewMetrics(deps.Registry), llm: deps.LLM,
 		now: deps.Now, rand: opts.Rand, braked: deps.Braked, guard: deps.Guard}
@@ -98,7 +98,7 @@ func (j *Job) Schedule(cfg *config.Config) string { return cfg.Maintenance.Sched
 func (j *Job) Metrics() *Metrics { return j.m }
 
 // Run is one retry pass (daemon.Job). The report is a *Report.
-func (j *Job) Run(ctx context.Context, cfg *config.Config) (job.Report, error) {
+func (j *Job) Run(ctx context.Context, cfg *config.Config) (jobs.Report, error) {
 	return j.Pass(ctx, cfg)
 }
 

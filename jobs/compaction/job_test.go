@@ -20,7 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/supersessiond/supersessiond/config"
-	"github.com/supersessiond/supersessiond/internal/job"
+	"github.com/supersessiond/supersessiond/jobs"
 )
 
 const (
@@ -912,7 +912,7 @@ func TestSlowFailureDoesNotOverwriteALaterClaim(t *testing.T) {
 		}
 	})
 	pass := func(c *clock) <-chan passResult {
-		return passAsync(New(job.Deps{DB: e.db.DB, LLM: e.prov, Now: c.Now}, Options{}), e.cfg)
+		return passAsync(New(jobs.Deps{DB: e.db.DB, LLM: e.prov, Now: c.Now}, Options{}), e.cfg)
 	}
 	slowDone := pass(e.clock)
 	slowCall := <-calls
@@ -1018,7 +1018,7 @@ func TestBrakeDuringThePassWritesNothingMore(t *testing.T) {
 		braked.Store(true) // the operator pulls the brake while the LLM thinks
 		replyFacts("Lives in Toronto")(w, r, prompt)
 	})
-	j := New(job.Deps{DB: e.db.DB, Registry: prometheus.NewRegistry(), LLM: e.prov, Now: e.clock.Now,
+	j := New(jobs.Deps{DB: e.db.DB, Registry: prometheus.NewRegistry(), LLM: e.prov, Now: e.clock.Now,
 		Config: func() *config.Config {
 			if braked.Load() {
 				return frozen

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/supersessiond/supersessiond/config"
-	"github.com/supersessiond/supersessiond/internal/job"
+	"github.com/supersessiond/supersessiond/jobs"
 )
 
 // Outcomes of an event in a pass.
@@ -25,7 +25,7 @@ const maxListed = 200
 
 // Report says what one pass did.
 type Report struct {
-	job.Run
+	jobs.Run
 	LLMConfigured bool `json:"llm_configured"`
 	Settings      struct {
 		StaleAfterSeconds float64 `json:"stale_after_seconds"`
@@ -72,11 +72,11 @@ type Examined struct {
 
 // Skip is a reason things were left alone, and the events (some of them).
 type Skip struct {
-	job.Skip
+	jobs.Skip
 	EventIDs []int64 `json:"event_ids,omitempty"`
 }
 
-func skipOf(reason string, n int) Skip { return Skip{Skip: job.Skip{Reason: reason, Count: n}} }
+func skipOf(reason string, n int) Skip { return Skip{Skip: jobs.Skip{Reason: reason, Count: n}} }
 
 // Backlog is the stale pending events (within lookback) after the pass.
 type Backlog struct {
@@ -103,10 +103,10 @@ type EventResult struct {
 }
 
 func newReport(start time.Time, mode config.Mode, llmConfigured bool, s settings) *Report {
-	r := &Report{Run: job.NewRun(Name, mode, start), LLMConfigured: llmConfigured, Skipped: []Skip{}, Events: []EventResult{},
+	r := &Report{Run: jobs.NewRun(Name, mode, start), LLMConfigured: llmConfigured, Skipped: []Skip{}, Events: []EventResult{},
 		staleAfter: s.staleAfter, lookback: s.lookback}
-	r.Settings.StaleAfterSeconds = job.Seconds(s.staleAfter)
-	r.Settings.LookbackSeconds = job.Seconds(s.lookback)
+	r.Settings.StaleAfterSeconds = jobs.Seconds(s.staleAfter)
+	r.Settings.LookbackSeconds = jobs.Seconds(s.lookback)
 	r.Settings.MaxAttempts = s.maxAttempts
 	r.Settings.Concurrency = s.concurrency
 	return r

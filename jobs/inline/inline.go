@@ -16,11 +16,11 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/ident"
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/redact"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/supersession"
+	"github.com/supersessiond/supersessiond/jobs"
 )
 
 // Name is the service's name.
@@ -103,7 +103,7 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 
 // New returns the hook for the database deps describe, deciding with
 // engine (the daemon shares one with the sweep).
-func New(deps job.Deps, engine *supersession.Engine) *Hook {
+func New(deps jobs.Deps, engine *supersession.Engine) *Hook {
 	deps = deps.WithDefaults()
 	h := &Hook{db: deps.DB, sql: render(deps.Names), log: deps.Logger.With("service", Name), engine: engine,
 		metrics: newMetrics(deps.Registry), ClaimFor: time.Minute, holder: ident.Holder(), guard: deps.Guard}

@@ -17,12 +17,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/supersessiond/supersessiond/config"
-	"github.com/supersessiond/supersessiond/internal/inline"
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
+	"github.com/supersessiond/supersessiond/jobs"
+	"github.com/supersessiond/supersessiond/jobs/inline"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -38,8 +38,8 @@ func startHook(t *testing.T, db *pgtest.DB, cfg *config.Config) *running {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	log := slog.New(slog.DiscardHandler)
-	engine := supersession.New(job.Deps{DB: db.DB, Logger: log, Registry: reg})
-	h := inline.New(job.Deps{DB: db.DB, Logger: log, Registry: reg}, engine)
+	engine := supersession.New(jobs.Deps{DB: db.DB, Logger: log, Registry: reg})
+	h := inline.New(jobs.Deps{DB: db.DB, Logger: log, Registry: reg}, engine)
 	m := h.Metrics()
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{hook: h, metrics: m, cancel: cancel, done: make(chan struct{})}
@@ -361,8 +361,8 @@ func withLLM(cfg *config.Config, url string, timeout time.Duration) *config.Conf
 func runLLMHook(t *testing.T, db *pgtest.DB, cfg *config.Config, claimFor time.Duration) *inline.Hook {
 	reg := prometheus.NewRegistry()
 	log := slog.New(slog.DiscardHandler)
-	engine := supersession.New(job.Deps{DB: db.DB, Logger: log, Registry: reg, LLM: llm.NewProvider(func(string) string { return "" }, nil)})
-	h := inline.New(job.Deps{DB: db.DB, Logger: log, Registry: reg}, engine)
+	engine := supersession.New(jobs.Deps{DB: db.DB, Logger: log, Registry: reg, LLM: llm.NewProvider(func(string) string { return "" }, nil)})
+	h := inline.New(jobs.Deps{DB: db.DB, Logger: log, Registry: reg}, engine)
 	h.ClaimFor = claimFor
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -435,7 +435,7 @@ func largeAspect(t *testing.T) (db *pgtest.DB, s *memtest.Seeder, cfg *config.Co
 // decided, its key digest stored, its change records and outbox rows gone.
 func fullPass(t *testing.T, db *pgtest.DB, cfg *config.Config, agent, aspect string) {
 	t.Helper()
-	engine := supersession.New(job.Deps{DB: db.DB, Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry()})
+	engine := supersession.New(jobs.Deps{DB: db.DB, Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry()})
 	groups, err := engine.LoadAspects(t.Context(), []string{agent}, []string{aspect})
 	if err != nil {
 		t.Fatal(err)

@@ -11,12 +11,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/supersessiond/supersessiond/config"
-	"github.com/supersessiond/supersessiond/internal/inline"
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
+	"github.com/supersessiond/supersessiond/jobs"
+	"github.com/supersessiond/supersessiond/jobs/inline"
 )
 
 // A batch whose write the server refuses as a whole (too many connections,
@@ -98,7 +98,7 @@ func TestACrowdedServerIsLeftToTheAgent(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	log := slog.New(slog.DiscardHandler)
 	guard := store.NewGuard(db.DB, store.GuardOptions{Min: 1 << 20, Registry: reg})
-	deps := job.Deps{DB: db.DB, Logger: log, Registry: reg, Guard: guard}
+	deps := jobs.Deps{DB: db.DB, Logger: log, Registry: reg, Guard: guard}
 	h := inline.New(deps, supersession.New(deps))
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})

@@ -5,11 +5,11 @@ import (
 	"testing"
 
 	"github.com/supersessiond/supersessiond/config"
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
-	"github.com/supersessiond/supersessiond/sweep"
+	"github.com/supersessiond/supersessiond/jobs"
+	"github.com/supersessiond/supersessiond/jobs/sweep"
 )
 
 // mutationsFrozen (or shadowMode) turned on while a live sweep runs stops
@@ -31,7 +31,7 @@ func TestBrakeEngagedMidRunStopsSupersessions(t *testing.T) {
 				braked.Memory.PipelineV2.ShadowMode = true
 			}
 			var asked atomic.Int32
-			deps := job.Deps{DB: db.DB, Config: func() *config.Config {
+			deps := jobs.Deps{DB: db.DB, Config: func() *config.Config {
 				if asked.Add(1) > 1 { // the operator pulls the brake after the first batch
 					return braked
 				}

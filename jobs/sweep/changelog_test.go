@@ -8,12 +8,12 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
 	"github.com/supersessiond/supersessiond/internal/testkit/proctest"
-	"github.com/supersessiond/supersessiond/sweep"
+	"github.com/supersessiond/supersessiond/jobs"
+	"github.com/supersessiond/supersessiond/jobs/sweep"
 )
 
 // logBuffer captures a JSON log, one decoded object per line.
@@ -50,7 +50,7 @@ func sweepLogged(t *testing.T, level slog.Level, shadowMode bool) (*logBuffer, *
 		memtest.Attr{ID: "w2", Agent: "a", Aspect: long, Content: "No longer works at Figma " + strings.Repeat("on the design tools team, ", 8)},
 	)
 	var buf logBuffer
-	deps := job.Deps{DB: db.DB, Logger: buf.logger(level)}
+	deps := jobs.Deps{DB: db.DB, Logger: buf.logger(level)}
 	cfg := live()
 	if shadowMode {
 		cfg = shadow()

@@ -11,9 +11,9 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/supersessiond/supersessiond/config"
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/supersession"
+	"github.com/supersessiond/supersessiond/jobs"
 )
 
 // cursor is a full pass in progress: the keyset position, when the pass
@@ -127,7 +127,7 @@ func (j *Job) full(ctx context.Context, cfg *config.Config, st state, agent stri
 		}
 		// Checked after a batch, so every run makes progress.
 		if budget > 0 && j.now().Sub(start) > budget {
-			r.Stopped = job.StoppedBudget
+			r.Stopped = jobs.StoppedBudget
 			stop()
 			return nil
 		}

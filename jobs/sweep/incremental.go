@@ -11,9 +11,9 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/supersessiond/supersessiond/config"
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/supersession"
+	"github.com/supersessiond/supersessiond/jobs"
 )
 
 // change is a claimed change record.
@@ -59,7 +59,7 @@ func (j *Job) incremental(ctx context.Context, cfg *config.Config, budget time.D
 			return err
 		}
 		if budget > 0 && j.now().Sub(start) > budget {
-			r.Stopped = job.StoppedBudget
+			r.Stopped = jobs.StoppedBudget
 			return nil
 		}
 	}

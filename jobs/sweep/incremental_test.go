@@ -14,12 +14,12 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/supersessiond/supersessiond/config"
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
-	"github.com/supersessiond/supersessiond/sweep"
+	"github.com/supersessiond/supersessiond/jobs"
+	"github.com/supersessiond/supersessiond/jobs/sweep"
 )
 
 // run is one scheduled run of the sweep.
@@ -151,7 +151,7 @@ func TestJudgmentChangeForcesAFullPass(t *testing.T) {
 	s := memtest.New(t, db.DB)
 	s.Moves("a", "p", 3, "Toronto", "Halifax")
 	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-	deps := job.Deps{DB: db.DB, Logger: quiet, Now: func() time.Time { return now }}
+	deps := jobs.Deps{DB: db.DB, Logger: quiet, Now: func() time.Time { return now }}
 	j := sweep.New(deps, supersession.New(deps))
 
 	if r := run(t, j, live()); r.Kind != sweep.KindFull {

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
-	"github.com/supersessiond/supersessiond/sweep"
+	"github.com/supersessiond/supersessiond/jobs"
+	"github.com/supersessiond/supersessiond/jobs/sweep"
 )
 
 // refuse makes the server refuse every history row written about old
@@ -125,7 +125,7 @@ func assertStopped(t *testing.T, rep *sweep.Report, err error, code string) {
 	if err == nil {
 		t.Fatalf("a pass whose write the server refused (%s) reported no error: %+v", code, rep.Skipped)
 	}
-	if rep.Complete || rep.Stopped != job.StoppedError || rep.Error == "" {
+	if rep.Complete || rep.Stopped != jobs.StoppedError || rep.Error == "" {
 		t.Fatalf("report: complete=%v stopped=%q error=%q", rep.Complete, rep.Stopped, rep.Error)
 	}
 	if n := rep.Skips[supersession.SkipWriteFailed]; n != 0 {

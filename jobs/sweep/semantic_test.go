@@ -14,13 +14,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
 	"github.com/supersessiond/supersessiond/internal/testkit/proctest"
-	"github.com/supersessiond/supersessiond/sweep"
+	"github.com/supersessiond/supersessiond/jobs"
+	"github.com/supersessiond/supersessiond/jobs/sweep"
 )
 
 // An LLM endpoint with credentials in its URL, and a server that echoes the
@@ -45,8 +45,8 @@ func TestSemanticFailuresLogNoCredentials(t *testing.T) {
 		}
 		return ""
 	}, nil)
-	engine := supersession.New(job.Deps{DB: db.DB, Logger: log, Registry: prometheus.NewRegistry(), LLM: llms})
-	r, err := sweep.New(job.Deps{DB: db.DB, Logger: log}, engine).Once(context.Background(), cfg, sweep.Options{})
+	engine := supersession.New(jobs.Deps{DB: db.DB, Logger: log, Registry: prometheus.NewRegistry(), LLM: llms})
+	r, err := sweep.New(jobs.Deps{DB: db.DB, Logger: log}, engine).Once(context.Background(), cfg, sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

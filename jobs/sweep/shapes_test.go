@@ -8,12 +8,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/supersessiond/supersessiond/internal/audit"
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
-	"github.com/supersessiond/supersessiond/sweep"
+	"github.com/supersessiond/supersessiond/jobs"
+	"github.com/supersessiond/supersessiond/jobs/sweep"
 )
 
 // A stack whose memory_history.metadata is text, not jsonb: migrate builds
@@ -37,8 +37,8 @@ func TestTextMetadataHistory(t *testing.T) {
 	s.Moves("a", "t", 2, "Toronto", "Vancouver")
 
 	log := slog.New(slog.DiscardHandler)
-	engine := supersession.New(job.Deps{DB: db.DB, Names: names, Logger: log, Registry: prometheus.NewRegistry()})
-	sw := sweep.New(job.Deps{DB: db.DB, Names: names, Logger: log}, engine)
+	engine := supersession.New(jobs.Deps{DB: db.DB, Names: names, Logger: log, Registry: prometheus.NewRegistry()})
+	sw := sweep.New(jobs.Deps{DB: db.DB, Names: names, Logger: log}, engine)
 	for range 2 {
 		if _, err := sw.Once(ctx, shadow(), sweep.Options{}); err != nil {
 			t.Fatal(err)

@@ -15,9 +15,9 @@ import (
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/heuristics"
 	"github.com/supersessiond/supersessiond/internal/ident"
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/supersession"
+	"github.com/supersessiond/supersessiond/jobs"
 )
 
 // Name is the job's name (lease, metrics, logs).
@@ -60,7 +60,7 @@ type Job struct {
 // New returns the sweep job for the database deps describe, deciding with
 // engine (the daemon shares one with the inline hook). A run asks
 // deps.Config before every write batch whether the brake was engaged.
-func New(deps job.Deps, engine *supersession.Engine) *Job {
+func New(deps jobs.Deps, engine *supersession.Engine) *Job {
 	deps = deps.WithDefaults()
 	return &Job{db: deps.DB, sql: render(deps.Names), log: deps.Logger.With("job", Name), now: deps.Now, braked: deps.Braked,
 		guard: deps.Guard, engine: engine, holder: ident.Holder(), BatchAspects: batchAspects, ChunkRows: chunkRows, ClaimFor: time.Minute}
@@ -87,7 +87,7 @@ const (
 
 // Report is what a sweep found and did.
 type Report struct {
-	job.Run
+	jobs.Run
 	Kind Kind `json:"kind"`
 	// Why says why a scheduled or CLI run is full (see fullReason).
 	Why     string `json:"why,omitempty"`
@@ -105,7 +105,7 @@ type Report struct {
 	// key many siblings hold), semantic (the LLM fallback is on).
 	ReadWhole map[string]int `json:"aspects_read_whole,omitempty"`
 	supersession.Tally
-	Skipped []job.Skip `json:"skipped"`
+	Skipped []jobs.Skip `json:"skipped"`
 	// Resumed: a scheduled full pass went on from the cursor a previous
 	// run left.
 	Resumed  bool   `json:"resumed"`
@@ -154,11 +154,11 @@ func (r *Report) Text() string {
 	state := "complete"
 	switch {
 	case r.Complete:
-	case r.Stopped == job.StoppedBudget && r.Kind == KindIncremental:
+	case r.Stopped == jobs.StoppedBudget && r.Kind == KindIncremental:
 		state = "stopped at its time budget; the next run takes the changes left"
-	case r.Stopped == job.StoppedBudget:
+	case r.Stopped == jobs.StoppedBudget:
 		state = "stopped at its time budget; the next run resumes there"
-	case r.Stopped == job.StoppedCancelled:
+	case r.Stopped == jobs.StoppedCancelled:
 		state = "cancelled; the next run resumes where it stopped"
 	default:
 		state = "FAILED: " + r.Error + "; the next run resumes where it stopped"
@@ -220,7 +220,7 @@ type Options struct {
 
 // Run is a scheduled run: a full pass when one is due (resuming at the
 // stored cursor, stopping at the budget), else an incremental one.
-func (j *Job) Run(ctx context.Context, cfg *config.Config) (job.Report, error) {
+func (j *Job) Run(ctx context.Context, cfg *config.Config) (jobs.Report, error) {
 	if !cfg.Memory.PipelineV2.Structural.SupersessionEnabled {
 		return &Report{Disabled: "memory.pipelineV2.structural.supersessionEnabled is false"}, nil
 	}
@@ -258,7 +258,7 @@ func budgetFor(cfg *config.Config, now time.Time) time.Duration {
 // ended.
 func (j *Job) run(ctx context.Context, cfg *config.Config, opt Options, budget time.Duration, scheduled bool) (*Report, error) {
 	start := j.now()
-	r := &Report{Run: job.NewRun(Name, cfg.Mode(), start), Agent: opt.Agent, DryRun: opt.DryRun}
+	r := &Report{Run: jobs.NewRun(Name, cfg.Mode(), start), Agent: opt.Agent, DryRun: opt.DryRun}
 	go heuristics.Prepare() // while the state and the first rows are read
 	err := func() error {
 		st, err := j.loadState(ctx)
@@ -274,7 +274,7 @@ func (j *Job) run(ctx context.Context, cfg *config.Config, opt Options, budget t
 		return j.full(ctx, cfg, st, opt.Agent, budget, scheduled, start, r)
 	}()
 	r.Finish(ctx, j.now().Sub(start), err)
-	r.Skipped = job.Skips(r.Skips)
+	r.Skipped = jobs.Skips(r.Skips)
 	return r, err
 }
 

@@ -15,13 +15,13 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/supersessiond/supersessiond/config"
-	"github.com/supersessiond/supersessiond/internal/inline"
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
-	"github.com/supersessiond/supersessiond/sweep"
+	"github.com/supersessiond/supersessiond/jobs"
+	"github.com/supersessiond/supersessiond/jobs/inline"
+	"github.com/supersessiond/supersessiond/jobs/sweep"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -29,7 +29,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 var quiet = slog.New(slog.DiscardHandler)
 
 func newJob(db *sqlx.DB, llms *llm.Provider) *sweep.Job {
-	deps := job.Deps{DB: db, Logger: quiet, LLM: llms}
+	deps := jobs.Deps{DB: db, Logger: quiet, LLM: llms}
 	engine := supersession.New(deps)
 	sw := sweep.New(deps, engine)
 	sw.PruneOutbox = inline.New(deps, engine).Prune

@@ -6,12 +6,12 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
-	"github.com/supersessiond/supersessiond/sweep"
+	"github.com/supersessiond/supersessiond/jobs"
+	"github.com/supersessiond/supersessiond/jobs/sweep"
 )
 
 // An undo says "this is still true": it vetoes the attribute against every
@@ -59,7 +59,7 @@ func TestUndoVetoesEverySiblingRecordedBeforeIt(t *testing.T) {
 	var applied []supersession.Applied
 	err := store.InTx(ctx, db.DB, func(tx *sqlx.Tx) error {
 		var err error
-		applied, err = supersession.New(job.Deps{DB: db.DB, Logger: quiet}).Apply(ctx, tx, supersession.Actor{ChangedBy: "test", Type: "system"},
+		applied, err = supersession.New(jobs.Deps{DB: db.DB, Logger: quiet}).Apply(ctx, tx, supersession.Actor{ChangedBy: "test", Type: "system"},
 			[]supersession.Supersession{{
 				Meta:       supersession.Metadata{AgentID: "a", OldAttributeID: "h1", NewAttributeID: "h2", Method: supersession.MethodHeuristic},
 				OldContent: "Lives in Toronto", NewContent: "Lives in Vancouver", Reason: "test", RespectVetoes: true,

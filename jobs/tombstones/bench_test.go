@@ -9,8 +9,8 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/bench"
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
+	"github.com/supersessiond/supersessiond/jobs"
 )
 
 // BenchmarkReconcile measures one full pass over the corpus —
@@ -49,7 +49,7 @@ func BenchmarkReconcile(b *testing.B) {
 				}
 				b.Logf("EXPLAIN ANALYZE %s (first batch):\n%s", s.name, text)
 			}
-			job := New(job.Deps{DB: db.DB}, Options{Budget: time.Hour})
+			job := New(jobs.Deps{DB: db.DB}, Options{Budget: time.Hour})
 			b.StartTimer()
 			r, err := job.Reconcile(ctx, cfg)
 			b.StopTimer()

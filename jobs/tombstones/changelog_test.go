@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
-	"github.com/supersessiond/supersessiond/internal/tombstones"
+	"github.com/supersessiond/supersessiond/jobs"
+	"github.com/supersessiond/supersessiond/jobs/tombstones"
 )
 
 // The tombstone decisions are summarised per batch in the log: one line a
@@ -26,7 +26,7 @@ func TestTriageIsLoggedPerBatch(t *testing.T) {
 		doc{id: "d3", deleted: "old", superseded: true},
 	)
 	var log bytes.Buffer
-	j := tombstones.New(job.Deps{DB: db.DB, Logger: slog.New(slog.NewJSONHandler(&log, nil))}, tombstones.Options{})
+	j := tombstones.New(jobs.Deps{DB: db.DB, Logger: slog.New(slog.NewJSONHandler(&log, nil))}, tombstones.Options{})
 	r, err := j.Reconcile(context.Background(), testConfig(2))
 	if err != nil {
 		t.Fatal(err)

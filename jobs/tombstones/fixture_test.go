@@ -13,9 +13,9 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/supersessiond/supersessiond/config"
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
-	"github.com/supersessiond/supersessiond/internal/tombstones"
+	"github.com/supersessiond/supersessiond/jobs"
+	"github.com/supersessiond/supersessiond/jobs/tombstones"
 )
 
 // doc is one row of a test world.
@@ -162,7 +162,7 @@ func testConfig(batchSize int) *config.Config {
 }
 
 func newJob(db *sqlx.DB, opts tombstones.Options) *tombstones.Job {
-	return tombstones.New(job.Deps{DB: db}, opts)
+	return tombstones.New(jobs.Deps{DB: db}, opts)
 }
 
 func pass(t *testing.T, db *sqlx.DB, cfg *config.Config) *tombstones.Report {

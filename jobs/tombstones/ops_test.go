@@ -17,9 +17,9 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/bench"
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
-	"github.com/supersessiond/supersessiond/internal/tombstones"
+	"github.com/supersessiond/supersessiond/jobs"
+	"github.com/supersessiond/supersessiond/jobs/tombstones"
 )
 
 // Shadow mode and the mutationsFrozen brake: the pass reports what it would
@@ -346,7 +346,7 @@ func TestBudgetSpreadsABacklogOverPasses(t *testing.T) {
 	world(t, db.DB, docs...)
 	cfg := testConfig(3)
 	want := oracle(t, db.DB, cfg.Maintenance.Tombstones.MinAge)
-	job := tombstones.New(job.Deps{DB: db.DB, Now: stepClock(time.Minute)}, tombstones.Options{Budget: 4 * time.Minute})
+	job := tombstones.New(jobs.Deps{DB: db.DB, Now: stepClock(time.Minute)}, tombstones.Options{Budget: 4 * time.Minute})
 	total, passes := 0, 0
 	for r := (*tombstones.Report)(nil); r == nil || r.Backlog > 0; {
 		var err error
@@ -392,7 +392,7 @@ func TestRecheckResumesWhereThePreviousPassStopped(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Each read of the clock uses the whole budget: one page per pass.
-	job := tombstones.New(job.Deps{DB: db.DB, Now: stepClock(time.Minute)}, tombstones.Options{Budget: time.Minute})
+	job := tombstones.New(jobs.Deps{DB: db.DB, Now: stepClock(time.Minute)}, tombstones.Options{Budget: time.Minute})
 	for i := 1; i <= 6; i++ {
 		r, err := job.Reconcile(context.Background(), cfg)
 		if err != nil {
@@ -547,7 +547,7 @@ func TestMetrics(t *testing.T) {
 		doc{id: "D", sources: `["T", "U"]`},
 	)
 	reg := prometheus.NewRegistry()
-	job := tombstones.New(job.Deps{DB: db.DB, Registry: reg}, tombstones.Options{})
+	job := tombstones.New(jobs.Deps{DB: db.DB, Registry: reg}, tombstones.Options{})
 	m := job.Metrics()
 	cfg := testConfig(500)
 	if _, err := job.Reconcile(context.Background(), cfg); err != nil {

@@ -13,9 +13,9 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/bench"
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
+	"github.com/supersessiond/supersessiond/jobs"
 )
 
 // planNode is one node of an EXPLAIN (FORMAT JSON) plan.
@@ -193,7 +193,7 @@ func TestPlansUseTheIndexes(t *testing.T) {
 	cfg := config.Default()
 	cfg.Maintenance.Tombstones.BatchSize = 1000
 	clock := time.Now()
-	job := New(job.Deps{DB: db.DB, Now: func() time.Time { clock = clock.Add(time.Second); return clock }}, Options{Budget: time.Nanosecond})
+	job := New(jobs.Deps{DB: db.DB, Now: func() time.Time { clock = clock.Add(time.Second); return clock }}, Options{Budget: time.Nanosecond})
 	if r, err := job.Reconcile(ctx, cfg); err != nil || r.Preserved == 0 || r.Backlog == 0 {
 		t.Fatalf("setup pass: %v %+v", err, r)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
-	"github.com/supersessiond/supersessiond/internal/tombstones"
+	"github.com/supersessiond/supersessiond/jobs/tombstones"
 )
 
 // rowText is a document as PostgreSQL prints the whole row: every column,

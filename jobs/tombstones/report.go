@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/supersessiond/supersessiond/config"
-	"github.com/supersessiond/supersessiond/internal/job"
+	"github.com/supersessiond/supersessiond/jobs"
 )
 
 // Report says what one pass did. In a shadow pass (shadowMode or
@@ -15,7 +15,7 @@ import (
 // pass's own deletions never change another tombstone's fate: it only
 // removes soft-deleted documents, and those were never live dependents.)
 type Report struct {
-	job.Run
+	jobs.Run
 	// Braked: the pass began live, and shadowMode or mutationsFrozen was
 	// turned on while it ran; it changed nothing from then on.
 	Braked bool `json:"braked,omitempty"`
@@ -61,7 +61,7 @@ type Report struct {
 
 	// Skipped is always empty: a pass leaves no tombstone alone for a
 	// reason of its own (a row another pass holds is that pass's).
-	Skipped []job.Skip `json:"skipped"`
+	Skipped []jobs.Skip `json:"skipped"`
 }
 
 // Shadow reports whether the pass changed nothing (shadowMode or
@@ -69,7 +69,7 @@ type Report struct {
 func (r *Report) Shadow() bool { return r.Mode != config.ModeLive }
 
 // BudgetExhausted reports whether the pass stopped at its time budget.
-func (r *Report) BudgetExhausted() bool { return r.Stopped == job.StoppedBudget }
+func (r *Report) BudgetExhausted() bool { return r.Stopped == jobs.StoppedBudget }
 
 // Text is the report for people (`supersessiond reconcile --once`).
 func (r *Report) Text() string {

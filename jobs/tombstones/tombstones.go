@@ -13,7 +13,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/supersessiond/supersessiond/config"
-	"github.com/supersessiond/supersessiond/internal/job"
+	"github.com/supersessiond/supersessiond/jobs"
 )
 
 // Name is the job's name: its lease, its log and metric label.
@@ -57,7 +57,7 @@ type hooks struct {
 }
 
 // New returns the job for the database deps describe.
-func New(deps job.Deps, opts Options) *Job {
+func New(deps jobs.Deps, opts Options) *Job {
 	deps = deps.WithDefaults()
 	return &Job{db: deps.DB, sql: render(deps.Names), log: deps.Logger.With("job", Name), m: NewMetrics(deps.Registry),
 		now: deps.Now, braked: deps.Braked, opts: opts}
@@ -73,7 +73,7 @@ func (j *Job) Schedule(cfg *config.Config) string { return cfg.Maintenance.Sched
 
 // Run is one pass; the report is a *Report, also when the pass failed
 // part-way (it then says what was committed before the failure).
-func (j *Job) Run(ctx context.Context, cfg *config.Config) (job.Report, error) {
+func (j *Job) Run(ctx context.Context, cfg *config.Config) (jobs.Report, error) {
 	return j.Reconcile(ctx, cfg)
 }
 
@@ -146,7 +146,7 @@ func (p *pass) deadline() time.Time { return p.start.Add(p.budget) }
 // batchSize, each batch its own short transaction, within the time budget.
 func (j *Job) Reconcile(ctx context.Context, cfg *config.Config) (*Report, error) {
 	start := j.now()
-	r := &Report{Run: job.NewRun(Name, cfg.Mode(), start), Backlog: -1, Held: -1, Skipped: []job.Skip{}, DeletedIDs: []string{}}
+	r := &Report{Run: jobs.NewRun(Name, cfg.Mode(), start), Backlog: -1, Held: -1, Skipped: []jobs.Skip{}, DeletedIDs: []string{}}
 	err := j.reconcile(ctx, cfg, start, r)
 	r.Finish(ctx, j.now().Sub(start), err)
 	return r, err
@@ -164,7 +164,7 @@ func (j *Job) reconcile(ctx context.Context, cfg *config.Config, start time.Time
 	if p.budget <= 0 {
 		p.budget = Budget(cfg, p.start)
 	}
-	r.Budget, r.BudgetSeconds = p.budget, job.Seconds(p.budget)
+	r.Budget, r.BudgetSeconds = p.budget, jobs.Seconds(p.budget)
 
 	if err := j.db.GetContext(ctx, &p.dbStart, j.sql.dbNow); err != nil {
 		return fmt.Errorf("tombstones: read the database clock: %w", err)
@@ -227,7 +227,7 @@ func (j *Job) triage(ctx context.Context, p *pass, r *Report) (position, error) 
 			return after, fmt.Errorf("tombstones: triage interrupted after %d batches: %w", r.Batches, err)
 		}
 		if r.Batches > 0 && !j.now().Before(p.triageDeadline()) {
-			r.Stopped = job.StoppedBudget
+			r.Stopped = jobs.StoppedBudget
 			return after, nil
 		}
 		j.observeBrake(p, r)
@@ -351,7 +351,7 @@ func (j *Job) recheck(ctx context.Context, p *pass, r *Report) error {
 				return fmt.Errorf("tombstones: re-check interrupted: %w", err)
 			}
 			if pages > 0 && !j.now().Before(p.deadline()) {
-				r.Stopped = job.StoppedBudget
+				r.Stopped = jobs.StoppedBudget
 				return nil
 			}
 			j.observeBrake(p, r)
