@@ -41,6 +41,13 @@
 // and the proposals that exist, may ask the LLM, and writes nothing, not
 // even the verdict it was given; its decisions are what a real pass writes.
 //
+// The change feed (feed.go): the change records the trigger appends, read
+// by the incremental sweep and the inline hook through one protocol: take a
+// snapshot, load what the changes can meet through the key digests, decide,
+// then store the keys of what was decided and consume the records in one
+// transaction. A record goes only with the keys that let the next reader
+// find its attribute.
+//
 // The change log: every supersession applied (by the sweep, the inline
 // hook or an operator) is one log line with its ids and clipped contents;
 // proposals are one line per written batch; at debug level every pair the

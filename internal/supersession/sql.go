@@ -231,6 +231,7 @@ const dropKeysSQL = `DELETE FROM {{.Keys}} WHERE pg_visible_in_snapshot(xid, $1:
 type statements struct {
 	lock, apply, propose, proposed, vetoes, cachedVerdicts, storeVerdicts, aspects, aspectSizes string
 	chunkAfter, chunkFrom, names, attributes, keys, storeKeys, dropKeys                         string
+	Feed                                                                                        feedStatements
 }
 
 func render(n *schema.Names) statements {
@@ -243,5 +244,10 @@ func render(n *schema.Names) statements {
 		aspects: n.SQL(aspectsSQL), aspectSizes: n.SQL(aspectSizesSQL),
 		chunkAfter: n.SQL(chunkAfterSQL), chunkFrom: n.SQL(chunkFromSQL), names: n.SQL(namesSQL),
 		attributes: n.SQL(attributesSQL), keys: n.SQL(keysSQL), storeKeys: n.SQL(storeKeysSQL), dropKeys: n.SQL(dropKeysSQL),
+		Feed: feedStatements{
+			Last: n.SQL(feedSQL.Last), Claim: n.SQL(feedSQL.Claim), Extend: n.SQL(feedSQL.Extend), Consume: n.SQL(feedSQL.Consume),
+			ConsumeDecided: n.SQL(feedSQL.ConsumeDecided), Release: n.SQL(feedSQL.Release), Record: n.SQL(feedSQL.Record),
+			Pending: n.SQL(feedSQL.Pending), DropSeen: n.SQL(feedSQL.DropSeen),
+		},
 	}
 }

@@ -18,6 +18,13 @@
 // taken again. A row is deleted only after its decision is written, and
 // re-deciding is harmless because every write is guarded.
 //
+// Each batch is a reader of the engine's change feed (supersession.Feed),
+// as an incremental sweep is: it loads, of each aspect, only what its
+// classifications and the aspect's unconsumed change records can meet
+// through the key digests, and stores the keys of what it decided with
+// the consumption of those records, so the digests stay whole between
+// sweeps.
+//
 // A batch that fails consumes nothing: its claims are given back at once
 // and no drain starts until a pause has passed (exponential from 0.5 s to
 // 30 s, with jitter), so a busy server is not asked again at every

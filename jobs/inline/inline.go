@@ -40,6 +40,7 @@ type Hook struct {
 	sql     statements
 	log     *slog.Logger
 	engine  *supersession.Engine
+	feed    *supersession.Feed // the change records, as this process reads them
 	metrics *Metrics
 	holder  string
 	guard   *store.Guard // waited on before each batch; asked before the LISTEN connection is opened
@@ -56,6 +57,7 @@ type Hook struct {
 	// ObserveLag, when set before Run, receives every lag the histogram
 	// does (the bench command computes exact percentiles from it).
 	ObserveLag func(seconds float64)
+	examined func(agent, aspect string) // OnExamine
 	// ClaimFor is how long a claim on outbox rows lasts unless renewed
 	// (default 60s): a daemon that dies mid-batch loses its claims within it.
 	ClaimFor time.Duration
@@ -105,8 +107,9 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 // engine (the daemon shares one with the sweep).
 func New(deps jobs.Deps, engine *supersession.Engine) *Hook {
 	deps = deps.WithDefaults()
-	h := &Hook{db: deps.DB, sql: render(deps.Names), log: deps.Logger.With("service", Name), engine: engine,
-		metrics: newMetrics(deps.Registry), ClaimFor: time.Minute, holder: ident.Holder(), guard: deps.Guard}
+	holder := ident.Holder()
+	h := &Hook{db: deps.DB, sql: render(deps.Names), log: deps.Logger.With("service", Name), engine: engine, feed: engine.Feed(holder),
+		metrics: newMetrics(deps.Registry), ClaimFor: time.Minute, holder: holder, guard: deps.Guard}
 	empty := "not started"
 	h.lastErr.Store(&empty)
 	none := ""
@@ -118,6 +121,10 @@ func New(deps jobs.Deps, engine *supersession.Engine) *Hook {
 func (h *Hook) Metrics() *Metrics { return h.metrics }
 
 func (h *Hook) Name() string { return Name }
+
+// OnExamine, when set before Run or Drain (tests), is told each aspect a
+// batch decides, after its reads and before its decisions.
+func (h *Hook) OnExamine(f func(agent, aspect string)) { h.examined = f }
 
 // Enabled: supersessionEnabled and inlineHook.enabled.
 func (h *Hook) Enabled(cfg *config.Config) bool { return cfg.InlineHookEnabled() }
@@ -407,38 +414,42 @@ func (h *Hook) handle(ctx context.Context, cfg *config.Config, b *batch) error {
 		return nil
 	}
 	t0 := time.Now()
-	l, err := h.loadBatch(ctx, cfg, b.agents, b.aspects, b.focus, b.focusOf)
-	if err != nil {
-		return err
-	}
-	tLoad := time.Since(t0)
+	var d decided
 	if cfg.InlineHookEnabled() {
-		if err := h.decide(ctx, cfg, l, b.done); err != nil {
+		if err := h.decide(ctx, cfg, b, &d); err != nil {
 			return err
 		}
 	}
-	tDecide := time.Since(t0) - tLoad
 	if err := h.finish(ctx, b.done, true); err != nil {
 		return err
 	}
-	h.countDecided(l.groups, b.focus)
-	attrs := 0
-	for _, g := range l.groups {
-		attrs += len(g.Attrs)
-	}
-	h.log.Debug("inline: batch decided", "classifications", len(b.done), "aspects", len(l.groups), "narrowed", len(l.deltas), "siblings", attrs,
-		"load", tLoad.Round(time.Microsecond).String(), "decide", tDecide.Round(time.Microsecond).String(),
+	h.countDecided(d.present, b.focus)
+	h.log.Debug("inline: batch decided", "classifications", len(b.done), "aspects", d.groups, "narrowed", d.narrowed, "siblings", len(d.present),
 		"total", time.Since(t0).Round(time.Microsecond).String())
 	return nil
 }
 
-// decide decides a loaded batch and keeps what it learnt of its aspects'
-// keys, holding the claims meanwhile.
-func (h *Hook) decide(ctx context.Context, cfg *config.Config, l *load, seqs []int64) error {
+// decided is what a batch loaded and decided.
+type decided struct {
+	present          map[string]bool // the attributes decided
+	groups, narrowed int
+}
+
+// decide decides a batch, holding the claims meanwhile. A batch is a
+// reader of the engine's change feed (supersession.Feed): of each aspect
+// it touches it loads only what its classifications, and the changes the
+// aspect's records name since its digest was made, can pair with; it
+// decides all of those changes, then stores the keys of what it decided
+// and consumes those records in one transaction, as an incremental pass
+// would, so the digests stay whole between sweeps. Loading whole aspects
+// was most of the hook's cost, growing with the aspect, not with the
+// change. With the semantic fallback it reads its aspects whole (the LLM's
+// candidates are not in the digests) and leaves the change records to the
+// sweep.
+func (h *Hook) decide(ctx context.Context, cfg *config.Config, b *batch, d *decided) error {
 	pass := supersession.Pass{
 		Actor:   supersession.Actor{ChangedBy: "supersessiond:inline", Type: "system", RequestID: ident.Random("inline-", 6)},
 		Source:  Name,
-		Focus:   l.focus,
 		Reloads: true,
 		// A batch waits for its answers: a small budget keeps the lag
 		// bounded; what it leaves is asked by the sweep.
@@ -447,12 +458,48 @@ func (h *Hook) decide(ctx context.Context, cfg *config.Config, l *load, seqs []i
 	if h.current != nil {
 		pass.Brake = func() bool { return h.current().Shadow() }
 	}
-	stop := h.holdClaims(ctx, seqs)
-	defer stop()
-	if _, err := h.engine.Process(ctx, cfg, l.groups, pass); err != nil {
+	d.present = map[string]bool{}
+	process := func(ctx context.Context, parts []supersession.Part) error {
+		p := pass
+		p.Focus = map[string]bool{}
+		var groups []*supersession.Group
+		for _, part := range parts {
+			groups = append(groups, part.Groups...)
+			for id := range part.Focus {
+				p.Focus[id] = true
+			}
+		}
+		for _, g := range groups {
+			if h.examined != nil {
+				h.examined(g.AgentID, g.AspectID)
+			}
+			for _, a := range g.Attrs {
+				d.present[a.ID] = true
+			}
+		}
+		d.groups += len(groups)
+		_, err := h.engine.Process(ctx, cfg, groups, p)
 		return err
 	}
-	return h.keep(ctx, l)
+	stop := h.holdClaims(ctx, b.done)
+	defer stop()
+	if cfg.SemanticFallback() {
+		groups, err := h.loadGroups(ctx, b.agents, b.aspects)
+		if err != nil {
+			return err
+		}
+		return process(ctx, []supersession.Part{{Groups: groups, Focus: b.focus, Whole: true}})
+	}
+	changes := make([]supersession.AspectChanges, len(b.agents))
+	for i := range b.agents {
+		changes[i] = supersession.AspectChanges{AgentID: b.agents[i], AspectID: b.aspects[i], IDs: b.focusOf[[2]string{b.agents[i], b.aspects[i]}]}
+	}
+	x, err := h.feed.Examine(ctx, h.feed.Told(changes), supersession.Reading{}, process)
+	d.narrowed = x.Narrowed
+	if err != nil {
+		return fmt.Errorf("inline: %w", err)
+	}
+	return nil
 }
 
 // releaseSQL gives back this holder's claims on a batch that failed. A
@@ -494,14 +541,8 @@ func (h *Hook) loadGroups(ctx context.Context, agents, aspects []string) ([]*sup
 }
 
 // countDecided counts the classified attributes found among what a batch
-// loaded (decided) and those gone.
-func (h *Hook) countDecided(groups []*supersession.Group, focus map[string]bool) {
-	present := map[string]bool{}
-	for _, g := range groups {
-		for _, a := range g.Attrs {
-			present[a.ID] = true
-		}
-	}
+// decided, and those gone.
+func (h *Hook) countDecided(present, focus map[string]bool) {
 	gone := 0
 	for id := range focus {
 		if !present[id] {
@@ -554,12 +595,11 @@ const (
 	pruneSQL   = `DELETE FROM {{.Outbox}} WHERE classified_at < $1`
 )
 
-type statements struct{ claim, done, extend, release, backlog, prune, pending, consume string }
+type statements struct{ claim, done, extend, release, backlog, prune string }
 
 func render(n *schema.Names) statements {
 	return statements{claim: n.SQL(claimSQL), done: n.SQL(doneSQL), extend: n.SQL(extendSQL), release: n.SQL(releaseSQL),
-		backlog: n.SQL(backlogSQL), prune: n.SQL(pruneSQL),
-		pending: n.SQL(pendingSQL), consume: n.SQL(consumeSQL)}
+		backlog: n.SQL(backlogSQL), prune: n.SQL(pruneSQL)}
 }
 
 // Prune deletes the outbox rows classified before a time: a complete sweep

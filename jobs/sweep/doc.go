@@ -9,7 +9,11 @@
 // batch is decided and written), and keeps no snapshot open across the
 // pass. An incremental pass examines only the aspects the change records
 // name: the trigger appends one in the transaction that changes an
-// attribute, so changes made while no daemon runs are not lost.
+// attribute, so changes made while no daemon runs are not lost. The
+// records are the engine's change feed (supersession.Feed): the protocol
+// that claims them, narrows through the key digests, and consumes them
+// with the keys of what was decided is the feed's, shared with the inline
+// hook.
 //
 // Invariants:
 //   - A full pass runs when none has completed, when the judgment changes

@@ -152,7 +152,7 @@ func (j *Job) full(ctx context.Context, cfg *config.Config, st state, agent stri
 func (j *Job) completeFull(ctx context.Context, cur cursor, scheduled bool) error {
 	raw, _ := json.Marshal(lastFull{CompletedAt: cur.PassStartedAt, Judgment: cur.Judgment})
 	err := store.InTx(ctx, j.db, func(tx *sqlx.Tx) error {
-		if _, err := tx.ExecContext(ctx, j.sql.dropSeen, cur.Snapshot); err != nil {
+		if err := j.feed.DropSeen(ctx, tx, cur.Snapshot); err != nil {
 			return err
 		}
 		if err := j.engine.DropKeys(ctx, tx, cur.Snapshot); err != nil {

@@ -40,15 +40,14 @@ type Job struct {
 	braked func() bool
 	guard  *store.Guard // waited on before each batch
 	engine *supersession.Engine
-	holder string // this process, on the change records it claims
+	feed   *supersession.Feed // the change records, as this process claims them
 	// BatchAspects overrides batchAspects (tests exercise batch boundaries).
 	BatchAspects int
 	// ChunkRows overrides chunkRows, the rows a full pass reads per statement.
 	ChunkRows int
 	// ClaimFor is how long a claim on change records lasts unless renewed.
 	ClaimFor time.Duration
-	// examined, when set (tests), is told each aspect a pass examines.
-	examined func(agent, aspect string)
+	examined func(agent, aspect string) // OnExamine
 	// Budget, when set, replaces the schedule-derived budget of Run.
 	Budget time.Duration
 	// PruneOutbox, when set, is called after a complete pass over all
@@ -63,10 +62,14 @@ type Job struct {
 func New(deps jobs.Deps, engine *supersession.Engine) *Job {
 	deps = deps.WithDefaults()
 	return &Job{db: deps.DB, sql: render(deps.Names), log: deps.Logger.With("job", Name), now: deps.Now, braked: deps.Braked,
-		guard: deps.Guard, engine: engine, holder: ident.Holder(), BatchAspects: batchAspects, ChunkRows: chunkRows, ClaimFor: time.Minute}
+		guard: deps.Guard, engine: engine, feed: engine.Feed(ident.Holder()), BatchAspects: batchAspects, ChunkRows: chunkRows, ClaimFor: time.Minute}
 }
 
 func (j *Job) Name() string { return Name }
+
+// OnExamine, when set before a run (tests), is told each aspect a pass
+// decides, after its reads and before its decisions.
+func (j *Job) OnExamine(f func(agent, aspect string)) { j.examined = f }
 
 // Schedule is maintenance.schedules.sweep while supersessionEnabled and
 // supersessionSweepEnabled, else off.

@@ -1,0 +1,508 @@
+package supersession
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/supersessiond/supersessiond/internal/store"
+)
+
+// The change feed (SPEC §11). The trigger appends a change record, naming
+// the attribute, in the transaction that changes it; the key digests say
+// which siblings each attribute's keys can meet. Two readers examine the
+// records, and both through a Feed, so that the protocol that keeps the
+// digests whole has one owner:
+//
+//   - the incremental sweep claims records (every unclaimed record of an
+//     aspect at once, so two readers never split an aspect's changes) and
+//     consumes what it claimed;
+//   - the inline hook claims its outbox rows, not records: it examines the
+//     records of the aspects it classifies into, and consumes those naming
+//     an attribute it decided.
+//
+// A batch is examined in four steps (Examine): a snapshot is taken, before
+// the batch reads anything; the changed attributes and the siblings their
+// keys can meet are loaded through the aspects' digests (LoadChanged), and
+// an aspect without a usable digest is read whole; the reader decides what
+// was loaded; then one transaction stores the keys of what was decided (a
+// fragment with the changed attributes' keys per narrowed aspect, a whole
+// digest per aspect read whole, replacing the fragments the snapshot saw)
+// and consumes the records.
+//
+// The invariant: a record goes only with the keys that let the next reader
+// find its attribute. The snapshot rule, stated once: a record is consumed
+// only if it was committed before the batch's reads began (a claimed one
+// was claimed before the snapshot; any other must be visible in it), and a
+// whole digest replaces only fragments committed before those reads. A
+// change committed during a batch therefore stays recorded for the next
+// reader, and concurrent readers or a kill -9 can leave extra fragments,
+// never a missing key. A batch that fails consumes nothing and gives its
+// claims back; one cancelled leaves them to expire, as a process killed
+// does.
+
+// Feed is one reader's access to the change feed.
+type Feed struct {
+	e      *Engine
+	holder string
+}
+
+// Feed returns the change feed as the reader holder (unique per process)
+// takes it.
+func (e *Engine) Feed(holder string) *Feed { return &Feed{e: e, holder: holder} }
+
+// A Batch is what one reader examines of the feed: changes by aspect.
+type Batch struct {
+	changes  []AspectChanges
+	claimed  []int64 // the records claimed (Claim), consumed whole
+	claimFor time.Duration
+	// told: the reader claims no records (Told): Examine adds the aspects'
+	// unconsumed records, and consumes those naming an attribute decided.
+	told bool
+}
+
+// Empty reports whether the batch holds no change.
+func (b *Batch) Empty() bool { return len(b.changes) == 0 }
+
+// Claimed is how many change records the batch claimed.
+func (b *Batch) Claimed() int { return len(b.claimed) }
+
+// Last is the newest record's sequence number: a pass that takes only
+// records up to it ends however fast the agent writes.
+func (f *Feed) Last(ctx context.Context) (int64, error) {
+	var upto int64
+	if err := f.e.db.GetContext(ctx, &upto, f.e.sql.Feed.Last); err != nil {
+		return 0, fmt.Errorf("supersession: read the change records: %w", err)
+	}
+	return upto, nil
+}
+
+// change is a claimed change record.
+type change struct {
+	Seq         int64          `db:"seq"`
+	AgentID     string         `db:"agent_id"`
+	AspectID    string         `db:"aspect_id"`
+	AttributeID sql.NullString `db:"attribute_id"`
+}
+
+// Claim claims the records, up to upto, of at most aspects aspects, oldest
+// first, for claimFor unless renewed (Examine renews them while it works).
+func (f *Feed) Claim(ctx context.Context, upto int64, aspects int, claimFor time.Duration) (*Batch, error) {
+	var claimed []change
+	err := f.e.db.SelectContext(ctx, &claimed, f.e.sql.Feed.Claim, f.holder, upto, aspects, claimFor.Seconds())
+	if err != nil {
+		return nil, fmt.Errorf("supersession: claim change records: %w", err)
+	}
+	b := &Batch{claimFor: claimFor}
+	at := map[aspectRef]int{}
+	for _, c := range claimed {
+		b.claimed = append(b.claimed, c.Seq)
+		k := aspectRef{c.AgentID, c.AspectID}
+		i, ok := at[k]
+		if !ok {
+			i = len(b.changes)
+			at[k] = i
+			b.changes = append(b.changes, AspectChanges{AgentID: c.AgentID, AspectID: c.AspectID})
+		}
+		if c.AttributeID.Valid && c.AttributeID.String != "" {
+			b.changes[i].IDs = append(b.changes[i].IDs, c.AttributeID.String)
+		} else {
+			b.changes[i].Whole = true // a record of the whole aspect
+		}
+	}
+	return b, nil
+}
+
+// Told is a batch of the changes a reader that claims no records was told
+// of (the inline hook: the attributes classified into each aspect).
+// Examine adds the aspects' unconsumed records.
+func (f *Feed) Told(changes []AspectChanges) *Batch {
+	return &Batch{changes: changes, told: true}
+}
+
+// Reading says how Examine reads a batch's aspects.
+type Reading struct {
+	// Whole reads every aspect whole: the semantic fallback's candidates
+	// are not in the digests. No keys are stored then.
+	Whole bool
+	// Bound is the most attributes read whole at a time (an aspect larger
+	// comes alone); 0: every aspect read whole at once.
+	Bound int
+	// Analyze is how many goroutines analyse what was read whole before it
+	// is decided (0: none; a reader with a key cache analyses nothing).
+	Analyze int
+}
+
+// A Part is groups Examine loaded, to decide with their focus: the
+// attributes whose changes they hold.
+type Part struct {
+	Groups []*Group
+	Focus  map[string]bool
+	// Whole: the groups are their aspects whole, not narrowed; a reader
+	// may decide them whole (the sweep does).
+	Whole bool
+}
+
+// Decider decides the parts of a batch and writes the decisions.
+type Decider func(ctx context.Context, parts []Part) error
+
+// Examined is what examining a batch did.
+type Examined struct {
+	// Narrowed counts the aspects decided through their digests.
+	Narrowed int
+	// ReadWhole counts the aspects read whole, by reason: whole (a record
+	// named no attribute), no_digest, fragments, old_digest, malformed,
+	// many (see Narrowed.Why), semantic (Reading.Whole).
+	ReadWhole map[string]int
+}
+
+// kept is what deciding a batch leaves to store with its records'
+// consumption.
+type kept struct {
+	snapshot       string
+	deltas, wholes []Fragment
+	again          []string // aspects to record anew: the LLM owes them an answer
+	// decided attributes, whose records a told batch consumes.
+	agents, aspects, ids []string
+}
+
+// Examine examines a batch: loads what its changes can meet, has decide
+// decide it, then stores the keys of what was decided and consumes the
+// records, in one transaction. A batch that fails consumes nothing.
+func (f *Feed) Examine(ctx context.Context, b *Batch, r Reading, decide Decider) (Examined, error) {
+	stop := func() {}
+	if len(b.claimed) > 0 {
+		stop = f.holdClaims(ctx, b)
+	}
+	x, k, err := f.examine(ctx, b, r, decide)
+	stop()
+	if err == nil {
+		err = f.keep(ctx, b, k)
+	}
+	if err != nil {
+		if ctx.Err() == nil && len(b.claimed) > 0 { // cancelled: its claims expire
+			f.release(ctx, b)
+		}
+		return Examined{}, err
+	}
+	return x, nil
+}
+
+// examine takes the snapshot, loads and decides the batch.
+func (f *Feed) examine(ctx context.Context, b *Batch, r Reading, decide Decider) (Examined, *kept, error) {
+	x := Examined{ReadWhole: map[string]int{}}
+	k := &kept{}
+	var err error
+	if k.snapshot, err = store.Snapshot(ctx, f.e.db); err != nil {
+		return x, nil, fmt.Errorf("supersession: take the change feed's snapshot: %w", err)
+	}
+	changes := b.changes
+	if b.told && !r.Whole {
+		if changes, err = f.pending(ctx, changes); err != nil {
+			return x, nil, err
+		}
+	}
+	var parts []Part
+	whole := changes
+	if r.Whole {
+		x.ReadWhole["semantic"] = len(changes)
+	} else {
+		nar, err := f.e.LoadChanged(ctx, changes)
+		if err != nil {
+			return x, nil, err
+		}
+		if len(nar.Groups) > 0 {
+			parts = append(parts, Part{Groups: nar.Groups, Focus: nar.Focus})
+		}
+		x.Narrowed = len(nar.Groups)
+		for why, n := range nar.Why {
+			x.ReadWhole[why] += n
+		}
+		whole = nar.Whole
+	}
+	done := func(parts []Part) error {
+		if err := decide(ctx, parts); err != nil {
+			return err
+		}
+		k.add(parts, b.told, !r.Whole)
+		return nil
+	}
+	if len(whole) == 0 {
+		if len(parts) == 0 {
+			return x, k, nil
+		}
+		return x, k, done(parts)
+	}
+	focus := map[string]bool{}
+	agents, aspects := make([]string, len(whole)), make([]string, len(whole))
+	for i, c := range whole {
+		agents[i], aspects[i] = c.AgentID, c.AspectID
+		for _, id := range c.IDs {
+			focus[id] = true
+		}
+	}
+	err = f.e.readWhole(ctx, agents, aspects, r, func(groups []*Group) error {
+		p := append(parts, Part{Groups: groups, Focus: focus, Whole: true})
+		parts = nil // decided with the first groups read whole
+		return done(p)
+	})
+	return x, k, err
+}
+
+// readWhole loads aspects whole, Reading.Bound attributes at a time (all at
+// once without a bound), and hands each load to fn.
+func (e *Engine) readWhole(ctx context.Context, agents, aspects []string, r Reading, fn func([]*Group) error) error {
+	if r.Bound > 0 {
+		return e.LoadAspectsBounded(ctx, agents, aspects, r.Bound, r.Analyze, fn)
+	}
+	groups, err := e.LoadAspects(ctx, agents, aspects)
+	if err != nil {
+		return err
+	}
+	if r.Analyze > 0 {
+		Analyze(groups, r.Analyze)
+	}
+	return fn(groups)
+}
+
+// add notes what decided parts leave to keep: their keys (none when reading
+// whole for the semantic fallback), the aspects the LLM still owes an
+// answer, and for a told batch the attributes decided.
+func (k *kept) add(parts []Part, told, keys bool) {
+	for _, p := range parts {
+		for _, g := range p.Groups {
+			if g.Unsettled {
+				k.again = append(k.again, g.AgentID, g.AspectID)
+			}
+			switch {
+			case !keys:
+			case !p.Whole:
+				if fr := DeltaFragment(g, p.Focus); fr != nil {
+					k.deltas = append(k.deltas, *fr)
+				}
+			case g.Keys != nil: // the plan made it (Pass.Digests)
+				k.wholes = append(k.wholes, Fragment{AgentID: g.AgentID, AspectID: g.AspectID, Keys: g.Keys})
+				g.Keys = nil
+			default:
+				if fr := WholeFragment(g); fr != nil {
+					k.wholes = append(k.wholes, *fr)
+				}
+			}
+			if told {
+				for _, a := range g.Attrs {
+					if p.Focus[a.ID] {
+						k.agents, k.aspects, k.ids = append(k.agents, g.AgentID), append(k.aspects, g.AspectID), append(k.ids, a.ID)
+					}
+				}
+			}
+		}
+	}
+}
+
+// keep stores the keys of what was decided and consumes the records, in
+// one transaction: a record goes only with the keys that let the next
+// reader find its attribute.
+func (f *Feed) keep(ctx context.Context, b *Batch, k *kept) error {
+	if len(b.claimed) == 0 && len(k.ids) == 0 && len(k.deltas) == 0 && len(k.wholes) == 0 && len(k.again) == 0 {
+		return nil
+	}
+	err := store.InTx(ctx, f.e.db, func(tx *sqlx.Tx) error {
+		if len(b.claimed) > 0 {
+			if _, err := tx.ExecContext(ctx, f.e.sql.Feed.Consume, pq.Array(b.claimed), f.holder); err != nil {
+				return err
+			}
+		}
+		if len(k.ids) > 0 {
+			if _, err := tx.ExecContext(ctx, f.e.sql.Feed.ConsumeDecided, pq.Array(k.agents), pq.Array(k.aspects), pq.Array(k.ids), k.snapshot); err != nil {
+				return err
+			}
+		}
+		if err := f.e.StoreKeys(ctx, tx, k.deltas, ""); err != nil {
+			return err
+		}
+		if err := f.e.StoreKeys(ctx, tx, k.wholes, k.snapshot); err != nil {
+			return err
+		}
+		if len(k.again) == 0 {
+			return nil
+		}
+		_, err := tx.ExecContext(ctx, f.e.sql.Feed.Record, pq.Array(k.again))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("supersession: consume change records: %w", err)
+	}
+	return nil
+}
+
+// maxPending is how many change records of one aspect a told batch takes
+// in: an aspect with more (a long time since the last sweep, or an agent
+// rewriting it) is read whole, which consumes the records of what it
+// decides.
+const maxPending = 64
+
+// pending adds to a told batch's changes the attributes its aspects'
+// unconsumed records name (changed since their digests were made, so
+// possibly not in them). A record naming no attribute, or more than
+// maxPending, makes its aspect read whole.
+func (f *Feed) pending(ctx context.Context, changes []AspectChanges) ([]AspectChanges, error) {
+	agents, aspects := make([]string, len(changes)), make([]string, len(changes))
+	at := make(map[aspectRef]int, len(changes))
+	out := make([]AspectChanges, len(changes))
+	for i, c := range changes {
+		agents[i], aspects[i] = c.AgentID, c.AspectID
+		at[aspectRef{c.AgentID, c.AspectID}] = i
+		out[i] = c
+		out[i].IDs = append([]string(nil), c.IDs...)
+	}
+	var records []struct {
+		AgentID     string         `db:"agent_id"`
+		AspectID    string         `db:"aspect_id"`
+		AttributeID sql.NullString `db:"attribute_id"`
+	}
+	if err := f.e.db.SelectContext(ctx, &records, f.e.sql.Feed.Pending, pq.Array(agents), pq.Array(aspects), maxPending+1); err != nil {
+		return nil, fmt.Errorf("supersession: read change records: %w", err)
+	}
+	count := make([]int, len(changes))
+	for _, p := range records {
+		i, ok := at[aspectRef{p.AgentID, p.AspectID}]
+		if !ok {
+			continue
+		}
+		count[i]++
+		if !p.AttributeID.Valid || p.AttributeID.String == "" || count[i] > maxPending {
+			out[i].Whole = true // a record of the whole aspect, or too many
+			continue
+		}
+		out[i].IDs = append(out[i].IDs, p.AttributeID.String)
+	}
+	return out, nil
+}
+
+// holdClaims renews a batch's claims every third of their term until the
+// returned function is called, so that a batch that outlives its claim (a
+// slow LLM) is not taken over by another reader.
+func (f *Feed) holdClaims(ctx context.Context, b *Batch) (stop func()) {
+	return store.Renew(ctx, b.claimFor/3, func(ctx context.Context) error {
+		_, err := f.e.db.ExecContext(ctx, f.e.sql.Feed.Extend, pq.Array(b.claimed), f.holder, b.claimFor.Seconds())
+		return err
+	}, func(err error) {
+		f.e.log.Warn("supersession: could not renew claims on change records; another reader may take them over", "err", err)
+	})
+}
+
+// release gives back the claims of a batch that failed, so that the next
+// reader need not wait for them to expire. When even that fails (the
+// server is gone), they expire.
+func (f *Feed) release(ctx context.Context, b *Batch) {
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := f.e.db.ExecContext(rctx, f.e.sql.Feed.Release, pq.Array(b.claimed), f.holder); err != nil {
+		f.e.log.LogAttrs(ctx, slog.LevelWarn, "supersession: could not give back the claims of a failed batch; they expire",
+			slog.String("claim_for", b.claimFor.String()), slog.Any("err", err))
+	}
+}
+
+// DropSeen deletes the change records a snapshot saw committed: a complete
+// full pass that started with it read every aspect after they were.
+func (f *Feed) DropSeen(ctx context.Context, db sqlx.ExecerContext, snapshot string) error {
+	if _, err := db.ExecContext(ctx, f.e.sql.Feed.DropSeen, snapshot); err != nil {
+		return fmt.Errorf("supersession: drop the change records a full pass covered: %w", err)
+	}
+	return nil
+}
+
+// The change feed's SQL: the records the trigger appends (SPEC §11).
+const (
+	// lastChangeSQL bounds a pass to the records that exist when it starts.
+	lastChangeSQL = `SELECT coalesce(max(seq), 0) FROM {{.Changes}}`
+
+	// claimChangesSQL claims the records of up to $3 aspects, oldest first:
+	// every unclaimed record of each (up to $2), so that one reader examines
+	// an aspect once for all its changes. While it runs it holds an advisory
+	// lock per aspect it picks, and skips aspects another claim holds, so two
+	// concurrent claims never split one aspect's records between them; SKIP
+	// LOCKED keeps them off each other's rows; claimed_until makes a dead
+	// holder's claims expire.
+	claimChangesSQL = `
+WITH pick AS (
+  SELECT agent_id, aspect_id FROM {{.Changes}}
+  WHERE seq <= $2 AND (claimed_until IS NULL OR claimed_until < now())
+    AND pg_try_advisory_xact_lock(` + claimLockClass + `, hashtext(agent_id || '/' || aspect_id))
+  ORDER BY seq
+  LIMIT $3
+  FOR UPDATE SKIP LOCKED
+),
+mine AS (
+  SELECT c.seq FROM {{.Changes}} c
+  JOIN (SELECT DISTINCT agent_id, aspect_id FROM pick) k ON k.agent_id = c.agent_id AND k.aspect_id = c.aspect_id
+  WHERE c.seq <= $2 AND (c.claimed_until IS NULL OR c.claimed_until < now())
+  FOR UPDATE OF c SKIP LOCKED
+)
+UPDATE {{.Changes}} c
+SET claimed_by = $1, claimed_until = now() + make_interval(secs => $4)
+FROM mine WHERE c.seq = mine.seq
+RETURNING c.seq, c.agent_id, c.aspect_id, c.attribute_id`
+
+	// extendChangesSQL renews this holder's claims on records it still works on.
+	extendChangesSQL = `
+UPDATE {{.Changes}} SET claimed_until = now() + make_interval(secs => $3)
+WHERE seq = ANY($1) AND claimed_by = $2`
+
+	// consumeChangesSQL deletes the records a batch claimed (only while
+	// still ours).
+	consumeChangesSQL = `DELETE FROM {{.Changes}} WHERE seq = ANY($1) AND claimed_by = $2`
+
+	// consumeDecidedSQL deletes the records naming the attributes a told
+	// batch decided: those its snapshot saw, and no reader holds (a claimed
+	// one is its claimer's to consume).
+	consumeDecidedSQL = `
+DELETE FROM {{.Changes}} c
+USING unnest($1::text[], $2::text[], $3::text[]) AS d(agent_id, aspect_id, attribute_id)
+WHERE c.agent_id = d.agent_id AND c.aspect_id = d.aspect_id AND c.attribute_id = d.attribute_id
+  AND pg_visible_in_snapshot(c.xid, $4::pg_snapshot)
+  AND (c.claimed_until IS NULL OR c.claimed_until < now())`
+
+	// releaseChangesSQL gives back the claims of a batch that failed.
+	releaseChangesSQL = `
+UPDATE {{.Changes}} SET claimed_by = NULL, claimed_until = NULL
+WHERE seq = ANY($1) AND claimed_by = $2`
+
+	// recordChangesSQL records aspects anew ($1: agent, aspect, agent,
+	// aspect...), after the records a running pass takes.
+	recordChangesSQL = `
+INSERT INTO {{.Changes}} (agent_id, aspect_id)
+SELECT a[i], a[i + 1] FROM (SELECT $1::text[] AS a) s, generate_series(1, cardinality(a), 2) AS i`
+
+	// pendingChangesSQL reads the aspects' records, at most $3 each.
+	pendingChangesSQL = `
+SELECT k.agent_id, k.aspect_id, c.attribute_id
+FROM unnest($1::text[], $2::text[]) AS k(agent_id, aspect_id)
+CROSS JOIN LATERAL (
+  SELECT c.attribute_id FROM {{.Changes}} c
+  WHERE c.agent_id = k.agent_id AND c.aspect_id = k.aspect_id
+  LIMIT $3) c`
+
+	// dropSeenSQL deletes the records a complete full pass covered.
+	dropSeenSQL = `DELETE FROM {{.Changes}} WHERE pg_visible_in_snapshot(xid, $1::pg_snapshot)`
+)
+
+// claimLockClass is the first key of the claims' advisory locks (the
+// second is the aspect's hash): "SUPS".
+const claimLockClass = "1398100051"
+
+// feedStatements are the change feed's SQL, rendered for one database.
+type feedStatements struct {
+	Last, Claim, Extend, Consume, ConsumeDecided, Release, Record, Pending, DropSeen string
+}
+
+var feedSQL = feedStatements{
+	Last: lastChangeSQL, Claim: claimChangesSQL, Extend: extendChangesSQL, Consume: consumeChangesSQL,
+	ConsumeDecided: consumeDecidedSQL, Release: releaseChangesSQL, Record: recordChangesSQL,
+	Pending: pendingChangesSQL, DropSeen: dropSeenSQL,
+}
