@@ -86,7 +86,7 @@ func (o *Ops) History(ctx context.Context, f Filter) ([]Entry, error) {
 		since = f.Since
 	}
 	var out []Entry
-	if err := o.db.SelectContext(ctx, &out, o.sql.history, f.Agent, f.Event, since, f.Limit); err != nil {
+	if err := o.db.SelectContext(ctx, &out, o.sql.History, f.Agent, f.Event, since, f.Limit); err != nil {
 		return nil, fmt.Errorf("history: read memory_history: %w", err)
 	}
 	return out, nil

@@ -20,23 +20,22 @@ type Ops struct {
 // New returns the operator's commands for the database names describes
 // (nil: the reference schema).
 func New(db *sqlx.DB, names *schema.Names, engine *supersession.Engine) *Ops {
-	if names == nil {
-		names = schema.ReferenceNames()
-	}
-	return &Ops{db: db, engine: engine, actor: Operator{Channel: ChannelCLI}.actor(), sql: statements{
-		history: names.SQL(historySQL), entry: names.SQL(entrySQL), insertHistory: names.SQL(insertHistorySQL),
-		shareAttribute: names.SQL(shareAttributeSQL), priorReview: names.SQL(priorReviewSQL),
-		appliedFrom: names.SQL(appliedFromSQL), pairState: names.SQL(pairStateSQL), priorRevert: names.SQL(priorRevertSQL),
-		lockForUndo: names.SQL(lockForUndoSQL), restore: names.SQL(restoreSQL), lockForSupersede: names.SQL(lockForSupersedeSQL),
-		lockForProtect: names.SQL(lockForProtectSQL), protect: names.SQL(protectSQL),
-		queue: renderQueue(names),
-	}}
+	return &Ops{db: db, engine: engine, actor: Operator{Channel: ChannelCLI}.actor(), sql: schema.Render(names, auditSQL)}
 }
 
+// statements are the operator's commands' SQL, rendered for one database
+// (schema.Render).
 type statements struct {
-	history, entry, insertHistory, shareAttribute, priorReview, appliedFrom, pairState, priorRevert,
-	lockForUndo, restore, lockForSupersede, lockForProtect, protect string
-	queue queueStatements // the review queue's (proposals.go)
+	History, Entry, InsertHistory, ShareAttribute, PriorReview, AppliedFrom, PairState, PriorRevert,
+	LockForUndo, Restore, LockForSupersede, LockForProtect, Protect string
+	Queue queueStatements // the review queue's (proposals.go)
+}
+
+var auditSQL = statements{
+	History: historySQL, Entry: entrySQL, InsertHistory: insertHistorySQL, ShareAttribute: shareAttributeSQL,
+	PriorReview: priorReviewSQL, AppliedFrom: appliedFromSQL, PairState: pairStateSQL, PriorRevert: priorRevertSQL,
+	LockForUndo: lockForUndoSQL, Restore: restoreSQL, LockForSupersede: lockForSupersedeSQL,
+	LockForProtect: lockForProtectSQL, Protect: protectSQL, Queue: queueSQL,
 }
 
 // historySQL serves every filter combination from the indexes migrate

@@ -81,7 +81,7 @@ func (o *Ops) Stats(ctx context.Context, f StatsFilter) (*Stats, error) {
 		Key string `db:"key"`
 		Counts
 	}
-	if err := o.db.SelectContext(ctx, &rows, o.sql.queue.stats, f.Agent, since); err != nil {
+	if err := o.db.SelectContext(ctx, &rows, o.sql.Queue.Stats, f.Agent, since); err != nil {
 		return nil, fmt.Errorf("stats: read memory_history: %w", err)
 	}
 	for _, r := range rows {

@@ -42,14 +42,14 @@ type Manager struct {
 // reference layout). holder must be unique per process; ttl bounds how long
 // a dead holder keeps a lease.
 func New(db *sqlx.DB, names *schema.Names, holder string, ttl time.Duration) *Manager {
-	if names == nil {
-		names = schema.ReferenceNames()
-	}
-	return &Manager{db: db, holder: holder, ttl: ttl,
-		sql: statements{acquire: names.SQL(acquireSQL), renew: names.SQL(renewSQL), release: names.SQL(releaseSQL)}}
+	return &Manager{db: db, holder: holder, ttl: ttl, sql: schema.Render(names, leaseSQL)}
 }
 
-type statements struct{ acquire, renew, release string }
+// statements are the leases' SQL, rendered for one database
+// (schema.Render).
+type statements struct{ Acquire, Renew, Release string }
+
+var leaseSQL = statements{Acquire: acquireSQL, Renew: renewSQL, Release: releaseSQL}
 
 // Lease is a held lease.
 type Lease struct {
@@ -79,7 +79,7 @@ RETURNING term`
 // another holder has it, or when this tick already ran (here or elsewhere).
 func (m *Manager) Acquire(ctx context.Context, name string, tick time.Time) (*Lease, error) {
 	var term int64
-	err := m.db.GetContext(ctx, &term, m.sql.acquire, name, m.holder, tick, m.ttl.Seconds())
+	err := m.db.GetContext(ctx, &term, m.sql.Acquire, name, m.holder, tick, m.ttl.Seconds())
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -103,7 +103,7 @@ var ErrLost = errors.New("lease lost")
 
 // Renew extends the lease by the TTL; ErrLost when it is no longer ours.
 func (l *Lease) Renew(ctx context.Context) error {
-	res, err := l.m.db.ExecContext(ctx, l.m.sql.renew, l.name, l.m.holder, l.term, l.m.ttl.Seconds())
+	res, err := l.m.db.ExecContext(ctx, l.m.sql.Renew, l.name, l.m.holder, l.term, l.m.ttl.Seconds())
 	if err != nil {
 		return fmt.Errorf("lease: renew %s: %w", l.name, err)
 	}
@@ -116,7 +116,7 @@ func (l *Lease) Renew(ctx context.Context) error {
 // Release frees the lease at once, keeping its tick so this tick does not run
 // again elsewhere.
 func (l *Lease) Release(ctx context.Context) error {
-	_, err := l.m.db.ExecContext(ctx, l.m.sql.release, l.name, l.m.holder, l.term)
+	_, err := l.m.db.ExecContext(ctx, l.m.sql.Release, l.name, l.m.holder, l.term)
 	if err != nil {
 		return fmt.Errorf("lease: release %s: %w", l.name, err)
 	}

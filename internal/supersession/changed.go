@@ -9,6 +9,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/supersessiond/supersessiond/heuristics"
+	"github.com/supersessiond/supersessiond/internal/store"
 )
 
 // AspectChanges are the claimed change records of one aspect: the
@@ -174,7 +175,7 @@ func narrow(ctx context.Context, n *Narrowed, byRef map[aspectRef]*narrowing, or
 
 // readDigests reads the digest fragments of the aspects in byRef.
 func (e *Engine) readDigests(ctx context.Context, agents, aspects []string, byRef map[aspectRef]*narrowing) error {
-	rows, err := e.db.QueryContext(ctx, e.sql.keys, pq.Array(agents), pq.Array(aspects), heuristics.Version)
+	rows, err := e.db.QueryContext(ctx, e.sql.Keys, pq.Array(agents), pq.Array(aspects), heuristics.Version)
 	if err != nil {
 		return fmt.Errorf("supersession: read key digests: %w", err)
 	}
@@ -211,7 +212,7 @@ func (e *Engine) readDigests(ctx context.Context, agents, aspects []string, byRe
 // attributesByID loads the active attributes with the given ids, grouped
 // by aspect, unnamed (LoadChanged names what it returns).
 func (e *Engine) attributesByID(ctx context.Context, ids []string) ([]*Group, error) {
-	return e.loadGroups(ctx, "load changed attributes", e.sql.attributes, pq.Array(ids))
+	return e.loadGroups(ctx, "load changed attributes", e.sql.Attributes, pq.Array(ids))
 }
 
 // take adds the attributes of groups to the aspects of byRef still being
@@ -296,7 +297,12 @@ func (e *Engine) StoreKeys(ctx context.Context, db sqlx.ExecerContext, frags []F
 	if replace != "" {
 		snap = replace
 	}
-	if _, err := db.ExecContext(ctx, e.sql.storeKeys, pq.Array(agents), pq.Array(aspects), heuristics.Version, all, pq.Array(ends), snap); err != nil {
+	q, args, err := store.Named(e.sql.StoreKeys, map[string]any{"agents": pq.Array(agents), "aspects": pq.Array(aspects),
+		"heuristics": heuristics.Version, "keys": all, "ends": pq.Array(ends), "replace": snap})
+	if err == nil {
+		_, err = db.ExecContext(ctx, q, args...)
+	}
+	if err != nil {
 		return fmt.Errorf("supersession: store key digests: %w", err)
 	}
 	return nil
@@ -305,7 +311,7 @@ func (e *Engine) StoreKeys(ctx context.Context, db sqlx.ExecerContext, frags []F
 // DropKeys deletes every digest fragment the snapshot saw committed: a
 // complete full pass has replaced those of the aspects it read.
 func (e *Engine) DropKeys(ctx context.Context, db sqlx.ExecerContext, snapshot string) error {
-	if _, err := db.ExecContext(ctx, e.sql.dropKeys, snapshot); err != nil {
+	if _, err := db.ExecContext(ctx, e.sql.DropKeys, snapshot); err != nil {
 		return fmt.Errorf("supersession: drop replaced key digests: %w", err)
 	}
 	return nil

@@ -47,7 +47,7 @@ func (e *Engine) dryRun(ctx context.Context, cands []Candidate, t *Tally) error 
 			Old string `db:"old_id"`
 			New string `db:"new_id"`
 		}
-		if err := e.db.SelectContext(ctx, &rows, e.sql.proposed, pq.Array(olds), pq.Array(news)); err != nil {
+		if err := e.db.SelectContext(ctx, &rows, e.sql.Proposed, pq.Array(olds), pq.Array(news)); err != nil {
 			return fmt.Errorf("supersession: dry run: read existing proposals: %w", err)
 		}
 		for _, r := range rows {

@@ -39,7 +39,7 @@ func New(deps jobs.Deps) *Engine {
 	if names == nil {
 		names = schema.ReferenceNames()
 	}
-	return &Engine{db: deps.DB, sql: render(names), log: deps.Logger, metrics: NewMetrics(deps.Registry), llms: deps.LLM,
+	return &Engine{db: deps.DB, sql: schema.Render(names, engineSQL), log: deps.Logger, metrics: NewMetrics(deps.Registry), llms: deps.LLM,
 		hasAspects: names.HasAspects, keys: newKeyCache(keyCacheSize)}
 }
 

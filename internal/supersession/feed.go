@@ -93,8 +93,12 @@ type change struct {
 // Claim claims the records, up to upto, of at most aspects aspects, oldest
 // first, for claimFor unless renewed (Examine renews them while it works).
 func (f *Feed) Claim(ctx context.Context, upto int64, aspects int, claimFor time.Duration) (*Batch, error) {
+	q, args, err := store.Named(f.e.sql.Feed.Claim, map[string]any{
+		"holder": f.holder, "upto": upto, "aspects": aspects, "claim_for": claimFor.Seconds()})
 	var claimed []change
-	err := f.e.db.SelectContext(ctx, &claimed, f.e.sql.Feed.Claim, f.holder, upto, aspects, claimFor.Seconds())
+	if err == nil {
+		err = f.e.db.SelectContext(ctx, &claimed, q, args...)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("supersession: claim change records: %w", err)
 	}
@@ -318,7 +322,12 @@ func (f *Feed) keep(ctx context.Context, b *Batch, k *kept) error {
 			}
 		}
 		if len(k.ids) > 0 {
-			if _, err := tx.ExecContext(ctx, f.e.sql.Feed.ConsumeDecided, pq.Array(k.agents), pq.Array(k.aspects), pq.Array(k.ids), k.snapshot); err != nil {
+			q, args, err := store.Named(f.e.sql.Feed.ConsumeDecided, map[string]any{
+				"agents": pq.Array(k.agents), "aspects": pq.Array(k.aspects), "ids": pq.Array(k.ids), "snapshot": k.snapshot})
+			if err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 				return err
 			}
 		}
@@ -422,8 +431,8 @@ const (
 	// lastChangeSQL bounds a pass to the records that exist when it starts.
 	lastChangeSQL = `SELECT coalesce(max(seq), 0) FROM {{.Changes}}`
 
-	// claimChangesSQL claims the records of up to $3 aspects, oldest first:
-	// every unclaimed record of each (up to $2), so that one reader examines
+	// claimChangesSQL claims the records of up to :aspects aspects, oldest
+	// first: every unclaimed record of each (up to :upto), so that one reader examines
 	// an aspect once for all its changes. While it runs it holds an advisory
 	// lock per aspect it picks, and skips aspects another claim holds, so two
 	// concurrent claims never split one aspect's records between them; SKIP
@@ -432,20 +441,20 @@ const (
 	claimChangesSQL = `
 WITH pick AS (
   SELECT agent_id, aspect_id FROM {{.Changes}}
-  WHERE seq <= $2 AND (claimed_until IS NULL OR claimed_until < now())
+  WHERE seq <= :upto AND (claimed_until IS NULL OR claimed_until < now())
     AND pg_try_advisory_xact_lock(` + claimLockClass + `, hashtext(agent_id || '/' || aspect_id))
   ORDER BY seq
-  LIMIT $3
+  LIMIT :aspects
   FOR UPDATE SKIP LOCKED
 ),
 mine AS (
   SELECT c.seq FROM {{.Changes}} c
   JOIN (SELECT DISTINCT agent_id, aspect_id FROM pick) k ON k.agent_id = c.agent_id AND k.aspect_id = c.aspect_id
-  WHERE c.seq <= $2 AND (c.claimed_until IS NULL OR c.claimed_until < now())
+  WHERE c.seq <= :upto AND (c.claimed_until IS NULL OR c.claimed_until < now())
   FOR UPDATE OF c SKIP LOCKED
 )
 UPDATE {{.Changes}} c
-SET claimed_by = $1, claimed_until = now() + make_interval(secs => $4)
+SET claimed_by = :holder, claimed_until = now() + make_interval(secs => :claim_for)
 FROM mine WHERE c.seq = mine.seq
 RETURNING c.seq, c.agent_id, c.aspect_id, c.attribute_id`
 
@@ -463,9 +472,9 @@ WHERE seq = ANY($1) AND claimed_by = $2`
 	// one is its claimer's to consume).
 	consumeDecidedSQL = `
 DELETE FROM {{.Changes}} c
-USING unnest($1::text[], $2::text[], $3::text[]) AS d(agent_id, aspect_id, attribute_id)
+USING unnest(CAST(:agents AS text[]), CAST(:aspects AS text[]), CAST(:ids AS text[])) AS d(agent_id, aspect_id, attribute_id)
 WHERE c.agent_id = d.agent_id AND c.aspect_id = d.aspect_id AND c.attribute_id = d.attribute_id
-  AND pg_visible_in_snapshot(c.xid, $4::pg_snapshot)
+  AND pg_visible_in_snapshot(c.xid, CAST(:snapshot AS pg_snapshot))
   AND (c.claimed_until IS NULL OR c.claimed_until < now())`
 
 	// releaseChangesSQL gives back the claims of a batch that failed.

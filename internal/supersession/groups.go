@@ -106,7 +106,7 @@ type Cursor struct {
 // LoadAspects loads the active attributes of the given (agent, aspect)
 // pairs, one group each (an aspect with no active attribute left is absent).
 func (e *Engine) LoadAspects(ctx context.Context, agents, aspects []string) ([]*Group, error) {
-	return e.queryGroups(ctx, "load siblings", e.sql.aspects, pq.Array(agents), pq.Array(aspects))
+	return e.queryGroups(ctx, "load siblings", e.sql.Aspects, pq.Array(agents), pq.Array(aspects))
 }
 
 // queryGroups runs a query of the engine's columns (bareColumns), reads its
@@ -149,7 +149,7 @@ func (e *Engine) LoadAspectsBounded(ctx context.Context, agents, aspects []strin
 		AspectID string `db:"aspect_id"`
 		N        int    `db:"n"`
 	}
-	if err := e.db.SelectContext(ctx, &sizes, e.sql.aspectSizes, pq.Array(agents), pq.Array(aspects)); err != nil {
+	if err := e.db.SelectContext(ctx, &sizes, e.sql.AspectSizes, pq.Array(agents), pq.Array(aspects)); err != nil {
 		return fmt.Errorf("supersession: count siblings: %w", err)
 	}
 	var batchAgents, batchAspects []string

@@ -2,11 +2,13 @@ package supersession
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"sync"
 
 	"github.com/lib/pq"
 	"github.com/supersessiond/supersessiond/heuristics"
+	"github.com/supersessiond/supersessiond/internal/store"
 )
 
 // Limits bound what Scan hands over at once: a batch is at most Aspects
@@ -90,11 +92,15 @@ func (l Limits) withDefaults() Limits {
 // chunk reads up to n rows of the scan into groups, in order; full is true
 // when it read n rows (the last group may then be incomplete).
 func (e *Engine) chunk(ctx context.Context, from Cursor, inclusive bool, agent string, n int) (groups []*Group, full bool, err error) {
-	q := e.sql.chunkAfter
+	q := e.sql.ChunkAfter
 	if inclusive {
-		q = e.sql.chunkFrom
+		q = e.sql.ChunkFrom
 	}
-	rows, err := e.db.QueryContext(ctx, q, from.AgentID, from.AspectID, agent, n)
+	q, args, err := store.Named(q, map[string]any{"agent": from.AgentID, "aspect": from.AspectID, "only": agent, "rows": n})
+	var rows *sql.Rows
+	if err == nil {
+		rows, err = e.db.QueryContext(ctx, q, args...)
+	}
 	if err != nil {
 		return nil, false, fmt.Errorf("supersession: read attributes after (%q, %q): %w", from.AgentID, from.AspectID, err)
 	}
@@ -173,7 +179,7 @@ func (e *Engine) name(ctx context.Context, groups []*Group) error {
 	for i, g := range groups {
 		agents[i], aspects[i] = g.AgentID, g.AspectID
 	}
-	rows, err := e.db.QueryContext(ctx, e.sql.names, pq.Array(agents), pq.Array(aspects))
+	rows, err := e.db.QueryContext(ctx, e.sql.Names, pq.Array(agents), pq.Array(aspects))
 	if err != nil {
 		return fmt.Errorf("supersession: name aspects: %w", err)
 	}

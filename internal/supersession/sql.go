@@ -1,10 +1,6 @@
 package supersession
 
-import (
-	"fmt"
-
-	"github.com/supersessiond/supersessiond/internal/schema"
-)
+import "fmt"
 
 // The engine's SQL, as templates over schema.Names (the stack's table names
 // and column shapes), rendered once when the engine is built. The engine is
@@ -33,7 +29,7 @@ SELECT id FROM {{.Attributes}} WHERE id = ANY($1) ORDER BY id FOR UPDATE`
 // what came back.
 const applySQL = `
 WITH req AS (
-  SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(
+  SELECT * FROM jsonb_to_recordset(CAST(:batch AS jsonb)) AS r(
     ord int, old_id text, new_id text, agent_id text, old_content text, new_content text,
     meta jsonb, reason text, force_chain boolean, any_aspect boolean, respect_vetoes boolean)
 ),
@@ -81,8 +77,8 @@ hist AS (
   FROM upd u
 )
 INSERT INTO {{.History}} (id, memory_id, event, old_content, new_content, changed_by, reason, metadata, actor_type, request_id, session_id)
-SELECT gen_random_uuid()::text, coalesce(h.memory_id, h.id), 'attribute_superseded', h.content, h.new_content, $2, h.reason,
-       {{metaIn "h.full_meta"}}, $3, $4, $5
+SELECT CAST(gen_random_uuid() AS text), coalesce(h.memory_id, h.id), 'attribute_superseded', h.content, h.new_content, :changed_by, h.reason,
+       {{metaIn "h.full_meta"}}, :actor_type, :request_id, :session_id
 FROM hist h
 RETURNING id, {{meta ""}} ->> 'old_attribute_id'`
 
@@ -91,8 +87,9 @@ RETURNING id, {{meta ""}} ->> 'old_attribute_id'`
 // Proposals for rows no longer active are not written.
 const proposeSQL = `
 INSERT INTO {{.History}} (id, memory_id, event, old_content, new_content, changed_by, reason, metadata, actor_type, request_id)
-SELECT gen_random_uuid()::text, coalesce(a.memory_id, a.id), 'supersession_proposal', a.content, r.new_content, $2, r.reason, {{metaIn "r.meta"}}, $3, $4
-FROM jsonb_to_recordset($1::jsonb) AS r(old_id text, agent_id text, new_content text, meta jsonb, reason text)
+SELECT CAST(gen_random_uuid() AS text), coalesce(a.memory_id, a.id), 'supersession_proposal', a.content, r.new_content, :changed_by, r.reason,
+       {{metaIn "r.meta"}}, :actor_type, :request_id
+FROM jsonb_to_recordset(CAST(:batch AS jsonb)) AS r(old_id text, agent_id text, new_content text, meta jsonb, reason text)
 JOIN {{.Attributes}} a ON a.id = r.old_id AND a.agent_id = r.agent_id AND a.status = 'active'
 ON CONFLICT (({{meta ""}} ->> 'old_attribute_id'), ({{meta ""}} ->> 'new_attribute_id'))
   WHERE event = 'supersession_proposal' DO NOTHING
@@ -128,8 +125,9 @@ WHERE v.model = $1`
 
 const storeVerdictsSQL = `
 INSERT INTO {{.Verdicts}} (old_hash, new_hash, model, contradicts, confidence, reasoning)
-SELECT k.old_hash, k.new_hash, $1, k.contradicts, k.confidence, k.reasoning
-FROM unnest($2::bytea[], $3::bytea[], $4::boolean[], $5::real[], $6::text[])
+SELECT k.old_hash, k.new_hash, :model, k.contradicts, k.confidence, k.reasoning
+FROM unnest(CAST(:old_hashes AS bytea[]), CAST(:new_hashes AS bytea[]), CAST(:contradicts AS boolean[]), CAST(:confidences AS real[]),
+            CAST(:reasonings AS text[]))
   AS k(old_hash, new_hash, contradicts, confidence, reasoning)
 ON CONFLICT (old_hash, new_hash, model) DO NOTHING`
 
@@ -143,18 +141,18 @@ const bareColumns = `a.id, coalesce(a.agent_id, '') AS agent_id, a.aspect_id, co
        a.content, CASE WHEN isfinite(a.created_at) AND a.created_at <= (SELECT now() + interval '1 day') THEN a.created_at END AS created_at,
        coalesce(a.protected, false) AS protected`
 
-// chunkSQL reads the next $4 rows of the scan after (or, with from, from)
-// the aspect $1/$2, in the order of the sibling index (agent, aspect,
+// chunkSQL reads the next :rows rows of the scan after (or, with from,
+// from) the aspect :agent/:aspect (of :only, when not empty), in the order of the sibling index (agent, aspect,
 // created_at, id): an index scan that reads each row once and sorts
 // nothing. Aspects are named per batch (namesSQL), not per row.
 const chunkSQL = `
 SELECT ` + bareColumns + `
 FROM {{.Attributes}} a
 WHERE a.status = 'active' AND a.aspect_id IS NOT NULL AND a.kind <> 'constraint'
-  AND (a.agent_id, a.aspect_id) %s ($1, $2)
-  AND ($3 = '' OR a.agent_id = $3)
+  AND (a.agent_id, a.aspect_id) %s (:agent, :aspect)
+  AND (:only = '' OR a.agent_id = :only)
 ORDER BY a.agent_id, a.aspect_id, a.created_at, a.id
-LIMIT $4`
+LIMIT :rows`
 
 var (
 	chunkAfterSQL = fmt.Sprintf(chunkSQL, ">")
@@ -205,49 +203,40 @@ FROM {{.Keys}} k
 JOIN unnest($1::text[], $2::text[]) AS n(agent_id, aspect_id) ON k.agent_id = n.agent_id AND k.aspect_id = n.aspect_id
 WHERE k.heuristics = $3`
 
-// storeKeysSQL adds a digest fragment per aspect; with a snapshot ($6), it
-// first deletes the aspects' fragments that snapshot saw committed (the new
-// ones were made from a read that began after: they replace them). The
-// fragments come as one bytea ($4) cut at the given ends ($5): a bytea
-// array would travel as hex text, twice the bytes and most of the cost.
+// storeKeysSQL adds a digest fragment per aspect; with a snapshot
+// (:replace), it first deletes the aspects' fragments that snapshot saw
+// committed (the new ones were made from a read that began after: they
+// replace them). The fragments come as one bytea (:keys) cut at the given
+// ends (:ends): a bytea array would travel as hex text, twice the bytes and
+// most of the cost.
 const storeKeysSQL = `
 WITH gone AS (
   DELETE FROM {{.Keys}} k
-  USING unnest($1::text[], $2::text[]) AS n(agent_id, aspect_id)
-  WHERE $6::text IS NOT NULL AND k.agent_id = n.agent_id AND k.aspect_id = n.aspect_id
-    AND pg_visible_in_snapshot(k.xid, $6::text::pg_snapshot)
+  USING unnest(CAST(:agents AS text[]), CAST(:aspects AS text[])) AS n(agent_id, aspect_id)
+  WHERE CAST(:replace AS text) IS NOT NULL AND k.agent_id = n.agent_id AND k.aspect_id = n.aspect_id
+    AND pg_visible_in_snapshot(k.xid, CAST(CAST(:replace AS text) AS pg_snapshot))
 )
 INSERT INTO {{.Keys}} (agent_id, aspect_id, heuristics, keys)
-SELECT n.agent_id, n.aspect_id, $3, substring($4::bytea FROM s.start + 1 FOR n.stop - s.start)
-FROM unnest($1::text[], $2::text[], $5::int[]) WITH ORDINALITY AS n(agent_id, aspect_id, stop, i),
-     LATERAL (SELECT coalesce(($5::int[])[n.i - 1], 0) AS start) s`
+SELECT n.agent_id, n.aspect_id, :heuristics, substring(CAST(:keys AS bytea) FROM s.start + 1 FOR n.stop - s.start)
+FROM unnest(CAST(:agents AS text[]), CAST(:aspects AS text[]), CAST(:ends AS int[])) WITH ORDINALITY AS n(agent_id, aspect_id, stop, i),
+     LATERAL (SELECT coalesce((CAST(:ends AS int[]))[n.i - 1], 0) AS start) s`
 
 // dropKeysSQL deletes the fragments a snapshot saw committed: what a
 // complete full pass replaced, and digests of aspects it found too small or
 // gone.
 const dropKeysSQL = `DELETE FROM {{.Keys}} WHERE pg_visible_in_snapshot(xid, $1::pg_snapshot)`
 
-// statements are the engine's SQL, rendered for one database.
+// statements are the engine's SQL, rendered for one database
+// (schema.Render).
 type statements struct {
-	lock, apply, propose, proposed, vetoes, cachedVerdicts, storeVerdicts, aspects, aspectSizes string
-	chunkAfter, chunkFrom, names, attributes, keys, storeKeys, dropKeys                         string
+	Lock, Apply, Propose, Proposed, Vetoes, CachedVerdicts, StoreVerdicts, Aspects, AspectSizes string
+	ChunkAfter, ChunkFrom, Names, Attributes, Keys, StoreKeys, DropKeys                         string
 	Feed                                                                                        feedStatements
 }
 
-func render(n *schema.Names) statements {
-	if n == nil {
-		n = schema.ReferenceNames()
-	}
-	return statements{
-		lock: n.SQL(lockSQL), apply: n.SQL(applySQL), propose: n.SQL(proposeSQL), proposed: n.SQL(proposedSQL), vetoes: n.SQL(vetoesSQL),
-		cachedVerdicts: n.SQL(cachedVerdictsSQL), storeVerdicts: n.SQL(storeVerdictsSQL),
-		aspects: n.SQL(aspectsSQL), aspectSizes: n.SQL(aspectSizesSQL),
-		chunkAfter: n.SQL(chunkAfterSQL), chunkFrom: n.SQL(chunkFromSQL), names: n.SQL(namesSQL),
-		attributes: n.SQL(attributesSQL), keys: n.SQL(keysSQL), storeKeys: n.SQL(storeKeysSQL), dropKeys: n.SQL(dropKeysSQL),
-		Feed: feedStatements{
-			Last: n.SQL(feedSQL.Last), Claim: n.SQL(feedSQL.Claim), Extend: n.SQL(feedSQL.Extend), Consume: n.SQL(feedSQL.Consume),
-			ConsumeDecided: n.SQL(feedSQL.ConsumeDecided), Release: n.SQL(feedSQL.Release), Record: n.SQL(feedSQL.Record),
-			Pending: n.SQL(feedSQL.Pending), DropSeen: n.SQL(feedSQL.DropSeen),
-		},
-	}
+var engineSQL = statements{
+	Lock: lockSQL, Apply: applySQL, Propose: proposeSQL, Proposed: proposedSQL, Vetoes: vetoesSQL,
+	CachedVerdicts: cachedVerdictsSQL, StoreVerdicts: storeVerdictsSQL, Aspects: aspectsSQL, AspectSizes: aspectSizesSQL,
+	ChunkAfter: chunkAfterSQL, ChunkFrom: chunkFromSQL, Names: namesSQL, Attributes: attributesSQL,
+	Keys: keysSQL, StoreKeys: storeKeysSQL, DropKeys: dropKeysSQL, Feed: feedSQL,
 }

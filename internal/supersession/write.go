@@ -121,11 +121,15 @@ func (e *Engine) Apply(ctx context.Context, tx *sqlx.Tx, actor Actor, items []Su
 	if err != nil {
 		return nil, fmt.Errorf("supersession: encode batch: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, e.sql.lock, pq.Array(olds)); err != nil {
+	if _, err := tx.ExecContext(ctx, e.sql.Lock, pq.Array(olds)); err != nil {
 		return nil, fmt.Errorf("supersession: lock %d attributes: %w", len(items), err)
 	}
-	rows, err := tx.QueryxContext(ctx, e.sql.apply, string(body), actor.ChangedBy, actor.Type, store.Nullable(actor.RequestID),
-		store.Nullable(actor.SessionID))
+	q, args, err := store.Named(e.sql.Apply, map[string]any{"batch": string(body), "changed_by": actor.ChangedBy,
+		"actor_type": actor.Type, "request_id": store.Nullable(actor.RequestID), "session_id": store.Nullable(actor.SessionID)})
+	var rows *sqlx.Rows
+	if err == nil {
+		rows, err = tx.QueryxContext(ctx, q, args...)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("supersession: apply %d supersessions: %w", len(items), err)
 	}
@@ -185,7 +189,12 @@ func (e *Engine) Propose(ctx context.Context, q sqlx.ExtContext, actor Actor, it
 	if err != nil {
 		return nil, fmt.Errorf("supersession: encode batch: %w", err)
 	}
-	rows, err := q.QueryxContext(ctx, e.sql.propose, string(body), actor.ChangedBy, actor.Type, store.Nullable(actor.RequestID))
+	query, args, err := store.Named(e.sql.Propose, map[string]any{"batch": string(body), "changed_by": actor.ChangedBy,
+		"actor_type": actor.Type, "request_id": store.Nullable(actor.RequestID)})
+	var rows *sqlx.Rows
+	if err == nil {
+		rows, err = q.QueryxContext(ctx, query, args...)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("supersession: propose %d pairs: %w", len(reqs), err)
 	}
@@ -248,7 +257,7 @@ func (e *Engine) loadVetoes(ctx context.Context, oldIDs []string, agents []strin
 	if len(oldIDs) == 0 {
 		return out, nil
 	}
-	rows, err := e.db.QueryxContext(ctx, e.sql.vetoes, pq.Array(oldIDs), pq.Array(agents))
+	rows, err := e.db.QueryxContext(ctx, e.sql.Vetoes, pq.Array(oldIDs), pq.Array(agents))
 	if err != nil {
 		return nil, fmt.Errorf("supersession: load vetoes: %w", err)
 	}

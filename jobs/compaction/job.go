@@ -15,6 +15,7 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/llm"
+	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/jobs"
 )
@@ -82,7 +83,7 @@ type Job struct {
 // New builds the job for the database deps describe.
 func New(deps jobs.Deps, opts Options) *Job {
 	deps = deps.WithDefaults()
-	j := &Job{db: deps.DB, sql: render(deps.Names), log: deps.Logger, m: NewMetrics(deps.Registry), llm: deps.LLM,
+	j := &Job{db: deps.DB, sql: schema.Render(deps.Names, compactionSQL), log: deps.Logger, m: NewMetrics(deps.Registry), llm: deps.LLM,
 		now: deps.Now, rand: opts.Rand, braked: deps.Braked, guard: deps.Guard}
 	if j.rand == nil {
 		j.rand = mrand.Float64
@@ -187,7 +188,7 @@ type pendingStats struct {
 
 func (j *Job) stats(ctx context.Context, s settings, now time.Time) (pendingStats, error) {
 	var st pendingStats
-	err := j.db.GetContext(ctx, &st, j.sql.stats, now.Add(-s.staleAfter), now.Add(-s.lookback), now)
+	err := j.db.GetContext(ctx, &st, j.sql.Stats, now.Add(-s.staleAfter), now.Add(-s.lookback), now)
 	return st, err
 }
 

@@ -123,7 +123,7 @@ func (c cursor) max(ev *event) cursor {
 // committed when it returns.
 func (j *Job) claim(ctx context.Context, s settings, start time.Time, after cursor, n int) ([]*event, error) {
 	var evs []*event
-	err := j.db.SelectContext(ctx, &evs, j.sql.claim,
+	err := j.db.SelectContext(ctx, &evs, j.sql.Claim,
 		start.Add(-s.staleAfter), start.Add(-s.lookback), start, n,
 		j.now(), s.hold.Seconds(), s.initial.Seconds(), s.max.Seconds(),
 		after.triggeredAt, after.id, s.maxAttempts)
@@ -149,7 +149,7 @@ func (j *Job) loadMessages(ctx context.Context, evs []*event) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	rows, err := j.db.QueryContext(ctx, j.sql.messages, pq.Array(ids), pq.Array(agents), pq.Array(los), pq.Array(his),
+	rows, err := j.db.QueryContext(ctx, j.sql.Messages, pq.Array(ids), pq.Array(agents), pq.Array(los), pq.Array(his),
 		maxMessagesRead, maxBodyChars, maxTranscriptChars)
 	if err != nil {
 		return err
@@ -287,14 +287,14 @@ func errorText(err error) string {
 // digest reads what the deterministic summary of ev's range is built from.
 func (j *Job) digest(ctx context.Context, ev *event) (digest, error) {
 	d := digest{MinSeq: ev.MinSeq.Int64, MaxSeq: ev.MaxSeq.Int64}
-	row := j.db.QueryRowxContext(ctx, j.sql.digestCounts, ev.AgentID, d.MinSeq, d.MaxSeq)
+	row := j.db.QueryRowxContext(ctx, j.sql.DigestCounts, ev.AgentID, d.MinSeq, d.MaxSeq)
 	if err := row.Scan(&d.Total, &d.Inbound, &d.Outbound); err != nil {
 		return d, err
 	}
 	if d.Total == 0 {
 		return d, nil
 	}
-	rows, err := j.db.QueryContext(ctx, j.sql.digestLines, ev.AgentID, d.MinSeq, d.MaxSeq, digestLinesPerSide, digestBodyChars)
+	rows, err := j.db.QueryContext(ctx, j.sql.DigestLines, ev.AgentID, d.MinSeq, d.MaxSeq, digestLinesPerSide, digestBodyChars)
 	if err != nil {
 		return d, err
 	}

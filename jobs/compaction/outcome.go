@@ -86,7 +86,7 @@ func (j *Job) withEvent(ctx context.Context, ev *event, fenced bool, fn func(tx 
 			Status  string `db:"status"`
 			Retries int    `db:"retry_count"`
 		}
-		if err := tx.GetContext(ctx, &cur, j.sql.lockEvent, ev.ID); err != nil {
+		if err := tx.GetContext(ctx, &cur, j.sql.LockEvent, ev.ID); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
 				skip = "the event was deleted meanwhile"
 				return errMovedOn
@@ -118,7 +118,7 @@ func (j *Job) insertHistory(ctx context.Context, tx *sqlx.Tx, ev *event, name, c
 	if content != "" {
 		nc = &content
 	}
-	_, err = tx.ExecContext(ctx, j.sql.history, ident.Random("mh_", 8), HistoryMemoryID(ev.ID), name, nc, reason, string(b))
+	_, err = tx.ExecContext(ctx, j.sql.History, ident.Random("mh_", 8), HistoryMemoryID(ev.ID), name, nc, reason, string(b))
 	return err
 }
 
@@ -146,12 +146,12 @@ func (j *Job) complete(ctx context.Context, s settings, ev *event, o outcome, ra
 	skip, err := j.withEvent(ctx, ev, false, func(tx *sqlx.Tx) error {
 		inserted = inserted[:0]
 		if len(ids) > 0 {
-			if err := tx.SelectContext(ctx, &inserted, j.sql.insertFacts, ev.AgentID, strconv.FormatInt(ev.ID, 10),
+			if err := tx.SelectContext(ctx, &inserted, j.sql.InsertFacts, ev.AgentID, strconv.FormatInt(ev.ID, 10),
 				pq.Array(ids), pq.Array(contents), pq.Array(norms), pq.Array(keys)); err != nil {
 				return fmt.Errorf("insert facts: %w", err)
 			}
 		}
-		if _, err := tx.ExecContext(ctx, j.sql.complete, ev.ID, now, utf8.RuneCountInString(text)); err != nil {
+		if _, err := tx.ExecContext(ctx, j.sql.Complete, ev.ID, now, utf8.RuneCountInString(text)); err != nil {
 			return fmt.Errorf("mark completed: %w", err)
 		}
 		n, r := len(inserted), len(contents)
@@ -176,7 +176,7 @@ func (j *Job) reschedule(ctx context.Context, s settings, ev *event, o outcome, 
 	meta := metaOf(ev, o, s)
 	meta.NextAttemptAt = &next
 	skip, err := j.withEvent(ctx, ev, true, func(tx *sqlx.Tx) error {
-		if _, err := tx.ExecContext(ctx, j.sql.reschedule, ev.ID, o.Error, next); err != nil {
+		if _, err := tx.ExecContext(ctx, j.sql.Reschedule, ev.ID, o.Error, next); err != nil {
 			return fmt.Errorf("reschedule: %w", err)
 		}
 		reason := fmt.Sprintf("attempt %d of %d failed (%s); next attempt at %s", ev.Attempt, s.maxAttempts, o.ErrorKind, next.Format(time.RFC3339))
@@ -201,14 +201,14 @@ func (j *Job) giveUp(ctx context.Context, s settings, ev *event, o outcome, reas
 	skip, err := j.withEvent(ctx, ev, true, func(tx *sqlx.Tx) error {
 		var summaryLen *int
 		if summary != "" {
-			if err := tx.GetContext(ctx, &summaryID, j.sql.insertSummary, ident.Random("mem_", 8), ev.AgentID, summary,
+			if err := tx.GetContext(ctx, &summaryID, j.sql.InsertSummary, ident.Random("mem_", 8), ev.AgentID, summary,
 				strconv.FormatInt(ev.ID, 10), SummaryKey(ev.ID)); err != nil {
 				return fmt.Errorf("store summary: %w", err)
 			}
 			n := utf8.RuneCountInString(summary)
 			summaryLen = &n
 		}
-		if _, err := tx.ExecContext(ctx, j.sql.fail, ev.ID, lastError, summaryLen); err != nil {
+		if _, err := tx.ExecContext(ctx, j.sql.Fail, ev.ID, lastError, summaryLen); err != nil {
 			return fmt.Errorf("mark failed: %w", err)
 		}
 		meta.SummaryMemoryID = summaryID

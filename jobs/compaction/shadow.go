@@ -13,7 +13,7 @@ func (j *Job) shadow(ctx context.Context, s settings, start time.Time, rep *Repo
 		event
 		HasMessages bool `db:"has_messages"`
 	}
-	if err := j.db.SelectContext(ctx, &rows, j.sql.candidates,
+	if err := j.db.SelectContext(ctx, &rows, j.sql.Candidates,
 		start.Add(-s.staleAfter), start.Add(-s.lookback), start, maxListed); err != nil {
 		return fmt.Errorf("compaction: list the events a live pass would retry: %w", err)
 	}

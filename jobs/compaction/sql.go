@@ -1,7 +1,5 @@
 package compaction
 
-import "github.com/supersessiond/supersessiond/internal/schema"
-
 // The job's SQL. Every statement is parameterised and touches events through
 // the partial index supersessiond_compaction_pending (status = 'pending',
 // triggered_at) or by primary key, and messages through their
@@ -194,28 +192,14 @@ WHERE e.status = 'pending'
 ORDER BY e.triggered_at, e.id
 LIMIT $4`
 
-// statements are the job's SQL, rendered for one database.
+// statements are the job's SQL, rendered for one database
+// (schema.Render).
 type statements struct {
-	stats, claim, messages, digestCounts, digestLines, lockEvent, insertFacts, insertSummary, complete, reschedule, fail, history, candidates string
+	Stats, Claim, Messages, DigestCounts, DigestLines, LockEvent, InsertFacts, InsertSummary, Complete, Reschedule, Fail, History, Candidates string
 }
 
-func render(n *schema.Names) statements {
-	if n == nil { // tests: the reference schema
-		n = schema.ReferenceNames()
-	}
-	return statements{
-		stats:         n.SQL(statsSQL),
-		claim:         n.SQL(claimSQL),
-		messages:      n.SQL(messagesSQL),
-		digestCounts:  n.SQL(digestCountsSQL),
-		digestLines:   n.SQL(digestLinesSQL),
-		lockEvent:     n.SQL(lockEventSQL),
-		insertFacts:   n.SQL(insertFactsSQL),
-		insertSummary: n.SQL(insertSummarySQL),
-		complete:      n.SQL(completeSQL),
-		reschedule:    n.SQL(rescheduleSQL),
-		fail:          n.SQL(failSQL),
-		history:       n.SQL(historySQL),
-		candidates:    n.SQL(candidatesSQL),
-	}
+var compactionSQL = statements{
+	Stats: statsSQL, Claim: claimSQL, Messages: messagesSQL, DigestCounts: digestCountsSQL, DigestLines: digestLinesSQL,
+	LockEvent: lockEventSQL, InsertFacts: insertFactsSQL, InsertSummary: insertSummarySQL, Complete: completeSQL,
+	Reschedule: rescheduleSQL, Fail: failSQL, History: historySQL, Candidates: candidatesSQL,
 }

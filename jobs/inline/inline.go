@@ -57,7 +57,7 @@ type Hook struct {
 	// ObserveLag, when set before Run, receives every lag the histogram
 	// does (the bench command computes exact percentiles from it).
 	ObserveLag func(seconds float64)
-	examined func(agent, aspect string) // OnExamine
+	examined   func(agent, aspect string) // OnExamine
 	// ClaimFor is how long a claim on outbox rows lasts unless renewed
 	// (default 60s): a daemon that dies mid-batch loses its claims within it.
 	ClaimFor time.Duration
@@ -108,7 +108,7 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 func New(deps jobs.Deps, engine *supersession.Engine) *Hook {
 	deps = deps.WithDefaults()
 	holder := ident.Holder()
-	h := &Hook{db: deps.DB, sql: render(deps.Names), log: deps.Logger.With("service", Name), engine: engine, feed: engine.Feed(holder),
+	h := &Hook{db: deps.DB, sql: schema.Render(deps.Names, hookSQL), log: deps.Logger.With("service", Name), engine: engine, feed: engine.Feed(holder),
 		metrics: newMetrics(deps.Registry), ClaimFor: time.Minute, holder: holder, guard: deps.Guard}
 	empty := "not started"
 	h.lastErr.Store(&empty)
@@ -343,7 +343,7 @@ func (h *Hook) Drain(ctx context.Context, cfg *config.Config) error {
 		}
 	}
 	var backlog float64
-	if err := h.db.GetContext(ctx, &backlog, h.sql.backlog); err == nil {
+	if err := h.db.GetContext(ctx, &backlog, h.sql.Backlog); err == nil {
 		h.metrics.Backlog.Set(backlog)
 	}
 	return nil
@@ -354,7 +354,7 @@ func (h *Hook) Drain(ctx context.Context, cfg *config.Config) error {
 // claimed again by the next drain (after a pause, see Run).
 func (h *Hook) drainBatch(ctx context.Context, cfg *config.Config) (int, error) {
 	var rows []claimed
-	if err := h.db.SelectContext(ctx, &rows, h.sql.claim, h.holder, h.ClaimFor.Seconds(), batchSize); err != nil {
+	if err := h.db.SelectContext(ctx, &rows, h.sql.Claim, h.holder, h.ClaimFor.Seconds(), batchSize); err != nil {
 		return 0, fmt.Errorf("inline: claim classifications: %w", err)
 	}
 	if len(rows) == 0 {
@@ -524,7 +524,7 @@ func (h *Hook) release(ctx context.Context, rows []claimed, cause error) {
 	}
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if _, err := h.db.ExecContext(rctx, h.sql.release, pq.Array(seqs), h.holder, undo); err != nil {
+	if _, err := h.db.ExecContext(rctx, h.sql.Release, pq.Array(seqs), h.holder, undo); err != nil {
 		h.log.Warn("inline: could not give back the claims of a failed batch; they expire", "claim_for", h.ClaimFor.String(), "err", err)
 	}
 }
@@ -565,7 +565,7 @@ WHERE seq = ANY($1) AND claimed_by = $2`
 // the same questions again.
 func (h *Hook) holdClaims(ctx context.Context, seqs []int64) (release func()) {
 	return store.Renew(ctx, h.ClaimFor/3, func(ctx context.Context) error {
-		_, err := h.db.ExecContext(ctx, h.sql.extend, pq.Array(seqs), h.holder, h.ClaimFor.Seconds())
+		_, err := h.db.ExecContext(ctx, h.sql.Extend, pq.Array(seqs), h.holder, h.ClaimFor.Seconds())
 		return err
 	}, func(err error) {
 		h.log.Warn("inline: could not renew claims; another daemon may take the batch over", "err", err)
@@ -574,7 +574,7 @@ func (h *Hook) holdClaims(ctx context.Context, seqs []int64) (release func()) {
 
 func (h *Hook) finish(ctx context.Context, seqs []int64, observe bool) error {
 	var lags []float64
-	if err := h.db.SelectContext(ctx, &lags, h.sql.done, pq.Array(seqs), h.holder); err != nil {
+	if err := h.db.SelectContext(ctx, &lags, h.sql.Done, pq.Array(seqs), h.holder); err != nil {
 		return fmt.Errorf("inline: mark classifications handled: %w", err)
 	}
 	if observe {
@@ -595,17 +595,16 @@ const (
 	pruneSQL   = `DELETE FROM {{.Outbox}} WHERE classified_at < $1`
 )
 
-type statements struct{ claim, done, extend, release, backlog, prune string }
+// statements are the hook's SQL, rendered for one database
+// (schema.Render).
+type statements struct{ Claim, Done, Extend, Release, Backlog, Prune string }
 
-func render(n *schema.Names) statements {
-	return statements{claim: n.SQL(claimSQL), done: n.SQL(doneSQL), extend: n.SQL(extendSQL), release: n.SQL(releaseSQL),
-		backlog: n.SQL(backlogSQL), prune: n.SQL(pruneSQL)}
-}
+var hookSQL = statements{Claim: claimSQL, Done: doneSQL, Extend: extendSQL, Release: releaseSQL, Backlog: backlogSQL, Prune: pruneSQL}
 
 // Prune deletes the outbox rows classified before a time: a complete sweep
 // pass over all agents, run while the hook is off, decided every attribute
 // classified before it started, and nobody else drains the outbox.
 func (h *Hook) Prune(ctx context.Context, before time.Time) error {
-	_, err := h.db.ExecContext(ctx, h.sql.prune, before)
+	_, err := h.db.ExecContext(ctx, h.sql.Prune, before)
 	return err
 }

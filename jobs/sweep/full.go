@@ -51,7 +51,7 @@ func (j *Job) loadState(ctx context.Context) (state, error) {
 	var st state
 	for name, into := range map[string]any{cursorName: &st.cursor, lastName: &st.last} {
 		var raw []byte
-		err := j.db.GetContext(ctx, &raw, j.sql.loadState, name)
+		err := j.db.GetContext(ctx, &raw, j.sql.LoadState, name)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue
 		}
@@ -67,7 +67,7 @@ func (j *Job) loadState(ctx context.Context) (state, error) {
 
 func (j *Job) saveCursor(ctx context.Context, c cursor) error {
 	raw, _ := json.Marshal(c)
-	if _, err := j.db.ExecContext(ctx, j.sql.saveState, cursorName, string(raw)); err != nil {
+	if _, err := j.db.ExecContext(ctx, j.sql.SaveState, cursorName, string(raw)); err != nil {
 		return fmt.Errorf("sweep: save cursor: %w", err)
 	}
 	return nil
@@ -158,11 +158,11 @@ func (j *Job) completeFull(ctx context.Context, cur cursor, scheduled bool) erro
 		if err := j.engine.DropKeys(ctx, tx, cur.Snapshot); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, j.sql.saveState, lastName, string(raw)); err != nil {
+		if _, err := tx.ExecContext(ctx, j.sql.SaveState, lastName, string(raw)); err != nil {
 			return err
 		}
 		if scheduled {
-			_, err := tx.ExecContext(ctx, j.sql.saveState, cursorName, `{}`)
+			_, err := tx.ExecContext(ctx, j.sql.SaveState, cursorName, `{}`)
 			return err
 		}
 		return nil

@@ -15,6 +15,7 @@ import (
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/heuristics"
 	"github.com/supersessiond/supersessiond/internal/ident"
+	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/jobs"
@@ -61,7 +62,7 @@ type Job struct {
 // deps.Config before every write batch whether the brake was engaged.
 func New(deps jobs.Deps, engine *supersession.Engine) *Job {
 	deps = deps.WithDefaults()
-	return &Job{db: deps.DB, sql: render(deps.Names), log: deps.Logger.With("job", Name), now: deps.Now, braked: deps.Braked,
+	return &Job{db: deps.DB, sql: schema.Render(deps.Names, sweepSQL), log: deps.Logger.With("job", Name), now: deps.Now, braked: deps.Braked,
 		guard: deps.Guard, engine: engine, feed: engine.Feed(ident.Holder()), BatchAspects: batchAspects, ChunkRows: chunkRows, ClaimFor: time.Minute}
 }
 

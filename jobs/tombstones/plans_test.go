@@ -77,7 +77,7 @@ func rolledBack(ctx context.Context, db *sqlx.DB, fn func(tx *sqlx.Tx) error) er
 	}
 	defer func() { _ = tx.Rollback() }()
 	// As in every batch transaction of the job.
-	if _, err := tx.ExecContext(ctx, render(nil).orderedScan); err != nil {
+	if _, err := tx.ExecContext(ctx, schema.Render(nil, tombstonesSQL).OrderedScan); err != nil {
 		return err
 	}
 	return fn(tx)
@@ -123,7 +123,7 @@ func planStatements(t testing.TB, db *sqlx.DB, batchSize int) []struct {
 } {
 	t.Helper()
 	var batch []candidate
-	if err := db.Select(&batch, render(nil).pending, time.Now(), "-infinity", "", batchSize); err != nil {
+	if err := db.Select(&batch, schema.Render(nil, tombstonesSQL).Pending, time.Now(), "-infinity", "", batchSize); err != nil {
 		t.Fatal(err)
 	}
 	var tids, supIDs, supWSs []string
@@ -153,11 +153,11 @@ func planStatements(t testing.TB, db *sqlx.DB, batchSize int) []struct {
 		name, query, index string
 		args               []any
 	}{
-		{"claim", render(nil).claim, "supersessiond_documents_tombstones", []any{time.Now(), "-infinity", "", batchSize}},
-		{"dependents", render(nil).cited, "supersessiond_documents_source_ids", []any{pq.Array(supIDs), pq.Array(supWSs)}},
-		{"preserve", render(nil).preserve, tidScan, []any{pq.Array(tids)}},
-		{"delete", render(nil).delete[1], tidScan, []any{pq.Array(tids), "run", "triage"}},
-		{"backlog", render(nil).backlog, "supersessiond_documents_tombstones", []any{300.0, batch[len(batch)/2].At, batch[len(batch)/2].ID}},
+		{"claim", schema.Render(nil, tombstonesSQL).Claim, "supersessiond_documents_tombstones", []any{time.Now(), "-infinity", "", batchSize}},
+		{"dependents", schema.Render(nil, tombstonesSQL).Cited, "supersessiond_documents_source_ids", []any{pq.Array(supIDs), pq.Array(supWSs)}},
+		{"preserve", schema.Render(nil, tombstonesSQL).Preserve, tidScan, []any{pq.Array(tids)}},
+		{"delete", schema.Render(nil, tombstonesSQL).Delete[1], tidScan, []any{pq.Array(tids), "run", "triage"}},
+		{"backlog", schema.Render(nil, tombstonesSQL).Backlog, "supersessiond_documents_tombstones", []any{300.0, batch[len(batch)/2].At, batch[len(batch)/2].ID}},
 	}
 	if len(preserved) == 0 {
 		return statements
@@ -166,11 +166,11 @@ func planStatements(t testing.TB, db *sqlx.DB, batchSize int) []struct {
 		name, query, index string
 		args               []any
 	}{
-		{"re-check page", render(nil).preservedPage, "supersessiond_documents_preserved",
+		{"re-check page", schema.Render(nil, tombstonesSQL).PreservedPage, "supersessiond_documents_preserved",
 			[]any{"-infinity", "", "infinity", "", time.Now(), batchSize}},
-		{"re-check dependents", render(nil).cited, "supersessiond_documents_source_ids", []any{pq.Array(preserved), pq.Array(preservedWSs)}},
-		{"release", render(nil).release[1], "documents_pkey", []any{pq.Array(preserved), "run", "release"}},
-		{"held", render(nil).held, "supersessiond_documents_preserved", nil},
+		{"re-check dependents", schema.Render(nil, tombstonesSQL).Cited, "supersessiond_documents_source_ids", []any{pq.Array(preserved), pq.Array(preservedWSs)}},
+		{"release", schema.Render(nil, tombstonesSQL).Release[1], "documents_pkey", []any{pq.Array(preserved), "run", "release"}},
+		{"held", schema.Render(nil, tombstonesSQL).Held, "supersessiond_documents_preserved", nil},
 	}...)
 }
 
@@ -275,16 +275,16 @@ func TestDependentCheckPlansOnEveryShape(t *testing.T) {
 			if _, err := db.Exec(`VACUUM (ANALYZE)`); err != nil {
 				t.Fatal(err)
 			}
-			st := render(res.Layout.Names)
+			st := schema.Render(res.Layout.Names, tombstonesSQL)
 			var batch []candidate
-			if err := db.Select(&batch, st.pending, time.Now(), "-infinity", "", 500); err != nil {
+			if err := db.Select(&batch, st.Pending, time.Now(), "-infinity", "", 500); err != nil {
 				t.Fatal(err)
 			}
 			var ids, wss []string
 			for _, c := range batch {
 				ids, wss = append(ids, c.ID), append(wss, c.WorkspaceName)
 			}
-			text, nodes, err := explain(ctx, db.DB, false, st.cited, pq.Array(ids), pq.Array(wss))
+			text, nodes, err := explain(ctx, db.DB, false, st.Cited, pq.Array(ids), pq.Array(wss))
 			if err != nil {
 				t.Fatal(err)
 			}

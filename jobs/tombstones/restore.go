@@ -105,11 +105,11 @@ func (j *Job) Restore(ctx context.Context, cfg *config.Config, req RestoreReques
 		return nil, fmt.Errorf("restore %w: memory.pipelineV2.mutationsFrozen is true (the emergency brake); nothing was restored", ErrRefused)
 	}
 	var found []deletion
-	if err := j.db.SelectContext(ctx, &found, j.sql.deletions, pq.Array(req.IDs), req.RunID); err != nil {
+	if err := j.db.SelectContext(ctx, &found, j.sql.Deletions, pq.Array(req.IDs), req.RunID); err != nil {
 		return nil, fmt.Errorf("tombstones: read the record of deleted documents: %w", err)
 	}
 	var columns []string
-	if err := j.db.SelectContext(ctx, &columns, j.sql.columns); err != nil {
+	if err := j.db.SelectContext(ctx, &columns, j.sql.Columns); err != nil {
 		return nil, fmt.Errorf("tombstones: read the documents table's columns: %w", err)
 	}
 	r := &RestoreReport{DryRun: req.DryRun, Documents: []RestoredDocument{}}
@@ -158,7 +158,7 @@ func (j *Job) restoreOne(ctx context.Context, d deletion, columns []string, dryR
 	}
 	if dryRun {
 		var exists bool
-		if err := j.db.GetContext(ctx, &exists, j.sql.exists, d.DocumentID); err != nil {
+		if err := j.db.GetContext(ctx, &exists, j.sql.Exists, d.DocumentID); err != nil {
 			return OutcomeNotRestorable, "could not look for it: " + err.Error()
 		}
 		if exists {
@@ -172,12 +172,12 @@ func (j *Job) restoreOne(ctx context.Context, d deletion, columns []string, dryR
 	}
 	defer func() { _ = tx.Rollback() }()
 	var one int
-	err = tx.GetContext(ctx, &one, strings.ReplaceAll(j.sql.restore, columnsMark, cols), d.Document)
+	err = tx.GetContext(ctx, &one, strings.ReplaceAll(j.sql.Restore, columnsMark, cols), d.Document)
 	if errors.Is(err, sql.ErrNoRows) {
 		return OutcomeNotRestorable, "a document with this id (or another of its unique keys) exists"
 	}
 	if err == nil {
-		_, err = tx.ExecContext(ctx, j.sql.markRestored, d.Seq)
+		_, err = tx.ExecContext(ctx, j.sql.MarkRestored, d.Seq)
 	}
 	if err == nil {
 		err = tx.Commit()

@@ -2,8 +2,6 @@ package tombstones
 
 import (
 	"strings"
-
-	"github.com/supersessiond/supersessiond/internal/schema"
 )
 
 // The statements of one reconciliation pass, as templates over schema.Names:
@@ -269,37 +267,22 @@ INSERT INTO {{.State}} (name, value, updated_at)
 VALUES ($1, $2, now())
 ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`
 
-// statements are the job's SQL, rendered for one database.
+// statements are the job's SQL, rendered for one database
+// (schema.Render).
 type statements struct {
-	claim, dbNow, orderedScan, pending, cited, preserve, preservedPage, backlog, held, loadCursor, saveCursor string
-	// delete and release record what they delete; [1] also keeps the row.
-	delete, release                                          [2]string
-	purge, deletions, columns, restore, exists, markRestored string
+	Claim, DbNow, OrderedScan, Pending, Cited, Preserve, PreservedPage, Backlog, Held, LoadCursor, SaveCursor string
+	// Delete and Release record what they delete; [1] also keeps the row
+	// (keeping).
+	Delete, Release                                          [2]string
+	Purge, Deletions, Columns, Restore, Exists, MarkRestored string
 }
 
-func render(n *schema.Names) statements {
-	if n == nil { // tests: the reference schema
-		n = schema.ReferenceNames()
-	}
-	return statements{
-		claim:         n.SQL(claimSQL),
-		dbNow:         n.SQL(dbNowSQL),
-		orderedScan:   n.SQL(orderedScanSQL),
-		pending:       n.SQL(pendingSQL),
-		cited:         n.SQL(citedSQL),
-		preserve:      n.SQL(preserveSQL),
-		delete:        [2]string{keeping(n.SQL(deleteSQL), false), keeping(n.SQL(deleteSQL), true)},
-		preservedPage: n.SQL(preservedPageSQL),
-		release:       [2]string{keeping(n.SQL(releaseSQL), false), keeping(n.SQL(releaseSQL), true)},
-		backlog:       n.SQL(backlogSQL),
-		held:          n.SQL(heldSQL),
-		loadCursor:    n.SQL(loadCursorSQL),
-		saveCursor:    n.SQL(saveCursorSQL),
-		purge:         n.SQL(purgeSQL),
-		deletions:     n.SQL(deletionsSQL),
-		columns:       n.SQL(documentColumnsSQL),
-		restore:       n.SQL(restoreSQL),
-		exists:        n.SQL(documentExistsSQL),
-		markRestored:  n.SQL(markRestoredSQL),
-	}
+var tombstonesSQL = statements{
+	Claim: claimSQL, DbNow: dbNowSQL, OrderedScan: orderedScanSQL, Pending: pendingSQL, Cited: citedSQL,
+	Preserve: preserveSQL, PreservedPage: preservedPageSQL, Backlog: backlogSQL, Held: heldSQL,
+	LoadCursor: loadCursorSQL, SaveCursor: saveCursorSQL,
+	Delete:  [2]string{keeping(deleteSQL, false), keeping(deleteSQL, true)},
+	Release: [2]string{keeping(releaseSQL, false), keeping(releaseSQL, true)},
+	Purge:   purgeSQL, Deletions: deletionsSQL, Columns: documentColumnsSQL, Restore: restoreSQL,
+	Exists: documentExistsSQL, MarkRestored: markRestoredSQL,
 }

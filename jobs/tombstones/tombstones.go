@@ -13,6 +13,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/jobs"
 )
 
@@ -59,7 +60,7 @@ type hooks struct {
 // New returns the job for the database deps describe.
 func New(deps jobs.Deps, opts Options) *Job {
 	deps = deps.WithDefaults()
-	return &Job{db: deps.DB, sql: render(deps.Names), log: deps.Logger.With("job", Name), m: NewMetrics(deps.Registry),
+	return &Job{db: deps.DB, sql: schema.Render(deps.Names, tombstonesSQL), log: deps.Logger.With("job", Name), m: NewMetrics(deps.Registry),
 		now: deps.Now, braked: deps.Braked, opts: opts}
 }
 
@@ -166,7 +167,7 @@ func (j *Job) reconcile(ctx context.Context, cfg *config.Config, start time.Time
 	}
 	r.Budget, r.BudgetSeconds = p.budget, jobs.Seconds(p.budget)
 
-	if err := j.db.GetContext(ctx, &p.dbStart, j.sql.dbNow); err != nil {
+	if err := j.db.GetContext(ctx, &p.dbStart, j.sql.DbNow); err != nil {
 		return fmt.Errorf("tombstones: read the database clock: %w", err)
 	}
 	p.cutoff = p.dbStart.Add(-cfg.Maintenance.Tombstones.MinAge)
@@ -191,10 +192,10 @@ func (j *Job) reconcile(ctx context.Context, cfg *config.Config, start time.Time
 	}
 	minAge := cfg.Maintenance.Tombstones.MinAge.Seconds()
 	stoppedAt, stoppedID := stopped.args("-infinity")
-	if err := j.db.GetContext(ctx, &r.Backlog, j.sql.backlog, minAge, stoppedAt, stoppedID); err != nil {
+	if err := j.db.GetContext(ctx, &r.Backlog, j.sql.Backlog, minAge, stoppedAt, stoppedID); err != nil {
 		return fmt.Errorf("tombstones: count the backlog: %w", err)
 	}
-	if err := j.db.GetContext(ctx, &r.Held, j.sql.held); err != nil {
+	if err := j.db.GetContext(ctx, &r.Held, j.sql.Held); err != nil {
 		return fmt.Errorf("tombstones: count preserved tombstones: %w", err)
 	}
 	j.m.Backlog.Set(float64(r.Backlog))
@@ -251,13 +252,13 @@ func (j *Job) triageBatch(ctx context.Context, p *pass, r *Report, after positio
 		return 0, after, fmt.Errorf("begin: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	if _, err := tx.ExecContext(ctx, j.sql.orderedScan); err != nil {
+	if _, err := tx.ExecContext(ctx, j.sql.OrderedScan); err != nil {
 		return 0, after, fmt.Errorf("set up: %w", err)
 	}
 
-	query := j.sql.claim
+	query := j.sql.Claim
 	if p.shadow {
-		query = j.sql.pending
+		query = j.sql.Pending
 	}
 	afterAt, afterID := after.args("-infinity")
 	var batch []candidate
@@ -293,11 +294,11 @@ func (j *Job) triageBatch(ctx context.Context, p *pass, r *Report, after positio
 	if j.hooks.beforeWrite != nil {
 		j.hooks.beforeWrite("triage")
 	}
-	preserved, err := execCount(ctx, tx, j.sql.preserve, keep)
+	preserved, err := execCount(ctx, tx, j.sql.Preserve, keep)
 	if err != nil {
 		return 0, after, fmt.Errorf("preserve %d tombstones: %w", len(keep), err)
 	}
-	gone, err := deleteRecorded(ctx, tx, j.sql.delete, drop, p, "triage")
+	gone, err := deleteRecorded(ctx, tx, j.sql.Delete, drop, p, "triage")
 	if err != nil {
 		return 0, after, fmt.Errorf("hard-delete %d tombstones: %w", len(drop), err)
 	}
@@ -376,14 +377,14 @@ func (j *Job) recheckBatch(ctx context.Context, p *pass, r *Report, after, until
 		return 0, after, fmt.Errorf("begin: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	if _, err := tx.ExecContext(ctx, j.sql.orderedScan); err != nil {
+	if _, err := tx.ExecContext(ctx, j.sql.OrderedScan); err != nil {
 		return 0, after, fmt.Errorf("set up: %w", err)
 	}
 
 	afterAt, afterID := after.args("-infinity")
 	untilAt, untilID := until.args("infinity")
 	var page []candidate
-	err = tx.SelectContext(ctx, &page, j.sql.preservedPage,
+	err = tx.SelectContext(ctx, &page, j.sql.PreservedPage,
 		afterAt, afterID, untilAt, untilID, p.dbStart, p.batchSize)
 	if err != nil {
 		return 0, after, fmt.Errorf("read preserved tombstones: %w", err)
@@ -413,7 +414,7 @@ func (j *Job) recheckBatch(ctx context.Context, p *pass, r *Report, after, until
 	if j.hooks.beforeWrite != nil {
 		j.hooks.beforeWrite("release")
 	}
-	freed, err := deleteRecorded(ctx, tx, j.sql.release, gone, p, "release")
+	freed, err := deleteRecorded(ctx, tx, j.sql.Release, gone, p, "release")
 	if err != nil {
 		return 0, after, fmt.Errorf("release %d tombstones: %w", len(gone), err)
 	}
@@ -450,7 +451,7 @@ func (j *Job) citedAmong(ctx context.Context, tx *sqlx.Tx, batch []candidate) (m
 		return cited, nil
 	}
 	var got []string
-	if err := tx.SelectContext(ctx, &got, j.sql.cited, pq.Array(ids), pq.Array(workspaces)); err != nil {
+	if err := tx.SelectContext(ctx, &got, j.sql.Cited, pq.Array(ids), pq.Array(workspaces)); err != nil {
 		return nil, fmt.Errorf("find live dependents of %d superseded tombstones: %w", len(ids), err)
 	}
 	for _, id := range got {
@@ -510,7 +511,7 @@ func (j *Job) purge(ctx context.Context, p *pass, keep time.Duration, r *Report)
 		return nil
 	}
 	for first := true; first || j.now().Before(p.deadline()); first = false {
-		res, err := j.db.ExecContext(ctx, j.sql.purge, keep.Seconds(), p.batchSize)
+		res, err := j.db.ExecContext(ctx, j.sql.Purge, keep.Seconds(), p.batchSize)
 		if err != nil {
 			return fmt.Errorf("tombstones: purge copies of documents deleted more than %s ago: %w", keep, err)
 		}
@@ -532,7 +533,7 @@ func (j *Job) purge(ctx context.Context, p *pass, keep time.Duration, r *Report)
 
 func (j *Job) loadCursor(ctx context.Context) (position, error) {
 	var raw []byte
-	err := j.db.GetContext(ctx, &raw, j.sql.loadCursor, cursorName)
+	err := j.db.GetContext(ctx, &raw, j.sql.LoadCursor, cursorName)
 	if errors.Is(err, sql.ErrNoRows) {
 		return position{}, nil
 	}
@@ -555,7 +556,7 @@ func (j *Job) saveCursor(ctx context.Context, p position) error {
 	if err != nil {
 		return err
 	}
-	if _, err := j.db.ExecContext(ctx, j.sql.saveCursor, cursorName, raw); err != nil {
+	if _, err := j.db.ExecContext(ctx, j.sql.SaveCursor, cursorName, raw); err != nil {
 		return fmt.Errorf("tombstones: save the re-check position: %w", err)
 	}
 	return nil
