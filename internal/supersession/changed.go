@@ -21,7 +21,7 @@ type AspectChanges struct {
 	Whole             bool
 }
 
-// Narrowed is what LoadChanged found: groups holding only the changed
+// Narrowed is what loadChanged found: groups holding only the changed
 // attributes and the siblings their keys can meet, with the changed ones
 // as the focus, and the aspects that must be read whole, with why.
 type Narrowed struct {
@@ -43,7 +43,7 @@ const maxFragments = 16
 
 type aspectRef struct{ agent, aspect string }
 
-// narrowing is one aspect while LoadChanged works on it.
+// narrowing is one aspect while loadChanged works on it.
 type narrowing struct {
 	ch      AspectChanges
 	digests []*digest
@@ -51,7 +51,7 @@ type narrowing struct {
 	whole   string // why it is read whole; "" while it is not
 }
 
-// LoadChanged narrows each aspect of changes to its changed attributes and
+// loadChanged narrows each aspect of changes to its changed attributes and
 // the siblings that may pair with them (SPEC §11): the siblings whose keys
 // meet a changed attribute's, per the aspect's stored key digest, and the
 // siblings whose keys meet those (a partner older than a change is decided
@@ -59,8 +59,9 @@ type narrowing struct {
 // with the focus then decides exactly what a pass over the whole aspect
 // would decide about the changes. An aspect without a usable digest, or
 // where a change meets a key held by many siblings, is returned in Whole.
-// Not with the semantic fallback: its candidates are not in a digest.
-func (e *Engine) LoadChanged(ctx context.Context, changes []AspectChanges) (*Narrowed, error) {
+// Not with the semantic fallback: its candidates are not in a digest. The
+// groups are unnamed (the feed names them with what it reads whole).
+func (e *Engine) loadChanged(ctx context.Context, changes []AspectChanges) (*Narrowed, error) {
 	n := &Narrowed{Focus: map[string]bool{}, Why: map[string]int{}}
 	byRef := map[aspectRef]*narrowing{}
 	var order []*narrowing
@@ -83,17 +84,11 @@ func (e *Engine) LoadChanged(ctx context.Context, changes []AspectChanges) (*Nar
 	if err := narrow(ctx, n, byRef, order, e.attributesByID); err != nil {
 		return nil, err
 	}
-	if len(n.Groups) > 0 {
-		// Named once, here: the rounds' loads leave their groups unnamed.
-		if err := e.name(ctx, n.Groups); err != nil {
-			return nil, err
-		}
-	}
 	return n, nil
 }
 
 // narrow loads, through load, the changed attributes of each aspect of
-// byRef and the siblings their keys meet, and fills n. It is LoadChanged
+// byRef and the siblings their keys meet, and fills n. It is loadChanged
 // without the database.
 func narrow(ctx context.Context, n *Narrowed, byRef map[aspectRef]*narrowing, order []*narrowing,
 	load func(context.Context, []string) ([]*Group, error)) error {
@@ -210,7 +205,7 @@ func (e *Engine) readDigests(ctx context.Context, agents, aspects []string, byRe
 }
 
 // attributesByID loads the active attributes with the given ids, grouped
-// by aspect, unnamed (LoadChanged names what it returns).
+// by aspect, unnamed (loadChanged names what it returns).
 func (e *Engine) attributesByID(ctx context.Context, ids []string) ([]*Group, error) {
 	return e.loadGroups(ctx, "load changed attributes", e.sql.Attributes, pq.Array(ids))
 }

@@ -28,7 +28,7 @@ import (
 //
 // A batch is examined in four steps (Examine): a snapshot is taken, before
 // the batch reads anything; the changed attributes and the siblings their
-// keys can meet are loaded through the aspects' digests (LoadChanged), and
+// keys can meet are loaded through the aspects' digests (loadChanged), and
 // an aspect without a usable digest is read whole; the reader decides what
 // was loaded; then one transaction stores the keys of what was decided (a
 // fragment with the changed attributes' keys per narrowed aspect, a whole
@@ -201,47 +201,51 @@ func (f *Feed) Examine(ctx context.Context, b *Batch, r Reading, decide Decider)
 func (f *Feed) examine(ctx context.Context, b *Batch, r Reading, decide Decider) (Examined, *kept, error) {
 	x := Examined{ReadWhole: map[string]int{}}
 	k := &kept{}
+	changes := b.changes
 	var err error
-	if k.snapshot, err = store.Snapshot(ctx, f.e.db); err != nil {
+	if b.told && !r.Whole {
+		// The statement that reads the aspects' records takes the snapshot:
+		// one round trip, and what it read is what the snapshot saw.
+		k.snapshot, changes, err = f.pending(ctx, changes)
+	} else {
+		k.snapshot, err = store.Snapshot(ctx, f.e.db)
+	}
+	if err != nil {
 		return x, nil, fmt.Errorf("supersession: take the change feed's snapshot: %w", err)
 	}
-	changes := b.changes
-	if b.told && !r.Whole {
-		if changes, err = f.pending(ctx, changes); err != nil {
-			return x, nil, err
-		}
-	}
-	var parts []Part
+	var narrowed []Part
 	whole := changes
 	if r.Whole {
 		x.ReadWhole["semantic"] = len(changes)
 	} else {
-		nar, err := f.e.LoadChanged(ctx, changes)
+		nar, err := f.e.loadChanged(ctx, changes)
 		if err != nil {
 			return x, nil, err
 		}
-		if len(nar.Groups) > 0 {
-			parts = append(parts, Part{Groups: nar.Groups, Focus: nar.Focus})
-		}
+		whole = nar.Whole
 		x.Narrowed = len(nar.Groups)
 		for why, n := range nar.Why {
 			x.ReadWhole[why] += n
 		}
-		whole = nar.Whole
+		if len(nar.Groups) > 0 {
+			narrowed = []Part{{Groups: nar.Groups, Focus: nar.Focus}}
+		}
 	}
-	done := func(parts []Part) error {
+	return x, k, f.readWhole(ctx, whole, narrowed, r, func(parts []Part) error {
 		if err := decide(ctx, parts); err != nil {
 			return err
 		}
 		k.add(parts, b.told, !r.Whole)
 		return nil
-	}
-	if len(whole) == 0 {
-		if len(parts) == 0 {
-			return x, k, nil
-		}
-		return x, k, done(parts)
-	}
+	})
+}
+
+// readWhole reads the aspects of whole whole, Reading.Bound attributes at a
+// time (all at once without a bound), names what was read (with the
+// narrowed part, loaded unnamed) and hands decide the parts: the narrowed
+// one with the first aspects read whole.
+func (f *Feed) readWhole(ctx context.Context, whole []AspectChanges, narrowed []Part, r Reading, decide func([]Part) error) error {
+	e := f.e
 	focus := map[string]bool{}
 	agents, aspects := make([]string, len(whole)), make([]string, len(whole))
 	for i, c := range whole {
@@ -250,28 +254,43 @@ func (f *Feed) examine(ctx context.Context, b *Batch, r Reading, decide Decider)
 			focus[id] = true
 		}
 	}
-	err = f.e.readWhole(ctx, agents, aspects, r, func(groups []*Group) error {
-		p := append(parts, Part{Groups: groups, Focus: focus, Whole: true})
-		parts = nil // decided with the first groups read whole
-		return done(p)
-	})
-	return x, k, err
-}
-
-// readWhole loads aspects whole, Reading.Bound attributes at a time (all at
-// once without a bound), and hands each load to fn.
-func (e *Engine) readWhole(ctx context.Context, agents, aspects []string, r Reading, fn func([]*Group) error) error {
-	if r.Bound > 0 {
-		return e.LoadAspectsBounded(ctx, agents, aspects, r.Bound, r.Analyze, fn)
+	first := narrowed
+	var named []*Group
+	if len(narrowed) > 0 {
+		named = narrowed[0].Groups
 	}
-	groups, err := e.LoadAspects(ctx, agents, aspects)
-	if err != nil {
+	if r.Bound > 0 && len(whole) > 0 {
+		if len(named) > 0 {
+			if err := e.name(ctx, named); err != nil {
+				return err
+			}
+		}
+		return e.LoadAspectsBounded(ctx, agents, aspects, r.Bound, r.Analyze, func(groups []*Group) error {
+			p := append(first, Part{Groups: groups, Focus: focus, Whole: true})
+			first = nil // decided with the first aspects read whole
+			return decide(p)
+		})
+	}
+	var groups []*Group
+	if len(whole) > 0 {
+		var err error
+		if groups, err = e.loadGroups(ctx, "load siblings", e.sql.Aspects, pq.Array(agents), pq.Array(aspects)); err != nil {
+			return err
+		}
+	}
+	if len(named)+len(groups) == 0 {
+		return nil
+	}
+	if err := e.name(ctx, append(append([]*Group(nil), named...), groups...)); err != nil {
 		return err
 	}
 	if r.Analyze > 0 {
-		Analyze(groups, r.Analyze)
+		Analyze(groups, r.Analyze) // once named: a dangling aspect is not analysed
 	}
-	return fn(groups)
+	if len(groups) > 0 {
+		first = append(first, Part{Groups: groups, Focus: focus, Whole: true})
+	}
+	return decide(first)
 }
 
 // add notes what decided parts leave to keep: their keys (none when reading
@@ -357,9 +376,10 @@ const maxPending = 64
 
 // pending adds to a told batch's changes the attributes its aspects'
 // unconsumed records name (changed since their digests were made, so
-// possibly not in them). A record naming no attribute, or more than
-// maxPending, makes its aspect read whole.
-func (f *Feed) pending(ctx context.Context, changes []AspectChanges) ([]AspectChanges, error) {
+// possibly not in them), and returns the snapshot of the statement that
+// read them. A record naming no attribute, or more than maxPending, makes
+// its aspect read whole.
+func (f *Feed) pending(ctx context.Context, changes []AspectChanges) (string, []AspectChanges, error) {
 	agents, aspects := make([]string, len(changes)), make([]string, len(changes))
 	at := make(map[aspectRef]int, len(changes))
 	out := make([]AspectChanges, len(changes))
@@ -370,18 +390,22 @@ func (f *Feed) pending(ctx context.Context, changes []AspectChanges) ([]AspectCh
 		out[i].IDs = append([]string(nil), c.IDs...)
 	}
 	var records []struct {
-		AgentID     string         `db:"agent_id"`
-		AspectID    string         `db:"aspect_id"`
+		Snapshot    string         `db:"snapshot"`
+		AgentID     sql.NullString `db:"agent_id"`
+		AspectID    sql.NullString `db:"aspect_id"`
 		AttributeID sql.NullString `db:"attribute_id"`
 	}
 	if err := f.e.db.SelectContext(ctx, &records, f.e.sql.Feed.Pending, pq.Array(agents), pq.Array(aspects), maxPending+1); err != nil {
-		return nil, fmt.Errorf("supersession: read change records: %w", err)
+		return "", nil, fmt.Errorf("read change records: %w", err)
+	}
+	if len(records) == 0 {
+		return "", nil, fmt.Errorf("read change records: no snapshot")
 	}
 	count := make([]int, len(changes))
 	for _, p := range records {
-		i, ok := at[aspectRef{p.AgentID, p.AspectID}]
+		i, ok := at[aspectRef{p.AgentID.String, p.AspectID.String}]
 		if !ok {
-			continue
+			continue // the row that says only the snapshot
 		}
 		count[i]++
 		if !p.AttributeID.Valid || p.AttributeID.String == "" || count[i] > maxPending {
@@ -390,7 +414,7 @@ func (f *Feed) pending(ctx context.Context, changes []AspectChanges) ([]AspectCh
 		}
 		out[i].IDs = append(out[i].IDs, p.AttributeID.String)
 	}
-	return out, nil
+	return records[0].Snapshot, out, nil
 }
 
 // holdClaims renews a batch's claims every third of their term until the
@@ -488,14 +512,20 @@ WHERE seq = ANY($1) AND claimed_by = $2`
 INSERT INTO {{.Changes}} (agent_id, aspect_id)
 SELECT a[i], a[i + 1] FROM (SELECT $1::text[] AS a) s, generate_series(1, cardinality(a), 2) AS i`
 
-	// pendingChangesSQL reads the aspects' records, at most $3 each.
+	// pendingChangesSQL reads the aspects' records, at most $3 each, with
+	// the statement's snapshot: at least one row, the snapshot alone when
+	// there is no record.
 	pendingChangesSQL = `
-SELECT k.agent_id, k.aspect_id, c.attribute_id
-FROM unnest($1::text[], $2::text[]) AS k(agent_id, aspect_id)
-CROSS JOIN LATERAL (
-  SELECT c.attribute_id FROM {{.Changes}} c
-  WHERE c.agent_id = k.agent_id AND c.aspect_id = k.aspect_id
-  LIMIT $3) c`
+SELECT s.snapshot, p.agent_id, p.aspect_id, p.attribute_id
+FROM (SELECT pg_current_snapshot()::text AS snapshot) s
+LEFT JOIN LATERAL (
+  SELECT k.agent_id, k.aspect_id, c.attribute_id
+  FROM unnest($1::text[], $2::text[]) AS k(agent_id, aspect_id)
+  CROSS JOIN LATERAL (
+    SELECT c.attribute_id FROM {{.Changes}} c
+    WHERE c.agent_id = k.agent_id AND c.aspect_id = k.aspect_id
+    LIMIT $3) c
+) p ON true`
 
 	// dropSeenSQL deletes the records a complete full pass covered.
 	dropSeenSQL = `DELETE FROM {{.Changes}} WHERE pg_visible_in_snapshot(xid, $1::pg_snapshot)`
