@@ -81,7 +81,7 @@ func (e *Engine) loadChanged(ctx context.Context, changes []AspectChanges) (*Nar
 			return nil, err
 		}
 	}
-	if err := narrow(ctx, n, byRef, order, e.attributesByID); err != nil {
+	if err := narrow(ctx, n, byRef, order, e.attrs.byID); err != nil {
 		return nil, err
 	}
 	return n, nil
@@ -202,12 +202,6 @@ func (e *Engine) readDigests(ctx context.Context, agents, aspects []string, byRe
 		return fmt.Errorf("supersession: read key digests: %w", err)
 	}
 	return nil
-}
-
-// attributesByID loads the active attributes with the given ids, grouped
-// by aspect, unnamed (loadChanged names what it returns).
-func (e *Engine) attributesByID(ctx context.Context, ids []string) ([]*Group, error) {
-	return e.loadGroups(ctx, "load changed attributes", e.sql.Attributes, pq.Array(ids))
 }
 
 // take adds the attributes of groups to the aspects of byRef still being

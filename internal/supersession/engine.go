@@ -24,10 +24,8 @@ type Engine struct {
 	log     *slog.Logger
 	metrics *Metrics
 	llms    *llm.Provider
-	// hasAspects: the stack has an aspects table (groups are named, and an
-	// aspect missing from it is dangling).
-	hasAspects bool
-	keys       *keyCache
+	attrs   *attributeStore // what reads and writes the agent's attributes
+	keys    *keyCache
 }
 
 // New returns an Engine for the database deps describe. Its metrics are
@@ -40,7 +38,8 @@ func New(deps jobs.Deps) *Engine {
 		names = schema.ReferenceNames()
 	}
 	return &Engine{db: deps.DB, sql: schema.Render(names, engineSQL), log: deps.Logger, metrics: NewMetrics(deps.Registry), llms: deps.LLM,
-		hasAspects: names.HasAspects, keys: newKeyCache(keyCacheSize)}
+		attrs: &attributeStore{db: deps.DB, sql: schema.Render(names, attributeSQL), hasAspects: names.HasAspects},
+		keys:  newKeyCache(keyCacheSize)}
 }
 
 // Tally counts what a pass over some groups found and did.
@@ -283,7 +282,7 @@ func (e *Engine) planVetoed(ctx context.Context, preps []*prepared, in *planInpu
 		}
 		olds = outs[i].deciding(olds)
 	}
-	vetoed, err := e.loadVetoes(ctx, olds, agents)
+	vetoed, err := e.attrs.vetoes(ctx, olds, agents)
 	if err != nil || vetoed.empty() {
 		return outs, err
 	}

@@ -261,7 +261,7 @@ func (f *Feed) readWhole(ctx context.Context, whole []AspectChanges, narrowed []
 	}
 	if r.Bound > 0 && len(whole) > 0 {
 		if len(named) > 0 {
-			if err := e.name(ctx, named); err != nil {
+			if err := e.attrs.name(ctx, named); err != nil {
 				return err
 			}
 		}
@@ -274,14 +274,14 @@ func (f *Feed) readWhole(ctx context.Context, whole []AspectChanges, narrowed []
 	var groups []*Group
 	if len(whole) > 0 {
 		var err error
-		if groups, err = e.loadGroups(ctx, "load siblings", e.sql.Aspects, pq.Array(agents), pq.Array(aspects)); err != nil {
+		if groups, err = e.attrs.siblings(ctx, agents, aspects); err != nil {
 			return err
 		}
 	}
 	if len(named)+len(groups) == 0 {
 		return nil
 	}
-	if err := e.name(ctx, append(append([]*Group(nil), named...), groups...)); err != nil {
+	if err := e.attrs.name(ctx, append(append([]*Group(nil), named...), groups...)); err != nil {
 		return err
 	}
 	if r.Analyze > 0 {
