@@ -10,6 +10,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/supersessiond/supersessiond/heuristics"
 	"github.com/supersessiond/supersessiond/internal/store"
 )
 
@@ -327,41 +328,36 @@ func (k *kept) add(parts []Part, told, keys bool) {
 	}
 }
 
-// keep stores the keys of what was decided and consumes the records, in
-// one transaction: a record goes only with the keys that let the next
-// reader find its attribute.
+// keep stores the keys of what was decided and consumes the records in one
+// statement (keepSQL), so atomically: a record goes only with the keys that
+// let the next reader find its attribute.
 func (f *Feed) keep(ctx context.Context, b *Batch, k *kept) error {
 	if len(b.claimed) == 0 && len(k.ids) == 0 && len(k.deltas) == 0 && len(k.wholes) == 0 && len(k.again) == 0 {
 		return nil
 	}
-	err := store.InTx(ctx, f.e.db, func(tx *sqlx.Tx) error {
-		if len(b.claimed) > 0 {
-			if _, err := tx.ExecContext(ctx, f.e.sql.Feed.Consume, pq.Array(b.claimed), f.holder); err != nil {
-				return err
-			}
-		}
-		if len(k.ids) > 0 {
-			q, args, err := store.Named(f.e.sql.Feed.ConsumeDecided, map[string]any{
-				"agents": pq.Array(k.agents), "aspects": pq.Array(k.aspects), "ids": pq.Array(k.ids), "snapshot": k.snapshot})
-			if err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-				return err
-			}
-		}
-		if err := f.e.StoreKeys(ctx, tx, k.deltas, ""); err != nil {
-			return err
-		}
-		if err := f.e.StoreKeys(ctx, tx, k.wholes, k.snapshot); err != nil {
-			return err
-		}
-		if len(k.again) == 0 {
-			return nil
-		}
-		_, err := tx.ExecContext(ctx, f.e.sql.Feed.Record, pq.Array(k.again))
-		return err
+	frags := append(k.deltas, k.wholes...)
+	agents, aspects := make([]string, len(frags)), make([]string, len(frags))
+	ends, replaces := make([]int64, len(frags)), make([]bool, len(frags))
+	size := 0
+	for _, fr := range frags {
+		size += len(fr.Keys)
+	}
+	keys := make([]byte, 0, size)
+	for i, fr := range frags {
+		agents[i], aspects[i], replaces[i] = fr.AgentID, fr.AspectID, i >= len(k.deltas)
+		keys = append(keys, fr.Keys...)
+		ends[i] = int64(len(keys))
+	}
+	q, args, err := store.Named(f.e.sql.Feed.Keep, map[string]any{
+		"claimed": pq.Array(b.claimed), "holder": f.holder,
+		"agents": pq.Array(k.agents), "aspects": pq.Array(k.aspects), "ids": pq.Array(k.ids), "snapshot": k.snapshot,
+		"again":       pq.Array(k.again),
+		"frag_agents": pq.Array(agents), "frag_aspects": pq.Array(aspects), "ends": pq.Array(ends), "replaces": pq.Array(replaces),
+		"keys": keys, "heuristics": heuristics.Version,
 	})
+	if err == nil {
+		_, err = f.e.db.ExecContext(ctx, q, args...)
+	}
 	if err != nil {
 		return fmt.Errorf("supersession: consume change records: %w", err)
 	}
@@ -487,30 +483,48 @@ RETURNING c.seq, c.agent_id, c.aspect_id, c.attribute_id`
 UPDATE {{.Changes}} SET claimed_until = now() + make_interval(secs => $3)
 WHERE seq = ANY($1) AND claimed_by = $2`
 
-	// consumeChangesSQL deletes the records a batch claimed (only while
-	// still ours).
-	consumeChangesSQL = `DELETE FROM {{.Changes}} WHERE seq = ANY($1) AND claimed_by = $2`
-
-	// consumeDecidedSQL deletes the records naming the attributes a told
-	// batch decided: those its snapshot saw, and no reader holds (a claimed
-	// one is its claimer's to consume).
-	consumeDecidedSQL = `
-DELETE FROM {{.Changes}} c
-USING unnest(CAST(:agents AS text[]), CAST(:aspects AS text[]), CAST(:ids AS text[])) AS d(agent_id, aspect_id, attribute_id)
-WHERE c.agent_id = d.agent_id AND c.aspect_id = d.aspect_id AND c.attribute_id = d.attribute_id
-  AND pg_visible_in_snapshot(c.xid, CAST(:snapshot AS pg_snapshot))
-  AND (c.claimed_until IS NULL OR c.claimed_until < now())`
-
 	// releaseChangesSQL gives back the claims of a batch that failed.
 	releaseChangesSQL = `
 UPDATE {{.Changes}} SET claimed_by = NULL, claimed_until = NULL
 WHERE seq = ANY($1) AND claimed_by = $2`
 
-	// recordChangesSQL records aspects anew ($1: agent, aspect, agent,
-	// aspect...), after the records a running pass takes.
-	recordChangesSQL = `
-INSERT INTO {{.Changes}} (agent_id, aspect_id)
-SELECT a[i], a[i + 1] FROM (SELECT $1::text[] AS a) s, generate_series(1, cardinality(a), 2) AS i`
+	// keepSQL is a batch's end, in one statement: it consumes the records
+	// the batch claimed (only while still ours) and those naming an
+	// attribute a told batch decided (those its snapshot saw, and no reader
+	// holds: a claimed one is its claimer's), records anew the aspects the
+	// LLM owes an answer (:again: agent, aspect, agent, aspect...), and
+	// stores the key digest fragments (one bytea, :keys, cut at :ends: a
+	// bytea array would travel as hex text), a fragment marked in :replaces
+	// first deleting its aspect's fragments the snapshot saw (it was read
+	// whole after them). A statement is atomic: no record goes without the
+	// keys.
+	keepSQL = `
+WITH claimed AS (
+  DELETE FROM {{.Changes}} c WHERE c.seq = ANY(CAST(:claimed AS bigint[])) AND c.claimed_by = :holder
+),
+decided AS (
+  DELETE FROM {{.Changes}} c
+  USING unnest(CAST(:agents AS text[]), CAST(:aspects AS text[]), CAST(:ids AS text[])) AS d(agent_id, aspect_id, attribute_id)
+  WHERE c.agent_id = d.agent_id AND c.aspect_id = d.aspect_id AND c.attribute_id = d.attribute_id
+    AND pg_visible_in_snapshot(c.xid, CAST(:snapshot AS pg_snapshot))
+    AND (c.claimed_until IS NULL OR c.claimed_until < now())
+),
+again AS (
+  INSERT INTO {{.Changes}} (agent_id, aspect_id)
+  SELECT a[i], a[i + 1] FROM (SELECT CAST(:again AS text[]) AS a) s, generate_series(1, cardinality(a), 2) AS i
+),
+frags AS (
+  SELECT * FROM unnest(CAST(:frag_agents AS text[]), CAST(:frag_aspects AS text[]), CAST(:ends AS int[]), CAST(:replaces AS boolean[]))
+    WITH ORDINALITY AS n(agent_id, aspect_id, stop, replaces, i)
+),
+gone AS (
+  DELETE FROM {{.Keys}} k USING frags n
+  WHERE n.replaces AND k.agent_id = n.agent_id AND k.aspect_id = n.aspect_id
+    AND pg_visible_in_snapshot(k.xid, CAST(:snapshot AS pg_snapshot))
+)
+INSERT INTO {{.Keys}} (agent_id, aspect_id, heuristics, keys)
+SELECT n.agent_id, n.aspect_id, :heuristics, substring(CAST(:keys AS bytea) FROM s.start + 1 FOR n.stop - s.start)
+FROM frags n, LATERAL (SELECT coalesce((CAST(:ends AS int[]))[n.i - 1], 0) AS start) s`
 
 	// pendingChangesSQL reads the aspects' records, at most $3 each, with
 	// the statement's snapshot: at least one row, the snapshot alone when
@@ -537,11 +551,10 @@ const claimLockClass = "1398100051"
 
 // feedStatements are the change feed's SQL, rendered for one database.
 type feedStatements struct {
-	Last, Claim, Extend, Consume, ConsumeDecided, Release, Record, Pending, DropSeen string
+	Last, Claim, Extend, Keep, Release, Pending, DropSeen string
 }
 
 var feedSQL = feedStatements{
-	Last: lastChangeSQL, Claim: claimChangesSQL, Extend: extendChangesSQL, Consume: consumeChangesSQL,
-	ConsumeDecided: consumeDecidedSQL, Release: releaseChangesSQL, Record: recordChangesSQL,
-	Pending: pendingChangesSQL, DropSeen: dropSeenSQL,
+	Last: lastChangeSQL, Claim: claimChangesSQL, Extend: extendChangesSQL, Keep: keepSQL,
+	Release: releaseChangesSQL, Pending: pendingChangesSQL, DropSeen: dropSeenSQL,
 }
