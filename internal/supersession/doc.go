@@ -45,7 +45,7 @@
 // by the incremental sweep and the inline hook through one protocol: take a
 // snapshot, load what the changes can meet through the key digests, decide,
 // then store the keys of what was decided and consume the records in one
-// transaction. A record goes only with the keys that let the next reader
+// statement. A record goes only with the keys that let the next reader
 // find its attribute.
 //
 // The change log: every supersession applied (by the sweep, the inline

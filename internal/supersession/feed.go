@@ -31,7 +31,7 @@ import (
 // the batch reads anything; the changed attributes and the siblings their
 // keys can meet are loaded through the aspects' digests (loadChanged), and
 // an aspect without a usable digest is read whole; the reader decides what
-// was loaded; then one transaction stores the keys of what was decided (a
+// was loaded; then one statement stores the keys of what was decided (a
 // fragment with the changed attributes' keys per narrowed aspect, a whole
 // digest per aspect read whole, replacing the fragments the snapshot saw)
 // and consumes the records.
@@ -178,7 +178,7 @@ type kept struct {
 
 // Examine examines a batch: loads what its changes can meet, has decide
 // decide it, then stores the keys of what was decided and consumes the
-// records, in one transaction. A batch that fails consumes nothing.
+// records, in one statement. A batch that fails consumes nothing.
 func (f *Feed) Examine(ctx context.Context, b *Batch, r Reading, decide Decider) (Examined, error) {
 	stop := func() {}
 	if len(b.claimed) > 0 {

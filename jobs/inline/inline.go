@@ -440,7 +440,7 @@ type decided struct {
 // it touches it loads only what its classifications, and the changes the
 // aspect's records name since its digest was made, can pair with; it
 // decides all of those changes, then stores the keys of what it decided
-// and consumes those records in one transaction, as an incremental pass
+// and consumes those records in one statement, as an incremental pass
 // would, so the digests stay whole between sweeps. Loading whole aspects
 // was most of the hook's cost, growing with the aspect, not with the
 // change. With the semantic fallback it reads its aspects whole (the LLM's

@@ -15,7 +15,7 @@ import (
 // a time, through the engine's change feed (supersession.Feed): claim the
 // records (all of an aspect's at once, so that no other daemon examines the
 // aspect for the same change), decide, then store the keys of what was
-// decided and consume the records in one transaction. An aspect whose
+// decided and consume the records in one statement. An aspect whose
 // records name the attributes that changed is narrowed through its key
 // digest to those attributes and the siblings their keys can meet (SPEC
 // §11); the others are decided whole (read batchAttributes at a time, so
