@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 )
 
@@ -86,7 +87,11 @@ func (o *Ops) History(ctx context.Context, f Filter) ([]Entry, error) {
 		since = f.Since
 	}
 	var out []Entry
-	if err := o.db.SelectContext(ctx, &out, o.sql.History, f.Agent, f.Event, since, f.Limit); err != nil {
+	q, args, err := store.Named(o.sql.History, map[string]any{"agent": f.Agent, "event": f.Event, "since": since, "limit": f.Limit})
+	if err == nil {
+		err = o.db.SelectContext(ctx, &out, q, args...)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("history: read memory_history: %w", err)
 	}
 	return out, nil

@@ -81,7 +81,9 @@ func (o *Ops) Review(ctx context.Context, proposalID string, accept bool, note s
 		if _, err := tx.ExecContext(ctx, o.sql.ShareAttribute, m.OldAttributeID, m.AgentID); err != nil {
 			return err
 		}
-		return tx.GetContext(ctx, &id, o.sql.InsertHistory, o.historyRow(e.MemoryID, event, e.OldContent, e.NewContent, store.Nullable(note), meta)...)
+		var err error
+		id, err = o.insertHistory(ctx, tx, o.historyRow(e.MemoryID, event, e.OldContent, e.NewContent, store.Nullable(note), meta))
+		return err
 	})
 	if store.IsUniqueViolation(err, "supersessiond_history_one_review") {
 		var prior struct {
@@ -286,7 +288,12 @@ func (o *Ops) Undo(ctx context.Context, cfg *config.Config, historyID string) (s
 			return refuse(op, "attribute %s changed after the supersession (%s); undoing would overwrite that change", m.OldAttributeID, changed)
 		}
 		u := m.Undo
-		if _, err := tx.ExecContext(ctx, o.sql.Restore, m.OldAttributeID, u.Status, u.SupersededBy, u.SupersededAt); err != nil {
+		q, args, err := store.Named(o.sql.Restore, map[string]any{"id": m.OldAttributeID, "status": u.Status,
+			"superseded_by": u.SupersededBy, "superseded_at": u.SupersededAt})
+		if err == nil {
+			_, err = tx.ExecContext(ctx, q, args...)
+		}
+		if err != nil {
 			return fmt.Errorf("undo %s: restore attribute %s: %w", historyID, m.OldAttributeID, err)
 		}
 		meta := o.withOperator(map[string]any{
@@ -294,8 +301,8 @@ func (o *Ops) Undo(ctx context.Context, cfg *config.Config, historyID string) (s
 			"old_attribute_id": m.OldAttributeID, "new_attribute_id": m.NewAttributeID,
 			"restored": u,
 		})
-		err = tx.GetContext(ctx, &revertID, o.sql.InsertHistory, o.historyRow(e.MemoryID, "supersession_reverted", e.OldContent, e.NewContent,
-			"reverted supersession "+historyID, meta)...)
+		revertID, err = o.insertHistory(ctx, tx, o.historyRow(e.MemoryID, "supersession_reverted", e.OldContent, e.NewContent,
+			"reverted supersession "+historyID, meta))
 		if store.IsUniqueViolation(err, "supersessiond_history_one_revert") {
 			return refuse(op, "supersession %s was already undone", historyID)
 		}
@@ -515,7 +522,7 @@ func (o *Ops) Protect(ctx context.Context, cfg *config.Config, attrID string, on
 			memID = *r.MemoryID
 		}
 		meta := o.withOperator(map[string]any{"agent_id": r.AgentID, "attribute_id": attrID, "protected": on})
-		if _, err := tx.ExecContext(ctx, o.sql.InsertHistory, o.historyRow(memID, event, r.Content, nil, nil, meta)...); err != nil {
+		if _, err := o.insertHistory(ctx, tx, o.historyRow(memID, event, r.Content, nil, nil, meta)); err != nil {
 			return fmt.Errorf("protect %s: write history: %w", attrID, err)
 		}
 		changed, agent, content = true, r.AgentID, r.Content
@@ -531,11 +538,36 @@ func (o *Ops) Protect(ctx context.Context, cfg *config.Config, attrID string, on
 
 // ---- helpers ----
 
-// historyRow is insertHistorySQL's arguments for one operator's row.
-func (o *Ops) historyRow(memoryID, event string, oldContent, newContent, reason any, meta string) []any {
+// historyRow is an operator's history row (insertHistorySQL).
+type historyRow struct {
+	MemoryID   string `db:"memory_id"`
+	Event      string `db:"event"`
+	OldContent any    `db:"old_content"`
+	NewContent any    `db:"new_content"`
+	ChangedBy  string `db:"changed_by"`
+	Reason     any    `db:"reason"`
+	Metadata   string `db:"metadata"`
+	ActorType  string `db:"actor_type"`
+	RequestID  any    `db:"request_id"`
+	SessionID  any    `db:"session_id"`
+}
+
+// historyRow is the row the operator acting writes.
+func (o *Ops) historyRow(memoryID, event string, oldContent, newContent, reason any, meta string) historyRow {
 	a := o.actor
-	return []any{memoryID, event, oldContent, newContent, a.ChangedBy, reason, meta, a.Type,
-		store.Nullable(a.RequestID), store.Nullable(a.SessionID)}
+	return historyRow{MemoryID: memoryID, Event: event, OldContent: oldContent, NewContent: newContent, ChangedBy: a.ChangedBy,
+		Reason: reason, Metadata: meta, ActorType: a.Type, RequestID: store.Nullable(a.RequestID), SessionID: store.Nullable(a.SessionID)}
+}
+
+// insertHistory writes an operator's history row and returns its id.
+func (o *Ops) insertHistory(ctx context.Context, tx *sqlx.Tx, row historyRow) (string, error) {
+	q, args, err := store.Named(o.sql.InsertHistory, row)
+	if err != nil {
+		return "", err
+	}
+	var id string
+	err = tx.GetContext(ctx, &id, q, args...)
+	return id, err
 }
 
 // log is the change log: the engine's logger (the daemon's, or the

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/supersessiond/supersessiond/internal/audit"
+	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
 )
 
@@ -40,7 +41,11 @@ func TestHistoryQueriesUseIndexes(t *testing.T) {
 		{"agent since", "agent-7", "", since},
 	}
 	for _, c := range cases {
-		rows, err := db.Query(`EXPLAIN `+audit.HistorySQL, c.agent, c.event, c.since, 50)
+		q, args, err := store.Named(`EXPLAIN `+audit.HistorySQL, map[string]any{"agent": c.agent, "event": c.event, "since": c.since, "limit": 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := db.Query(q, args...)
 		if err != nil {
 			t.Fatal(err)
 		}

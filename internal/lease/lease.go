@@ -28,6 +28,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/supersessiond/supersessiond/internal/schema"
+	"github.com/supersessiond/supersessiond/internal/store"
 )
 
 // Manager acquires leases for one holder (one daemon process).
@@ -64,7 +65,7 @@ func (l *Lease) Term() int64 { return l.term }
 
 const acquireSQL = `
 INSERT INTO {{.Leases}} AS l (name, holder, term, tick, acquired_at, expires_at)
-VALUES ($1, $2, 1, $3, now(), now() + make_interval(secs => $4))
+VALUES (:name, :holder, 1, :tick, now(), now() + make_interval(secs => :ttl))
 ON CONFLICT (name) DO UPDATE
 SET holder = EXCLUDED.holder,
     term = l.term + 1,
@@ -79,7 +80,10 @@ RETURNING term`
 // another holder has it, or when this tick already ran (here or elsewhere).
 func (m *Manager) Acquire(ctx context.Context, name string, tick time.Time) (*Lease, error) {
 	var term int64
-	err := m.db.GetContext(ctx, &term, m.sql.Acquire, name, m.holder, tick, m.ttl.Seconds())
+	q, args, err := store.Named(m.sql.Acquire, map[string]any{"name": name, "holder": m.holder, "tick": tick, "ttl": m.ttl.Seconds()})
+	if err == nil {
+		err = m.db.GetContext(ctx, &term, q, args...)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -91,8 +95,8 @@ func (m *Manager) Acquire(ctx context.Context, name string, tick time.Time) (*Le
 
 const (
 	renewSQL = `
-UPDATE {{.Leases}} SET expires_at = now() + make_interval(secs => $4)
-WHERE name = $1 AND holder = $2 AND term = $3`
+UPDATE {{.Leases}} SET expires_at = now() + make_interval(secs => :ttl)
+WHERE name = :name AND holder = :holder AND term = :term`
 	releaseSQL = `
 UPDATE {{.Leases}} SET expires_at = now()
 WHERE name = $1 AND holder = $2 AND term = $3`
@@ -103,7 +107,11 @@ var ErrLost = errors.New("lease lost")
 
 // Renew extends the lease by the TTL; ErrLost when it is no longer ours.
 func (l *Lease) Renew(ctx context.Context) error {
-	res, err := l.m.db.ExecContext(ctx, l.m.sql.Renew, l.name, l.m.holder, l.term, l.m.ttl.Seconds())
+	q, args, err := store.Named(l.m.sql.Renew, map[string]any{"name": l.name, "holder": l.m.holder, "term": l.term, "ttl": l.m.ttl.Seconds()})
+	var res sql.Result
+	if err == nil {
+		res, err = l.m.db.ExecContext(ctx, q, args...)
+	}
 	if err != nil {
 		return fmt.Errorf("lease: renew %s: %w", l.name, err)
 	}

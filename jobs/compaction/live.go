@@ -12,6 +12,7 @@ import (
 
 	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/redact"
+	"github.com/supersessiond/supersessiond/internal/store"
 )
 
 // event is a claimed compaction event.
@@ -123,10 +124,13 @@ func (c cursor) max(ev *event) cursor {
 // committed when it returns.
 func (j *Job) claim(ctx context.Context, s settings, start time.Time, after cursor, n int) ([]*event, error) {
 	var evs []*event
-	err := j.db.SelectContext(ctx, &evs, j.sql.Claim,
-		start.Add(-s.staleAfter), start.Add(-s.lookback), start, n,
-		j.now(), s.hold.Seconds(), s.initial.Seconds(), s.max.Seconds(),
-		after.triggeredAt, after.id, s.maxAttempts)
+	q, args, err := store.Named(j.sql.Claim, map[string]any{
+		"stale": start.Add(-s.staleAfter), "lookback": start.Add(-s.lookback), "start": start, "n": n,
+		"now": j.now(), "hold": s.hold.Seconds(), "initial": s.initial.Seconds(), "max": s.max.Seconds(),
+		"after_at": after.triggeredAt, "after_id": after.id, "attempts": s.maxAttempts})
+	if err == nil {
+		err = j.db.SelectContext(ctx, &evs, q, args...)
+	}
 	return evs, err
 }
 
@@ -149,8 +153,13 @@ func (j *Job) loadMessages(ctx context.Context, evs []*event) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	rows, err := j.db.QueryContext(ctx, j.sql.Messages, pq.Array(ids), pq.Array(agents), pq.Array(los), pq.Array(his),
-		maxMessagesRead, maxBodyChars, maxTranscriptChars)
+	q, args, err := store.Named(j.sql.Messages, map[string]any{"ids": pq.Array(ids), "agents": pq.Array(agents),
+		"los": pq.Array(los), "his": pq.Array(his),
+		"messages": maxMessagesRead, "chars": maxBodyChars, "transcript": maxTranscriptChars})
+	if err != nil {
+		return err
+	}
+	rows, err := j.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return err
 	}
@@ -294,7 +303,12 @@ func (j *Job) digest(ctx context.Context, ev *event) (digest, error) {
 	if d.Total == 0 {
 		return d, nil
 	}
-	rows, err := j.db.QueryContext(ctx, j.sql.DigestLines, ev.AgentID, d.MinSeq, d.MaxSeq, digestLinesPerSide, digestBodyChars)
+	q, args, err := store.Named(j.sql.DigestLines, map[string]any{"agent": ev.AgentID, "lo": d.MinSeq, "hi": d.MaxSeq,
+		"lines": digestLinesPerSide, "chars": digestBodyChars})
+	if err != nil {
+		return d, err
+	}
+	rows, err := j.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return d, err
 	}

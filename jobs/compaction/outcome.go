@@ -118,7 +118,12 @@ func (j *Job) insertHistory(ctx context.Context, tx *sqlx.Tx, ev *event, name, c
 	if content != "" {
 		nc = &content
 	}
-	_, err = tx.ExecContext(ctx, j.sql.History, ident.Random("mh_", 8), HistoryMemoryID(ev.ID), name, nc, reason, string(b))
+	q, args, err := store.Named(j.sql.History, map[string]any{"id": ident.Random("mh_", 8), "memory_id": HistoryMemoryID(ev.ID),
+		"event": name, "new_content": nc, "changed_by": "supersessiond:compaction", "reason": reason, "metadata": string(b)})
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, q, args...)
 	return err
 }
 
@@ -146,8 +151,12 @@ func (j *Job) complete(ctx context.Context, s settings, ev *event, o outcome, ra
 	skip, err := j.withEvent(ctx, ev, false, func(tx *sqlx.Tx) error {
 		inserted = inserted[:0]
 		if len(ids) > 0 {
-			if err := tx.SelectContext(ctx, &inserted, j.sql.InsertFacts, ev.AgentID, strconv.FormatInt(ev.ID, 10),
-				pq.Array(ids), pq.Array(contents), pq.Array(norms), pq.Array(keys)); err != nil {
+			q, args, err := store.Named(j.sql.InsertFacts, map[string]any{"agent": ev.AgentID, "event": strconv.FormatInt(ev.ID, 10),
+				"ids": pq.Array(ids), "contents": pq.Array(contents), "normalized": pq.Array(norms), "keys": pq.Array(keys)})
+			if err == nil {
+				err = tx.SelectContext(ctx, &inserted, q, args...)
+			}
+			if err != nil {
 				return fmt.Errorf("insert facts: %w", err)
 			}
 		}
@@ -201,8 +210,12 @@ func (j *Job) giveUp(ctx context.Context, s settings, ev *event, o outcome, reas
 	skip, err := j.withEvent(ctx, ev, true, func(tx *sqlx.Tx) error {
 		var summaryLen *int
 		if summary != "" {
-			if err := tx.GetContext(ctx, &summaryID, j.sql.InsertSummary, ident.Random("mem_", 8), ev.AgentID, summary,
-				strconv.FormatInt(ev.ID, 10), SummaryKey(ev.ID)); err != nil {
+			q, args, err := store.Named(j.sql.InsertSummary, map[string]any{"id": ident.Random("mem_", 8), "agent": ev.AgentID,
+				"content": summary, "event": strconv.FormatInt(ev.ID, 10), "key": SummaryKey(ev.ID)})
+			if err == nil {
+				err = tx.GetContext(ctx, &summaryID, q, args...)
+			}
+			if err != nil {
 				return fmt.Errorf("store summary: %w", err)
 			}
 			n := utf8.RuneCountInString(summary)

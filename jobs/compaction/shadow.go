@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/supersessiond/supersessiond/internal/store"
 )
 
 // shadow lists what a live pass would retry and changes nothing, not even
@@ -13,8 +15,12 @@ func (j *Job) shadow(ctx context.Context, s settings, start time.Time, rep *Repo
 		event
 		HasMessages bool `db:"has_messages"`
 	}
-	if err := j.db.SelectContext(ctx, &rows, j.sql.Candidates,
-		start.Add(-s.staleAfter), start.Add(-s.lookback), start, maxListed); err != nil {
+	q, args, err := store.Named(j.sql.Candidates, map[string]any{"stale": start.Add(-s.staleAfter), "lookback": start.Add(-s.lookback),
+		"start": start, "n": maxListed})
+	if err == nil {
+		err = j.db.SelectContext(ctx, &rows, q, args...)
+	}
+	if err != nil {
 		return fmt.Errorf("compaction: list the events a live pass would retry: %w", err)
 	}
 	rep.WouldRetry = rep.Examined.Due
