@@ -46,6 +46,7 @@ type Hook struct {
 	guard   *store.Guard // waited on before each batch; asked before the LISTEN connection is opened
 
 	connected atomic.Bool
+	listening atomic.Bool // LISTEN took effect: a notification now wakes us
 	lastErr   atomic.Pointer[string]
 	// drainErr is the last drain's failure, "" after a successful one: a
 	// hook that keeps failing is not ready, whatever its listener says.
@@ -135,6 +136,9 @@ func (h *Hook) Ready() error {
 	if !h.connected.Load() {
 		return fmt.Errorf("listener not connected: %s", *h.lastErr.Load())
 	}
+	if !h.listening.Load() {
+		return fmt.Errorf("listener connected, LISTEN not in effect yet")
+	}
 	if msg := *h.drainErr.Load(); msg != "" {
 		return fmt.Errorf("last drain failed: %s", msg)
 	}
@@ -152,11 +156,20 @@ func (h *Hook) Run(ctx context.Context, current func() *config.Config) error {
 	}()
 	// Listen waits for the connection, which may be long in coming (the
 	// database down, or crowded): the channel is registered at once and
-	// listened to when it connects; polling covers us meanwhile.
+	// listened to when it connects; polling covers us meanwhile. Once it is
+	// in effect the outbox is drained again: a classification committed
+	// between the first drain and the LISTEN woke nobody.
+	listening := make(chan struct{})
 	go func() {
-		if err := listener.Listen(Channel); err != nil && !errors.Is(err, pq.ErrChannelAlreadyOpen) && !errors.Is(err, net.ErrClosed) {
-			h.log.Warn("LISTEN failed; polling until the listener connects", "err", err)
+		err := listener.Listen(Channel)
+		if err != nil && !errors.Is(err, pq.ErrChannelAlreadyOpen) {
+			if !errors.Is(err, net.ErrClosed) {
+				h.log.Warn("LISTEN failed; polling until the listener connects", "err", err)
+			}
+			return
 		}
+		h.listening.Store(true)
+		close(listening)
 	}()
 
 	// Drains run on up to drainers goroutines: a wake-up while every one
@@ -180,6 +193,8 @@ func (h *Hook) Run(ctx context.Context, current func() *config.Config) error {
 		case n := <-listener.Notify:
 			_ = n // a nil notification (reconnect) and a real one both mean: drain
 			wanted = true
+		case <-listening:
+			listening, wanted = nil, true
 		case <-poll.C:
 			wanted = true
 		case <-p.timer.C:
