@@ -26,6 +26,11 @@
 // inside a transaction; a failed, slow or unreadable answer counts as "no
 // contradiction" for this run, is counted, and is asked again later.
 //
+// The store. Every statement that reads or writes the agent's attributes,
+// its aspects' names or the supersession rows of its history is the
+// attribute store's (attributes.go); the engine, the change feed and the
+// operator's commands ask it for rows.
+//
 // Writing. A supersession is one SQL statement (so one transaction) that
 // locks the old row, re-checks everything the decision assumed (old still
 // active, attribute kind, not protected, same content; new still active,
