@@ -10,7 +10,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 )
 
@@ -87,7 +86,7 @@ func (o *Ops) History(ctx context.Context, f Filter) ([]Entry, error) {
 		since = f.Since
 	}
 	var out []Entry
-	q, args, err := store.Named(o.sql.History, map[string]any{"agent": f.Agent, "event": f.Event, "since": since, "limit": f.Limit})
+	q, args, err := o.sql.History.Bind(map[string]any{"agent": f.Agent, "event": f.Event, "since": since, "limit": f.Limit})
 	if err == nil {
 		err = o.db.SelectContext(ctx, &out, q, args...)
 	}

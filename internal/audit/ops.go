@@ -288,7 +288,7 @@ func (o *Ops) Undo(ctx context.Context, cfg *config.Config, historyID string) (s
 			return refuse(op, "attribute %s changed after the supersession (%s); undoing would overwrite that change", m.OldAttributeID, changed)
 		}
 		u := m.Undo
-		q, args, err := store.Named(o.sql.Restore, map[string]any{"id": m.OldAttributeID, "status": u.Status,
+		q, args, err := o.sql.Restore.Bind(map[string]any{"id": m.OldAttributeID, "status": u.Status,
 			"superseded_by": u.SupersededBy, "superseded_at": u.SupersededAt})
 		if err == nil {
 			_, err = tx.ExecContext(ctx, q, args...)
@@ -538,30 +538,18 @@ func (o *Ops) Protect(ctx context.Context, cfg *config.Config, attrID string, on
 
 // ---- helpers ----
 
-// historyRow is an operator's history row (insertHistorySQL).
-type historyRow struct {
-	MemoryID   string `db:"memory_id"`
-	Event      string `db:"event"`
-	OldContent any    `db:"old_content"`
-	NewContent any    `db:"new_content"`
-	ChangedBy  string `db:"changed_by"`
-	Reason     any    `db:"reason"`
-	Metadata   string `db:"metadata"`
-	ActorType  string `db:"actor_type"`
-	RequestID  any    `db:"request_id"`
-	SessionID  any    `db:"session_id"`
-}
-
-// historyRow is the row the operator acting writes.
-func (o *Ops) historyRow(memoryID, event string, oldContent, newContent, reason any, meta string) historyRow {
+// historyRow is the history row (insertHistorySQL's values, by name) the
+// operator acting writes.
+func (o *Ops) historyRow(memoryID, event string, oldContent, newContent, reason any, meta string) map[string]any {
 	a := o.actor
-	return historyRow{MemoryID: memoryID, Event: event, OldContent: oldContent, NewContent: newContent, ChangedBy: a.ChangedBy,
-		Reason: reason, Metadata: meta, ActorType: a.Type, RequestID: store.Nullable(a.RequestID), SessionID: store.Nullable(a.SessionID)}
+	return map[string]any{"memory_id": memoryID, "event": event, "old_content": oldContent, "new_content": newContent,
+		"changed_by": a.ChangedBy, "reason": reason, "metadata": meta, "actor_type": a.Type,
+		"request_id": store.Nullable(a.RequestID), "session_id": store.Nullable(a.SessionID)}
 }
 
 // insertHistory writes an operator's history row and returns its id.
-func (o *Ops) insertHistory(ctx context.Context, tx *sqlx.Tx, row historyRow) (string, error) {
-	q, args, err := store.Named(o.sql.InsertHistory, row)
+func (o *Ops) insertHistory(ctx context.Context, tx *sqlx.Tx, row map[string]any) (string, error) {
+	q, args, err := o.sql.InsertHistory.Bind(row)
 	if err != nil {
 		return "", err
 	}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/supersessiond/supersessiond/internal/audit"
-	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
 )
 
@@ -41,11 +40,11 @@ func TestHistoryQueriesUseIndexes(t *testing.T) {
 		{"agent since", "agent-7", "", since},
 	}
 	for _, c := range cases {
-		q, args, err := store.Named(`EXPLAIN `+audit.HistorySQL, map[string]any{"agent": c.agent, "event": c.event, "since": c.since, "limit": 50})
+		q, args, err := audit.HistorySQL.Bind(map[string]any{"agent": c.agent, "event": c.event, "since": c.since, "limit": 50})
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows, err := db.Query(q, args...)
+		rows, err := db.Query(`EXPLAIN `+q, args...)
 		if err != nil {
 			t.Fatal(err)
 		}

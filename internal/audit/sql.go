@@ -26,15 +26,16 @@ func New(db *sqlx.DB, names *schema.Names, engine *supersession.Engine) *Ops {
 // statements are the operator's commands' SQL, rendered for one database
 // (schema.Render).
 type statements struct {
-	History, Entry, InsertHistory, ShareAttribute, PriorReview, AppliedFrom, PairState, PriorRevert,
-	LockForUndo, Restore, LockForSupersede, LockForProtect, Protect string
-	Queue queueStatements // the review queue's (proposals.go)
+	Entry, ShareAttribute, PriorReview, AppliedFrom, PairState, PriorRevert,
+	LockForUndo, LockForSupersede, LockForProtect, Protect string
+	History, InsertHistory, Restore schema.Named
+	Queue                           queueStatements // the review queue's (proposals.go)
 }
 
 var auditSQL = statements{
-	History: historySQL, Entry: entrySQL, InsertHistory: insertHistorySQL, ShareAttribute: shareAttributeSQL,
+	History: schema.NamedSQL(historySQL), Entry: entrySQL, InsertHistory: schema.NamedSQL(insertHistorySQL), ShareAttribute: shareAttributeSQL,
 	PriorReview: priorReviewSQL, AppliedFrom: appliedFromSQL, PairState: pairStateSQL, PriorRevert: priorRevertSQL,
-	LockForUndo: lockForUndoSQL, Restore: restoreSQL, LockForSupersede: lockForSupersedeSQL,
+	LockForUndo: lockForUndoSQL, Restore: schema.NamedSQL(restoreSQL), LockForSupersede: lockForSupersedeSQL,
 	LockForProtect: lockForProtectSQL, Protect: protectSQL, Queue: queueSQL,
 }
 

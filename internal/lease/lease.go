@@ -28,7 +28,6 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/supersessiond/supersessiond/internal/schema"
-	"github.com/supersessiond/supersessiond/internal/store"
 )
 
 // Manager acquires leases for one holder (one daemon process).
@@ -48,9 +47,12 @@ func New(db *sqlx.DB, names *schema.Names, holder string, ttl time.Duration) *Ma
 
 // statements are the leases' SQL, rendered for one database
 // (schema.Render).
-type statements struct{ Acquire, Renew, Release string }
+type statements struct {
+	Acquire, Renew schema.Named
+	Release        string
+}
 
-var leaseSQL = statements{Acquire: acquireSQL, Renew: renewSQL, Release: releaseSQL}
+var leaseSQL = statements{Acquire: schema.NamedSQL(acquireSQL), Renew: schema.NamedSQL(renewSQL), Release: releaseSQL}
 
 // Lease is a held lease.
 type Lease struct {
@@ -80,7 +82,7 @@ RETURNING term`
 // another holder has it, or when this tick already ran (here or elsewhere).
 func (m *Manager) Acquire(ctx context.Context, name string, tick time.Time) (*Lease, error) {
 	var term int64
-	q, args, err := store.Named(m.sql.Acquire, map[string]any{"name": name, "holder": m.holder, "tick": tick, "ttl": m.ttl.Seconds()})
+	q, args, err := m.sql.Acquire.Bind(map[string]any{"name": name, "holder": m.holder, "tick": tick, "ttl": m.ttl.Seconds()})
 	if err == nil {
 		err = m.db.GetContext(ctx, &term, q, args...)
 	}
@@ -107,7 +109,7 @@ var ErrLost = errors.New("lease lost")
 
 // Renew extends the lease by the TTL; ErrLost when it is no longer ours.
 func (l *Lease) Renew(ctx context.Context) error {
-	q, args, err := store.Named(l.m.sql.Renew, map[string]any{"name": l.name, "holder": l.m.holder, "term": l.term, "ttl": l.m.ttl.Seconds()})
+	q, args, err := l.m.sql.Renew.Bind(map[string]any{"name": l.name, "holder": l.m.holder, "term": l.term, "ttl": l.m.ttl.Seconds()})
 	var res sql.Result
 	if err == nil {
 		res, err = l.m.db.ExecContext(ctx, q, args...)

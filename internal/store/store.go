@@ -268,11 +268,3 @@ func Renew(ctx context.Context, period time.Duration, renew func(context.Context
 		<-done
 	}
 }
-
-// Named binds a statement's named parameters (:name) from arg, a map or a
-// struct with db tags, as sqlx's named binding does: the statement for
-// PostgreSQL ($1, $2...) and its arguments in order. A statement takes
-// named parameters past three positional ones (schema.Render).
-func Named(query string, arg any) (string, []any, error) {
-	return sqlx.BindNamed(sqlx.DOLLAR, query, arg)
-}

@@ -88,11 +88,11 @@ func (s *attributeStore) groups(ctx context.Context, what, query string, args ..
 // chunk reads up to n rows of the scan into groups, in order; full is true
 // when it read n rows (the last group may then be incomplete).
 func (s *attributeStore) chunk(ctx context.Context, from Cursor, inclusive bool, agent string, n int) (groups []*Group, full bool, err error) {
-	q := s.sql.ChunkAfter
+	st := s.sql.ChunkAfter
 	if inclusive {
-		q = s.sql.ChunkFrom
+		st = s.sql.ChunkFrom
 	}
-	q, args, err := store.Named(q, map[string]any{"agent": from.AgentID, "aspect": from.AspectID, "only": agent, "rows": n})
+	q, args, err := st.Bind(map[string]any{"agent": from.AgentID, "aspect": from.AspectID, "only": agent, "rows": n})
 	var rows *sql.Rows
 	if err == nil {
 		rows, err = s.db.QueryContext(ctx, q, args...)
@@ -197,7 +197,7 @@ func (s *attributeStore) apply(ctx context.Context, tx *sqlx.Tx, actor Actor, it
 	if _, err := tx.ExecContext(ctx, s.sql.Lock, pq.Array(olds)); err != nil {
 		return nil, fmt.Errorf("supersession: lock %d attributes: %w", len(items), err)
 	}
-	q, args, err := store.Named(s.sql.Apply, map[string]any{"batch": string(body), "changed_by": actor.ChangedBy,
+	q, args, err := s.sql.Apply.Bind(map[string]any{"batch": string(body), "changed_by": actor.ChangedBy,
 		"actor_type": actor.Type, "request_id": store.Nullable(actor.RequestID), "session_id": store.Nullable(actor.SessionID)})
 	var rows *sqlx.Rows
 	if err == nil {
@@ -247,7 +247,7 @@ func (s *attributeStore) propose(ctx context.Context, q sqlx.ExtContext, actor A
 	if err != nil {
 		return nil, fmt.Errorf("supersession: encode batch: %w", err)
 	}
-	query, args, err := store.Named(s.sql.Propose, map[string]any{"batch": string(body), "changed_by": actor.ChangedBy,
+	query, args, err := s.sql.Propose.Bind(map[string]any{"batch": string(body), "changed_by": actor.ChangedBy,
 		"actor_type": actor.Type, "request_id": store.Nullable(actor.RequestID)})
 	var rows *sqlx.Rows
 	if err == nil {

@@ -1,6 +1,10 @@
 package supersession
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/supersessiond/supersessiond/internal/schema"
+)
 
 // The attribute store's SQL (attributeStore), as templates over
 // schema.Names, rendered once when the engine is built: the only
@@ -183,12 +187,12 @@ WHERE a.status = 'active' AND a.kind <> 'constraint'`
 // attributeStatements are the store's SQL, rendered for one database
 // (schema.Render).
 type attributeStatements struct {
-	Lock, Apply, Propose, Proposed, Vetoes                         string
-	ChunkAfter, ChunkFrom, Names, Aspects, AspectSizes, Attributes string
+	Lock, Proposed, Vetoes, Names, Aspects, AspectSizes, Attributes string
+	Apply, Propose, ChunkAfter, ChunkFrom                           schema.Named
 }
 
 var attributeSQL = attributeStatements{
-	Lock: lockSQL, Apply: applySQL, Propose: proposeSQL, Proposed: proposedSQL, Vetoes: vetoesSQL,
-	ChunkAfter: chunkAfterSQL, ChunkFrom: chunkFromSQL, Names: namesSQL, Aspects: aspectsSQL,
+	Lock: lockSQL, Apply: schema.NamedSQL(applySQL), Propose: schema.NamedSQL(proposeSQL), Proposed: proposedSQL, Vetoes: vetoesSQL,
+	ChunkAfter: schema.NamedSQL(chunkAfterSQL), ChunkFrom: schema.NamedSQL(chunkFromSQL), Names: namesSQL, Aspects: aspectsSQL,
 	AspectSizes: aspectSizesSQL, Attributes: attributesSQL,
 }

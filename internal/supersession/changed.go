@@ -9,7 +9,6 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/supersessiond/supersessiond/heuristics"
-	"github.com/supersessiond/supersessiond/internal/store"
 )
 
 // AspectChanges are the claimed change records of one aspect: the
@@ -286,7 +285,7 @@ func (e *Engine) StoreKeys(ctx context.Context, db sqlx.ExecerContext, frags []F
 	if replace != "" {
 		snap = replace
 	}
-	q, args, err := store.Named(e.sql.StoreKeys, map[string]any{"agents": pq.Array(agents), "aspects": pq.Array(aspects),
+	q, args, err := e.sql.StoreKeys.Bind(map[string]any{"agents": pq.Array(agents), "aspects": pq.Array(aspects),
 		"heuristics": heuristics.Version, "keys": all, "ends": pq.Array(ends), "replace": snap})
 	if err == nil {
 		_, err = db.ExecContext(ctx, q, args...)

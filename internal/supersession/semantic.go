@@ -10,7 +10,6 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/llm"
-	"github.com/supersessiond/supersessiond/internal/store"
 )
 
 // resolve finds a verdict for every pending pair: from the cache (one query),
@@ -122,7 +121,7 @@ func (e *Engine) recordAnswer(out verdicts, k pairKey, v semanticVerdict, err er
 // cacheVerdict stores one verdict. A failure to store costs a repeated
 // question later, never a wrong decision, so it is logged and not returned.
 func (e *Engine) cacheVerdict(ctx context.Context, model string, k pairKey, v semanticVerdict) {
-	q, args, err := store.Named(e.sql.StoreVerdicts, map[string]any{"model": model,
+	q, args, err := e.sql.StoreVerdicts.Bind(map[string]any{"model": model,
 		"old_hashes": pq.ByteaArray{k.old[:]}, "new_hashes": pq.ByteaArray{k.new[:]}, "contradicts": pq.BoolArray{v.contradicts},
 		"confidences": pq.Float64Array{v.confidence}, "reasonings": pq.StringArray{v.reasoning}})
 	if err == nil {

@@ -1,5 +1,7 @@
 package supersession
 
+import "github.com/supersessiond/supersessiond/internal/schema"
+
 // The engine's own SQL, as templates over schema.Names (the stack's table
 // names and column shapes), rendered once when the engine is built: the
 // LLM's verdict cache and the key digests. What reads and writes the
@@ -55,11 +57,12 @@ const dropKeysSQL = `DELETE FROM {{.Keys}} WHERE pg_visible_in_snapshot(xid, $1:
 // statements are the engine's SQL, rendered for one database
 // (schema.Render).
 type statements struct {
-	CachedVerdicts, StoreVerdicts, Keys, StoreKeys, DropKeys string
-	Feed                                                     feedStatements
+	CachedVerdicts, Keys, DropKeys string
+	StoreVerdicts, StoreKeys       schema.Named
+	Feed                           feedStatements
 }
 
 var engineSQL = statements{
-	CachedVerdicts: cachedVerdictsSQL, StoreVerdicts: storeVerdictsSQL,
-	Keys: keysSQL, StoreKeys: storeKeysSQL, DropKeys: dropKeysSQL, Feed: feedSQL,
+	CachedVerdicts: cachedVerdictsSQL, StoreVerdicts: schema.NamedSQL(storeVerdictsSQL),
+	Keys: keysSQL, StoreKeys: schema.NamedSQL(storeKeysSQL), DropKeys: dropKeysSQL, Feed: feedSQL,
 }

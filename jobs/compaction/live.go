@@ -12,7 +12,6 @@ import (
 
 	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/redact"
-	"github.com/supersessiond/supersessiond/internal/store"
 )
 
 // event is a claimed compaction event.
@@ -124,7 +123,7 @@ func (c cursor) max(ev *event) cursor {
 // committed when it returns.
 func (j *Job) claim(ctx context.Context, s settings, start time.Time, after cursor, n int) ([]*event, error) {
 	var evs []*event
-	q, args, err := store.Named(j.sql.Claim, map[string]any{
+	q, args, err := j.sql.Claim.Bind(map[string]any{
 		"stale": start.Add(-s.staleAfter), "lookback": start.Add(-s.lookback), "start": start, "n": n,
 		"now": j.now(), "hold": s.hold.Seconds(), "initial": s.initial.Seconds(), "max": s.max.Seconds(),
 		"after_at": after.triggeredAt, "after_id": after.id, "attempts": s.maxAttempts})
@@ -153,7 +152,7 @@ func (j *Job) loadMessages(ctx context.Context, evs []*event) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	q, args, err := store.Named(j.sql.Messages, map[string]any{"ids": pq.Array(ids), "agents": pq.Array(agents),
+	q, args, err := j.sql.Messages.Bind(map[string]any{"ids": pq.Array(ids), "agents": pq.Array(agents),
 		"los": pq.Array(los), "his": pq.Array(his),
 		"messages": maxMessagesRead, "chars": maxBodyChars, "transcript": maxTranscriptChars})
 	if err != nil {
@@ -303,7 +302,7 @@ func (j *Job) digest(ctx context.Context, ev *event) (digest, error) {
 	if d.Total == 0 {
 		return d, nil
 	}
-	q, args, err := store.Named(j.sql.DigestLines, map[string]any{"agent": ev.AgentID, "lo": d.MinSeq, "hi": d.MaxSeq,
+	q, args, err := j.sql.DigestLines.Bind(map[string]any{"agent": ev.AgentID, "lo": d.MinSeq, "hi": d.MaxSeq,
 		"lines": digestLinesPerSide, "chars": digestBodyChars})
 	if err != nil {
 		return d, err

@@ -118,7 +118,7 @@ func (j *Job) insertHistory(ctx context.Context, tx *sqlx.Tx, ev *event, name, c
 	if content != "" {
 		nc = &content
 	}
-	q, args, err := store.Named(j.sql.History, map[string]any{"id": ident.Random("mh_", 8), "memory_id": HistoryMemoryID(ev.ID),
+	q, args, err := j.sql.History.Bind(map[string]any{"id": ident.Random("mh_", 8), "memory_id": HistoryMemoryID(ev.ID),
 		"event": name, "new_content": nc, "changed_by": "supersessiond:compaction", "reason": reason, "metadata": string(b)})
 	if err != nil {
 		return err
@@ -151,7 +151,7 @@ func (j *Job) complete(ctx context.Context, s settings, ev *event, o outcome, ra
 	skip, err := j.withEvent(ctx, ev, false, func(tx *sqlx.Tx) error {
 		inserted = inserted[:0]
 		if len(ids) > 0 {
-			q, args, err := store.Named(j.sql.InsertFacts, map[string]any{"agent": ev.AgentID, "event": strconv.FormatInt(ev.ID, 10),
+			q, args, err := j.sql.InsertFacts.Bind(map[string]any{"agent": ev.AgentID, "event": strconv.FormatInt(ev.ID, 10),
 				"ids": pq.Array(ids), "contents": pq.Array(contents), "normalized": pq.Array(norms), "keys": pq.Array(keys)})
 			if err == nil {
 				err = tx.SelectContext(ctx, &inserted, q, args...)
@@ -210,7 +210,7 @@ func (j *Job) giveUp(ctx context.Context, s settings, ev *event, o outcome, reas
 	skip, err := j.withEvent(ctx, ev, true, func(tx *sqlx.Tx) error {
 		var summaryLen *int
 		if summary != "" {
-			q, args, err := store.Named(j.sql.InsertSummary, map[string]any{"id": ident.Random("mem_", 8), "agent": ev.AgentID,
+			q, args, err := j.sql.InsertSummary.Bind(map[string]any{"id": ident.Random("mem_", 8), "agent": ev.AgentID,
 				"content": summary, "event": strconv.FormatInt(ev.ID, 10), "key": SummaryKey(ev.ID)})
 			if err == nil {
 				err = tx.GetContext(ctx, &summaryID, q, args...)

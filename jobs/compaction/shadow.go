@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/supersessiond/supersessiond/internal/store"
 )
 
 // shadow lists what a live pass would retry and changes nothing, not even
@@ -15,7 +13,7 @@ func (j *Job) shadow(ctx context.Context, s settings, start time.Time, rep *Repo
 		event
 		HasMessages bool `db:"has_messages"`
 	}
-	q, args, err := store.Named(j.sql.Candidates, map[string]any{"stale": start.Add(-s.staleAfter), "lookback": start.Add(-s.lookback),
+	q, args, err := j.sql.Candidates.Bind(map[string]any{"stale": start.Add(-s.staleAfter), "lookback": start.Add(-s.lookback),
 		"start": start, "n": maxListed})
 	if err == nil {
 		err = j.db.SelectContext(ctx, &rows, q, args...)

@@ -1,5 +1,7 @@
 package compaction
 
+import "github.com/supersessiond/supersessiond/internal/schema"
+
 // The job's SQL. Every statement is parameterised and touches events through
 // the partial index supersessiond_compaction_pending (status = 'pending',
 // triggered_at) or by primary key, and messages through their
@@ -199,11 +201,13 @@ LIMIT :n`
 // statements are the job's SQL, rendered for one database
 // (schema.Render).
 type statements struct {
-	Stats, Claim, Messages, DigestCounts, DigestLines, LockEvent, InsertFacts, InsertSummary, Complete, Reschedule, Fail, History, Candidates string
+	Stats, DigestCounts, LockEvent, Complete, Reschedule, Fail                    string
+	Claim, Messages, DigestLines, InsertFacts, InsertSummary, History, Candidates schema.Named
 }
 
 var compactionSQL = statements{
-	Stats: statsSQL, Claim: claimSQL, Messages: messagesSQL, DigestCounts: digestCountsSQL, DigestLines: digestLinesSQL,
-	LockEvent: lockEventSQL, InsertFacts: insertFactsSQL, InsertSummary: insertSummarySQL, Complete: completeSQL,
-	Reschedule: rescheduleSQL, Fail: failSQL, History: historySQL, Candidates: candidatesSQL,
+	Stats: statsSQL, Claim: schema.NamedSQL(claimSQL), Messages: schema.NamedSQL(messagesSQL), DigestCounts: digestCountsSQL,
+	DigestLines: schema.NamedSQL(digestLinesSQL), LockEvent: lockEventSQL, InsertFacts: schema.NamedSQL(insertFactsSQL),
+	InsertSummary: schema.NamedSQL(insertSummarySQL), Complete: completeSQL, Reschedule: rescheduleSQL, Fail: failSQL,
+	History: schema.NamedSQL(historySQL), Candidates: schema.NamedSQL(candidatesSQL),
 }
