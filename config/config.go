@@ -43,15 +43,19 @@ type Structural struct {
 }
 
 type Maintenance struct {
-	Database   Database   `koanf:"database"`
-	Tables     Tables     `koanf:"tables"`
-	Schedules  Schedules  `koanf:"schedules"`
-	InlineHook InlineHook `koanf:"inlineHook"`
-	Compaction Compaction `koanf:"compaction"`
-	Tombstones Tombstones `koanf:"tombstones"`
-	LLM        LLM        `koanf:"llm"`
-	HTTP       HTTP       `koanf:"http"`
-	Log        Log        `koanf:"log"`
+	Database     Database     `koanf:"database"`
+	Tables       Tables       `koanf:"tables"`
+	Supersession Supersession `koanf:"supersession"`
+	Schedules    Schedules    `koanf:"schedules"`
+	InlineHook   InlineHook   `koanf:"inlineHook"`
+	Compaction   Compaction   `koanf:"compaction"`
+	Tombstones   Tombstones   `koanf:"tombstones"`
+	LLM          LLM          `koanf:"llm"`
+	// Enforcement decides which live decisions are applied without a
+	// human (SPEC §13).
+	Enforcement Enforcement `koanf:"enforcement"`
+	HTTP        HTTP        `koanf:"http"`
+	Log         Log         `koanf:"log"`
 }
 
 type Database struct {
@@ -79,7 +83,38 @@ type Tables struct {
 	CompactionEvents string `koanf:"compactionEvents" default:"compaction_events"`
 	Documents        string `koanf:"documents" default:"documents"`
 	DocumentSources  string `koanf:"documentSources" default:"document_sources"`
+	// Mem0 is mem0's pgvector collection (id uuid, vector, payload jsonb):
+	// its collection_name, "mem0" unless the stack sets another.
+	Mem0 string `koanf:"mem0" default:"mem0"`
 }
+
+// Supersession says where the supersession engine finds the facts it
+// decides about (SPEC §14): section 4's attribute graph, Honcho's
+// documents, or mem0's pgvector collection.
+type Supersession struct {
+	Store string `koanf:"store" default:"attributes" check:"oneof=attributes|honcho|mem0"`
+	// HonchoLevels are the documents.level values that take part when the
+	// store is honcho: explicit observations by default; Honcho's own
+	// dreamer writes the deductive, inductive and contradiction ones.
+	HonchoLevels List `koanf:"honchoLevels" default:"explicit"`
+}
+
+// The stores maintenance.supersession.store names.
+const (
+	StoreAttributes = "attributes"
+	StoreHoncho     = "honcho"
+	StoreMem0       = "mem0"
+)
+
+// HonchoLevels are the values Honcho writes to documents.level
+// (DocumentLevel): what maintenance.supersession.honchoLevels may name.
+var HonchoLevels = []string{"explicit", "deductive", "inductive", "contradiction"}
+
+// List is a key whose value is a list of words: in agent.yaml a YAML list
+// (or one word), from the environment "a,b,c".
+type List []string
+
+func (l List) String() string { return "[" + strings.Join(l, ",") + "]" }
 
 // Schedules are standard 5-field cron specs (descriptors such as @hourly and
 // @every 10m are accepted too); "off" disables a job's schedule.
@@ -103,6 +138,12 @@ type Compaction struct {
 	MaxAttempts int           `koanf:"maxAttempts" default:"5" check:"range=1..100"`
 	Backoff     Backoff       `koanf:"backoff"`
 	Lookback    time.Duration `koanf:"lookback" default:"168h" check:"positive"`
+	// StackMaxAttempts is the agent stack's own cap on its compaction
+	// retries, counted in the same retry_count (clawbolt's startup recovery
+	// stops at 3 and leaves the event pending for good). Where the daemon
+	// cannot re-compact and only watches, an event at the cap is one nobody
+	// will retry: counted, listed and alerted on.
+	StackMaxAttempts int `koanf:"stackMaxAttempts" default:"3" check:"range=1..100"`
 }
 
 type Backoff struct {
@@ -126,6 +167,26 @@ type LLM struct {
 	APIKeyEnv      string        `koanf:"apiKeyEnv" default:"OPENAI_API_KEY"`
 	Timeout        time.Duration `koanf:"timeout" default:"30s" check:"positive"`
 	MaxConcurrency int           `koanf:"maxConcurrency" default:"4" check:"range=1..256"`
+	// MaxStatements is the most statements one window of an aspect shows
+	// the LLM (SPEC §13); a larger aspect is asked in several windows.
+	MaxStatements int `koanf:"maxStatements" default:"24" check:"range=2..200"`
+	// Gate says which pairs the heuristics left undecided reach the LLM:
+	// every one of the aspect, or (overlap, the Signet spec's rule) only
+	// those sharing three content tokens.
+	Gate string `koanf:"gate" default:"aspect" check:"oneof=aspect|overlap"`
+	// MaxRequestsPerHour bounds the semantic requests of the daemon; a
+	// window over the budget is deferred to a later run, never dropped.
+	MaxRequestsPerHour int `koanf:"maxRequestsPerHour" default:"600" check:"range=1..1000000"`
+}
+
+// Enforcement is maintenance.enforcement: under threshold (Signet's
+// behaviour) a live decision at or above supersessionMinConfidence is
+// applied; under earned, only when its rule (a heuristic signal, or the LLM
+// judge of one model) has earned it: the 95% Wilson lower bound of its
+// reviewed precision is at least TargetPrecision (SPEC §13).
+type Enforcement struct {
+	Mode            string  `koanf:"mode" default:"threshold" check:"oneof=threshold|earned"`
+	TargetPrecision float64 `koanf:"targetPrecision" default:"0.9" check:"range=0.5..0.999"`
 }
 
 type HTTP struct {
@@ -222,6 +283,12 @@ func (c *Config) Mode() Mode {
 	return ModeLive
 }
 
+// Enforcement modes (maintenance.enforcement.mode).
+const (
+	EnforceThreshold = "threshold"
+	EnforceEarned    = "earned"
+)
+
 // Frozen reports the emergency brake: nothing, not even an operator command,
 // may change agent data.
 func (c *Config) Frozen() bool { return c.Memory.PipelineV2.MutationsFrozen }
@@ -229,6 +296,15 @@ func (c *Config) Frozen() bool { return c.Memory.PipelineV2.MutationsFrozen }
 // LLMConfigured reports whether an LLM endpoint and model are set.
 func (c *Config) LLMConfigured() bool {
 	return c.Maintenance.LLM.Endpoint != "" && c.Maintenance.LLM.Model != ""
+}
+
+// LLMGate is maintenance.llm.gate as the engine names it (aspect or
+// overlap).
+func (c *Config) LLMGate() string { return strings.ToLower(c.Maintenance.LLM.Gate) }
+
+// Earned reports whether maintenance.enforcement.mode is earned.
+func (c *Config) Earned() bool {
+	return strings.EqualFold(c.Maintenance.Enforcement.Mode, EnforceEarned)
 }
 
 // SemanticFallback reports whether the supersession decision may ask the LLM:

@@ -150,6 +150,9 @@ func restartOnly(old, next *config.Config) []string {
 	if old.Maintenance.Tables != next.Maintenance.Tables {
 		keys = append(keys, "maintenance.tables")
 	}
+	if old.Maintenance.Supersession.Store != next.Maintenance.Supersession.Store {
+		keys = append(keys, "maintenance.supersession.store")
+	}
 	return keys
 }
 
