@@ -12,12 +12,12 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/audit"
-	"github.com/supersessiond/supersessiond/internal/compaction"
 	"github.com/supersessiond/supersessiond/internal/console"
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/supersession"
+	"github.com/supersessiond/supersessiond/jobs"
+	"github.com/supersessiond/supersessiond/jobs/compaction"
 )
 
 // routes are the listener's: /healthz, /readyz and /metrics, always open
@@ -72,7 +72,7 @@ func (d *Daemon) console(addr string) http.Handler {
 	d.metrics.Registry.MustRegister(collectors.NewDBStatsCollector(db.DB, "console"))
 	var ops *audit.Ops
 	if review {
-		ops = audit.New(db, d.layout.Names, supersession.New(job.Deps{DB: db, Names: d.layout.Names, Logger: d.log}))
+		ops = audit.New(db, d.layout.Names, supersession.New(jobs.Deps{DB: db, Names: d.layout.Names, Logger: d.log}))
 	}
 	var watchlist func(ctx context.Context) (*compaction.Watch, error)
 	if watch {
