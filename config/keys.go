@@ -20,7 +20,7 @@ type key struct {
 	check string // the check tag
 }
 
-// schema is the set of keys Config knows, derived once from its koanf tags so
+// schema is the set of keys Config knows, derived once from its key tags so
 // that the struct is the single source of truth for names.
 type schema struct {
 	leaves   map[string]key    // lower-cased path → key
@@ -42,7 +42,7 @@ func newSchema() *schema {
 func (s *schema) walk(t reflect.Type, prefix string, index []int) {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		name := f.Tag.Get("koanf")
+		name := f.Tag.Get("key")
 		if name == "" {
 			continue
 		}
