@@ -12,11 +12,13 @@ import (
 // daemon's settings under maintenance. A Config is immutable once loaded; a
 // reload builds a new one.
 //
-// Each key is declared once, here: its name (key), its default, and the
-// rule its value obeys on its own (check: range=lo..hi, positive,
-// nonnegative, oneof=a|b). Loading, environment overrides, validation
-// messages and Default() all derive from these tags; rules that relate two
-// keys live in validate and name the keys by their fields.
+// Each key is declared once, here: its name (key), its default, the rule
+// its value obeys on its own (check: range=lo..hi, positive, nonnegative,
+// oneof=a|b), and whether a running daemon can apply it (reload:"restart"
+// when it cannot; on a section, for every key below it). Loading,
+// environment overrides, validation messages, Default() and what a reload
+// keeps (Reload) all derive from these tags; rules that relate two keys
+// live in validate and name the keys by their fields.
 type Config struct {
 	Memory      Memory      `key:"memory"`
 	Maintenance Maintenance `key:"maintenance"`
@@ -42,15 +44,18 @@ type Structural struct {
 	SupersessionReviewConfidence float64 `key:"supersessionReviewConfidence" default:"0.5" check:"range=0..1"`
 }
 
+// Maintenance is the daemon's own section. The database, the tables' names
+// and the HTTP listener (with the console and its credentials) are set up
+// once, at startup: a reload keeps them and says a restart is needed.
 type Maintenance struct {
-	Database   Database   `key:"database"`
-	Tables     Tables     `key:"tables"`
+	Database   Database   `key:"database" reload:"restart"`
+	Tables     Tables     `key:"tables" reload:"restart"`
 	Schedules  Schedules  `key:"schedules"`
 	InlineHook InlineHook `key:"inlineHook"`
 	Compaction Compaction `key:"compaction"`
 	Tombstones Tombstones `key:"tombstones"`
 	LLM        LLM        `key:"llm"`
-	HTTP       HTTP       `key:"http"`
+	HTTP       HTTP       `key:"http" reload:"restart"`
 	Log        Log        `key:"log"`
 }
 
@@ -177,8 +182,9 @@ func (t Tokens) String() string {
 }
 
 type Log struct {
-	Level  string `key:"level" default:"info" check:"oneof=debug|info|warn|error"`
-	Format string `key:"format" default:"json" check:"oneof=json|text"`
+	Level string `key:"level" default:"info" check:"oneof=debug|info|warn|error"`
+	// Level changes on reload; the encoder is built once.
+	Format string `key:"format" default:"json" check:"oneof=json|text" reload:"restart"`
 }
 
 // ScheduleOff is the schedule value that disables a scheduled job.
