@@ -14,11 +14,14 @@ import (
 //
 // Each key is declared once, here: its name (key), its default, the rule
 // its value obeys on its own (check: range=lo..hi, positive, nonnegative,
-// oneof=a|b), and whether a running daemon can apply it (reload:"restart"
-// when it cannot; on a section, for every key below it). Loading,
-// environment overrides, validation messages, Default() and what a reload
-// keeps (Reload) all derive from these tags; rules that relate two keys
-// live in validate and name the keys by their fields.
+// oneof=a|b), whether a running daemon can apply it (reload:"restart" when
+// it cannot; on a section, for every key below it), and whether it changes
+// the judgment (judgment:"always", or "semantic": while the semantic
+// fallback is in effect), so that a sweep decides everything again when it
+// changes (SPEC §11). Loading, environment overrides, validation messages,
+// Default(), what a reload keeps (Reload) and the judgment (Judgment) all
+// derive from these tags; rules that relate two keys live in validate and
+// name the keys by their fields.
 type Config struct {
 	Memory      Memory      `key:"memory"`
 	Maintenance Maintenance `key:"maintenance"`
@@ -29,9 +32,9 @@ type Memory struct {
 }
 
 type PipelineV2 struct {
-	ShadowMode                     bool       `key:"shadowMode" default:"false"`
-	MutationsFrozen                bool       `key:"mutationsFrozen" default:"false"`
-	SemanticContradictionEnabled   bool       `key:"semanticContradictionEnabled" default:"true"`
+	ShadowMode                     bool       `key:"shadowMode" default:"false" judgment:"always"`
+	MutationsFrozen                bool       `key:"mutationsFrozen" default:"false" judgment:"always"`
+	SemanticContradictionEnabled   bool       `key:"semanticContradictionEnabled" default:"true" judgment:"semantic"`
 	SemanticContradictionTimeoutMs int        `key:"semanticContradictionTimeoutMs" default:"120000" check:"positive"`
 	Structural                     Structural `key:"structural"`
 }
@@ -39,9 +42,9 @@ type PipelineV2 struct {
 type Structural struct {
 	SupersessionEnabled          bool    `key:"supersessionEnabled" default:"true"`
 	SupersessionSweepEnabled     bool    `key:"supersessionSweepEnabled" default:"true"`
-	SupersessionSemanticFallback bool    `key:"supersessionSemanticFallback" default:"false"`
-	SupersessionMinConfidence    float64 `key:"supersessionMinConfidence" default:"0.7" check:"range=0..1"`
-	SupersessionReviewConfidence float64 `key:"supersessionReviewConfidence" default:"0.5" check:"range=0..1"`
+	SupersessionSemanticFallback bool    `key:"supersessionSemanticFallback" default:"false" judgment:"semantic"`
+	SupersessionMinConfidence    float64 `key:"supersessionMinConfidence" default:"0.7" check:"range=0..1" judgment:"always"`
+	SupersessionReviewConfidence float64 `key:"supersessionReviewConfidence" default:"0.5" check:"range=0..1" judgment:"always"`
 }
 
 // Maintenance is the daemon's own section. The database, the tables' names
@@ -127,7 +130,7 @@ type Tombstones struct {
 
 type LLM struct {
 	Endpoint       string        `key:"endpoint" default:""`
-	Model          string        `key:"model" default:""`
+	Model          string        `key:"model" default:"" judgment:"semantic"`
 	APIKeyEnv      string        `key:"apiKeyEnv" default:"OPENAI_API_KEY"`
 	Timeout        time.Duration `key:"timeout" default:"30s" check:"positive"`
 	MaxConcurrency int           `key:"maxConcurrency" default:"4" check:"range=1..256"`

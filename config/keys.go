@@ -21,6 +21,9 @@ type key struct {
 	// restart: a running daemon cannot apply the key (reload:"restart" on
 	// the key or on a section above it); a reload keeps its value.
 	restart bool
+	// judgment: "always" when the key changes the judgment, "semantic"
+	// when it does while the semantic fallback is in effect, "" when not.
+	judgment string
 }
 
 // schema is the set of keys Config knows, derived once from its key tags so
@@ -61,10 +64,20 @@ func (s *schema) walk(t reflect.Type, prefix string, index []int, restart bool) 
 			s.walk(f.Type, path, idx, restart)
 			continue
 		}
-		k := key{path: path, index: idx, typ: f.Type, def: f.Tag.Get("default"), check: f.Tag.Get("check"), restart: restart}
+		k := key{path: path, index: idx, typ: f.Type, def: f.Tag.Get("default"), check: f.Tag.Get("check"), restart: restart,
+			judgment: judgmentTag(path, f.Tag.Get("judgment"))}
 		s.leaves[strings.ToLower(path)] = k
 		s.ordered = append(s.ordered, k)
 	}
+}
+
+// judgmentTag reads a judgment tag: "always", "semantic" or none.
+func judgmentTag(path, tag string) string {
+	switch tag {
+	case "", "always", "semantic":
+		return tag
+	}
+	panic("config: judgment tag of " + path + " is " + strconv.Quote(tag) + ", not \"always\" or \"semantic\"")
 }
 
 // reloadTag reads a reload tag: "restart", or none (a reload applies the

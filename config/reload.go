@@ -1,6 +1,10 @@
 package config
 
-import "reflect"
+import (
+	"fmt"
+	"reflect"
+	"strings"
+)
 
 // RestartKeys are the keys a running daemon cannot apply, in the order
 // Config declares them: those declared reload:"restart" (on the key, or on
@@ -37,4 +41,24 @@ func Reload(running, next *Config) (inForce *Config, restart []string) {
 		edited.Set(old)
 	}
 	return &out, restart
+}
+
+// Judgment names what a decision depends on besides the rows and the
+// heuristics: the keys declared judgment:"always" (the thresholds, the
+// mode), and those declared judgment:"semantic" while the semantic
+// fallback is in effect (whether it is, and the model it asks), each as
+// name=value in declaration order. A sweep records it with a complete
+// pass; a different one calls for a full pass (SPEC §11).
+func (c *Config) Judgment() string {
+	v := reflect.ValueOf(c).Elem()
+	var parts []string
+	for _, k := range newSchema().ordered {
+		if k.judgment == "always" || (k.judgment == "semantic" && c.SemanticFallback()) {
+			parts = append(parts, fmt.Sprintf("%s=%v", k.path[strings.LastIndexByte(k.path, '.')+1:], v.FieldByIndex(k.index).Interface()))
+		}
+	}
+	if !c.SemanticFallback() {
+		parts = append(parts, "semantic fallback off")
+	}
+	return strings.Join(parts, "; ")
 }
