@@ -58,8 +58,11 @@ type Maintenance struct {
 	Compaction Compaction `key:"compaction"`
 	Tombstones Tombstones `key:"tombstones"`
 	LLM        LLM        `key:"llm"`
-	HTTP       HTTP       `key:"http" reload:"restart"`
-	Log        Log        `key:"log"`
+	// Enforcement decides which live decisions are applied without a
+	// human (SPEC §13).
+	Enforcement Enforcement `key:"enforcement"`
+	HTTP        HTTP        `key:"http" reload:"restart"`
+	Log         Log         `key:"log"`
 }
 
 type Database struct {
@@ -134,6 +137,26 @@ type LLM struct {
 	APIKeyEnv      string        `key:"apiKeyEnv" default:"OPENAI_API_KEY"`
 	Timeout        time.Duration `key:"timeout" default:"30s" check:"positive"`
 	MaxConcurrency int           `key:"maxConcurrency" default:"4" check:"range=1..256"`
+	// MaxStatements is the most statements one window of an aspect shows
+	// the LLM (SPEC §13); a larger aspect is asked in several windows.
+	MaxStatements int `key:"maxStatements" default:"24" check:"range=2..200"`
+	// Gate says which pairs the heuristics left undecided reach the LLM:
+	// every one of the aspect, or (overlap, the Signet spec's rule) only
+	// those sharing three content tokens.
+	Gate string `key:"gate" default:"aspect" check:"oneof=aspect|overlap"`
+	// MaxRequestsPerHour bounds the semantic requests of the daemon; a
+	// window over the budget is deferred to a later run, never dropped.
+	MaxRequestsPerHour int `key:"maxRequestsPerHour" default:"600" check:"range=1..1000000"`
+}
+
+// Enforcement is maintenance.enforcement: under threshold (Signet's
+// behaviour) a live decision at or above supersessionMinConfidence is
+// applied; under earned, only when its rule (a heuristic signal, or the LLM
+// judge of one model) has earned it: the 95% Wilson lower bound of its
+// reviewed precision is at least TargetPrecision (SPEC §13).
+type Enforcement struct {
+	Mode            string  `key:"mode" default:"threshold" check:"oneof=threshold|earned"`
+	TargetPrecision float64 `key:"targetPrecision" default:"0.9" check:"range=0.5..0.999"`
 }
 
 type HTTP struct {
@@ -231,6 +254,12 @@ func (c *Config) Mode() Mode {
 	return ModeLive
 }
 
+// Enforcement modes (maintenance.enforcement.mode).
+const (
+	EnforceThreshold = "threshold"
+	EnforceEarned    = "earned"
+)
+
 // Frozen reports the emergency brake: nothing, not even an operator command,
 // may change agent data.
 func (c *Config) Frozen() bool { return c.Memory.PipelineV2.MutationsFrozen }
@@ -238,6 +267,15 @@ func (c *Config) Frozen() bool { return c.Memory.PipelineV2.MutationsFrozen }
 // LLMConfigured reports whether an LLM endpoint and model are set.
 func (c *Config) LLMConfigured() bool {
 	return c.Maintenance.LLM.Endpoint != "" && c.Maintenance.LLM.Model != ""
+}
+
+// LLMGate is maintenance.llm.gate as the engine names it (aspect or
+// overlap).
+func (c *Config) LLMGate() string { return strings.ToLower(c.Maintenance.LLM.Gate) }
+
+// Earned reports whether maintenance.enforcement.mode is earned.
+func (c *Config) Earned() bool {
+	return strings.EqualFold(c.Maintenance.Enforcement.Mode, EnforceEarned)
 }
 
 // SemanticFallback reports whether the supersession decision may ask the LLM:

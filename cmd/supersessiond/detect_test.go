@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/supersessiond/supersessiond/internal/testkit/llmtest"
 )
 
 // runCLI runs supersessiond in-process with buffers and an environment that
@@ -194,5 +197,57 @@ func TestEvalAspectsCommand(t *testing.T) {
 	}
 	if out, _, code := runCLI(t, "", nil, "eval", "--aspects", bad); code != exitFailure || !strings.Contains(out, `no "statements"`) {
 		t.Errorf("malformed aspects file: exit %d\n%s", code, out)
+	}
+}
+
+// eval --llm asks the LLM of the configuration (here the scripted one,
+// answering from the corpus's own labels) as the daemon would, and reports
+// its requests, tokens and latency; without an LLM configured it says which
+// keys to set.
+func TestEvalLLMCommand(t *testing.T) {
+	t.Parallel()
+	aspects := filepath.Join("..", "..", "testdata", "aspects_w2.jsonl")
+	pairs := filepath.Join("..", "..", "testdata", "pairs_holdout.jsonl")
+	truth := func(read func(io.Reader) (*llmtest.Truth, error), file string) *llmtest.Truth {
+		f, err := os.Open(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		tr, err := read(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr
+	}
+	for _, tc := range []struct {
+		args  []string
+		truth *llmtest.Truth
+		want  []string
+	}{
+		{[]string{"--aspects", aspects}, truth(llmtest.TruthFromAspects, aspects),
+			[]string{"without the LLM:", "LLM judge: model scripted, gate aspect, at most 24 statements a window", "per 1,000 statements:"}},
+		{[]string{pairs}, truth(llmtest.TruthFromPairs, pairs), []string{"LLM judge: model scripted", "per 1,000 pairs:", "pairs the LLM settled"}},
+	} {
+		srv := llmtest.New(t, tc.truth)
+		env := []string{"SUPERSESSIOND_MAINTENANCE__LLM__ENDPOINT=" + srv.Endpoint(), "SUPERSESSIOND_MAINTENANCE__LLM__MODEL=scripted",
+			"OPENAI_API_KEY=sk-test-key-0123456789"}
+		out, errOut, code := runCLI(t, "", env, append([]string{"eval", "--llm"}, tc.args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s %s", tc.args, code, out, errOut)
+		}
+		for _, want := range tc.want {
+			if !strings.Contains(out, want) {
+				t.Errorf("%v: output lacks %q:\n%s", tc.args, want, out)
+			}
+		}
+		if srv.Requests() == 0 || srv.MaxPerWindow() != 1 {
+			t.Errorf("%v: %d requests, at most %d per window", tc.args, srv.Requests(), srv.MaxPerWindow())
+		}
+	}
+	m := &Main{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard, Environ: func() []string { return nil }}
+	err := m.Run(context.Background(), []string{"eval", "--llm", "--aspects", aspects})
+	if ExitCode(err) != exitUsage || !strings.Contains(err.Error(), "maintenance.llm.endpoint") {
+		t.Errorf("no LLM configured: exit %d, %v", ExitCode(err), err)
 	}
 }

@@ -67,6 +67,28 @@ func TestQueueCommands(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || st.Total.Proposals != 2 || st.Total.Rejected != 2 || st.Total.Applied != 2 {
 		t.Fatalf("stats json: %d %s", code, out)
 	}
+	// Each rule's standing, against the enforcement of the configuration.
+	earnedCLI := &cli{t: t, env: append(c.env, "SUPERSESSIOND_MAINTENANCE__ENFORCEMENT__MODE=earned")}
+	code, out, _ = earnedCLI.run("", "stats", "--format", "json")
+	var rules struct {
+		Enforcement struct{ Mode string } `json:"enforcement"`
+		Rules       []struct {
+			Rule, State      string
+			Decided, Correct int
+			ReviewsNeeded    int `json:"reviews_needed"`
+		} `json:"rules"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &rules) != nil || rules.Enforcement.Mode != "earned" || len(rules.Rules) == 0 {
+		t.Fatalf("stats json rules: %d %s", code, out)
+	}
+	for _, r := range rules.Rules {
+		if r.Rule == "value_conflict" && (r.State != "probation" || r.Decided != 2 || r.Correct != 2 || r.ReviewsNeeded < 1) {
+			t.Errorf("value_conflict: %+v", r)
+		}
+	}
+	if code, out, _ = earnedCLI.run("", "stats"); code != 0 || !strings.Contains(out, "REVIEWS NEEDED") || !strings.Contains(out, "mode earned") {
+		t.Fatalf("stats table rules: %d %s", code, out)
+	}
 
 	for _, args := range [][]string{
 		{"proposals", "--status", "maybe"},

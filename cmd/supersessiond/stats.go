@@ -10,7 +10,8 @@ import (
 
 // StatsCommand prints what the reviews say about the judgment: per signal,
 // method and confidence band, how many proposals were accepted, rejected,
-// applied and undone, and the precision that implies.
+// applied and undone, and the precision that implies; and each rule's
+// standing for earned auto-apply (maintenance.enforcement).
 type StatsCommand struct{ m *Main }
 
 func (c *StatsCommand) Run(ctx context.Context, args []string) error {
@@ -39,7 +40,7 @@ func (c *StatsCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer env.db.Close()
-	st, err := env.ops().Stats(ctx, f)
+	st, err := env.ops().Stats(ctx, f, audit.EnforcementOf(env.cfg))
 	if err != nil {
 		return err
 	}

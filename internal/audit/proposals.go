@@ -182,7 +182,7 @@ func staleReason(p Proposal, r proposalRow) string {
 }
 
 type queueStatements struct {
-	list, counts, lockOld, reviewBatch, attributes, siblings, chain, attrHistory, agents, stats string
+	list, counts, lockOld, reviewBatch, attributes, siblings, chain, attrHistory, agents, stats, rules string
 }
 
 func renderQueue(n *schema.Names) queueStatements {
@@ -190,6 +190,7 @@ func renderQueue(n *schema.Names) queueStatements {
 		list: n.SQL(proposalsSQL), counts: n.SQL(proposalCountsSQL), lockOld: n.SQL(lockOldSharedSQL),
 		reviewBatch: n.SQL(reviewBatchSQL), attributes: n.SQL(attributesSQL), siblings: n.SQL(siblingsSQL),
 		chain: n.SQL(chainSQL), attrHistory: n.SQL(attributeHistorySQL), agents: n.SQL(agentsSQL), stats: n.SQL(statsSQL),
+		rules: n.SQL(rulesSQL),
 	}
 }
 

@@ -392,7 +392,7 @@ func TestStats(t *testing.T) {
 			}
 		}
 	}
-	st, err := ops.Stats(ctx, audit.StatsFilter{})
+	st, err := ops.Stats(ctx, audit.StatsFilter{}, audit.Enforcement{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,7 +427,7 @@ func TestStats(t *testing.T) {
 	if b := slice(st.ByConfidence, "0.6"); b.Proposals != 1 {
 		t.Errorf("band 0.6: %+v", b)
 	}
-	onlyB, _ := ops.Stats(ctx, audit.StatsFilter{Agent: "b"})
+	onlyB, _ := ops.Stats(ctx, audit.StatsFilter{Agent: "b"}, audit.Enforcement{})
 	if onlyB.Total.Proposals != 1 {
 		t.Errorf("agent b: %+v", onlyB.Total)
 	}

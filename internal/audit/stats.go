@@ -7,8 +7,12 @@ import (
 	"io"
 	"sort"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/internal/earned"
 )
 
 // StatsFilter selects the proposals stats are computed over.
@@ -62,15 +66,49 @@ type Stats struct {
 	BySignal     []Slice `json:"by_signal"`
 	ByMethod     []Slice `json:"by_method"`
 	ByConfidence []Slice `json:"by_confidence"`
+	// Enforcement is maintenance.enforcement as the rules were judged
+	// against it; Rules each rule's standing (SPEC §13), whatever the mode:
+	// under threshold they say what earned would do.
+	Enforcement Enforcement       `json:"enforcement"`
+	Rules       []earned.Standing `json:"rules"`
+}
+
+// Enforcement is maintenance.enforcement: its mode (threshold or earned)
+// and the target precision a rule's bound must reach.
+type Enforcement struct {
+	Mode            string  `json:"mode"`
+	TargetPrecision float64 `json:"target_precision"`
+}
+
+// EnforcementOf is cfg's maintenance.enforcement.
+func EnforcementOf(cfg *config.Config) Enforcement {
+	if cfg == nil {
+		return Enforcement{}.withDefaults()
+	}
+	e := cfg.Maintenance.Enforcement
+	return Enforcement{Mode: strings.ToLower(e.Mode), TargetPrecision: e.TargetPrecision}.withDefaults()
+}
+
+// withDefaults is e with the defaults for what it leaves unset.
+func (e Enforcement) withDefaults() Enforcement {
+	if e.Mode == "" {
+		e.Mode = "threshold"
+	}
+	if e.TargetPrecision <= 0 || e.TargetPrecision >= 1 {
+		e.TargetPrecision = earned.DefaultTarget
+	}
+	return e
 }
 
 // Stats counts, over the proposals f selects, what was proposed, accepted,
 // rejected, applied and undone, in total, per signal (a proposal counts for
 // each signal it carries), per method and per confidence band (0.1 wide,
-// named by its lower bound), with the precision that implies.
-func (o *Ops) Stats(ctx context.Context, f StatsFilter) (*Stats, error) {
+// named by its lower bound), with the precision that implies; and each
+// rule's standing for earned auto-apply against e's target.
+func (o *Ops) Stats(ctx context.Context, f StatsFilter, e Enforcement) (*Stats, error) {
 	var since any
-	st := &Stats{Agent: f.Agent, BySignal: []Slice{}, ByMethod: []Slice{}, ByConfidence: []Slice{}}
+	st := &Stats{Agent: f.Agent, BySignal: []Slice{}, ByMethod: []Slice{}, ByConfidence: []Slice{},
+		Enforcement: e.withDefaults(), Rules: []earned.Standing{}}
 	if !f.Since.IsZero() {
 		since = f.Since
 		s := f.Since.UTC().Format(time.RFC3339)
@@ -103,7 +141,36 @@ func (o *Ops) Stats(ctx context.Context, f StatsFilter) (*Stats, error) {
 	byName(st.BySignal)
 	byName(st.ByMethod)
 	byName(st.ByConfidence)
+	records, err := o.Rules(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range records {
+		st.Rules = append(st.Rules, earned.Judge(r, st.Enforcement.TargetPrecision))
+	}
 	return st, nil
+}
+
+// Rules reads each rule's record for earned auto-apply (SPEC §13) over the
+// proposals and supersessions f selects, by rule name.
+func (o *Ops) Rules(ctx context.Context, f StatsFilter) ([]earned.Record, error) {
+	var since any
+	if !f.Since.IsZero() {
+		since = f.Since
+	}
+	var rows []struct {
+		Rule    string `db:"rule"`
+		Decided int    `db:"decided"`
+		Correct int    `db:"correct"`
+	}
+	if err := o.db.SelectContext(ctx, &rows, o.sql.queue.rules, f.Agent, since); err != nil {
+		return nil, fmt.Errorf("stats: read the rules' records from memory_history: %w", err)
+	}
+	out := make([]earned.Record, len(rows))
+	for i, r := range rows {
+		out[i] = earned.Record{Rule: r.Rule, Decided: r.Decided, Correct: r.Correct}
+	}
+	return out, nil
 }
 
 // WriteStatsJSON prints the stats as one JSON object.
@@ -142,7 +209,44 @@ func WriteStatsTable(w io.Writer, st *Stats) error {
 		return err
 	}
 	fmt.Fprintln(w, "\nprecision = (accepted + applied - undone) / decided; decided = accepted + rejected + applied without acceptance")
+	return writeRules(w, st)
+}
+
+// writeRules prints each rule's standing for earned auto-apply.
+func writeRules(w io.Writer, st *Stats) error {
+	e := st.Enforcement
+	fmt.Fprintf(w, "\nearned auto-apply: maintenance.enforcement.mode %s, targetPrecision %s", e.Mode,
+		strconv.FormatFloat(e.TargetPrecision, 'f', -1, 64))
+	if e.Mode != "earned" {
+		fmt.Fprint(w, " (under threshold every decision at or above supersessionMinConfidence is applied; the states say what earned would do)")
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RULE\tSTATE\tBOUND\tDECIDED\tCORRECT\tPRECISION\tREVIEWS NEEDED")
+	for _, r := range st.Rules {
+		fmt.Fprintf(tw, "%s\t%s\t%.3f\t%d\t%d\t%s\t%s\n", r.Rule, r.State, r.Bound, r.Decided, r.Correct, FormatPrecision(r.Precision),
+			FormatReviewsNeeded(r.ReviewsNeeded))
+	}
+	if len(st.Rules) == 0 {
+		fmt.Fprintln(tw, "(no proposals yet)")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nbound = lower end of the 95% Wilson interval of the rule's reviewed precision; a rule applies on its own once it reaches the target")
+	fmt.Fprintln(w, "reviews needed = more accepted reviews, with no rejection or undo, that would earn it; an undo of what a rule applied on its own counts as wrong")
 	return nil
+}
+
+// FormatReviewsNeeded prints how many accepted reviews a rule still needs.
+func FormatReviewsNeeded(n int) string {
+	switch {
+	case n < 0:
+		return "out of reach"
+	case n == 0:
+		return "-"
+	}
+	return strconv.Itoa(n)
 }
 
 // FormatPrecision prints a precision, or "-" when nothing was decided.

@@ -104,7 +104,7 @@ func (c *Console) apiStats(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, err)
 		return
 	}
-	st, err := c.opts.Ops.Stats(r.Context(), f)
+	st, err := c.opts.Ops.Stats(r.Context(), f, audit.EnforcementOf(c.opts.Config()))
 	if err != nil {
 		c.fail(w, r, err)
 		return

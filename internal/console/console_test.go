@@ -3,6 +3,7 @@ package console_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -20,6 +21,7 @@ import (
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/audit"
 	"github.com/supersessiond/supersessiond/internal/console"
+	"github.com/supersessiond/supersessiond/internal/earned"
 	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
@@ -507,5 +509,48 @@ func TestTokenIsNeverLogged(t *testing.T) {
 	}
 	if strings.Contains(logs, token) || strings.Contains(logs, csrf) {
 		t.Fatalf("a secret reached the log:\n%s", logs)
+	}
+}
+
+// The stats page and /api/stats show each rule's standing for earned
+// auto-apply: its state, its bound and the reviews it still needs, against
+// the enforcement in force.
+func TestStatsShowEachRulesStanding(t *testing.T) {
+	t.Parallel()
+	s := newSite(t, token, func(c *config.Config) {
+		c.Maintenance.Enforcement.Mode = "earned"
+		c.Maintenance.Enforcement.TargetPrecision = 0.95
+	})
+	r := s.do(t, nil, "GET", "/api/stats", "", bearer)
+	var st struct {
+		Enforcement struct {
+			Mode   string  `json:"mode"`
+			Target float64 `json:"target_precision"`
+		} `json:"enforcement"`
+		Rules []struct {
+			Rule          string  `json:"rule"`
+			State         string  `json:"state"`
+			Bound         float64 `json:"bound"`
+			ReviewsNeeded int     `json:"reviews_needed"`
+		} `json:"rules"`
+	}
+	if r.code != 200 || json.Unmarshal([]byte(r.body), &st) != nil || st.Enforcement.Mode != "earned" || st.Enforcement.Target != 0.95 {
+		t.Fatalf("/api/stats: %d %s", r.code, r.body)
+	}
+	found := false
+	for _, rule := range st.Rules {
+		if rule.Rule == "value_conflict" {
+			found = rule.State == "probation" && rule.Bound == 0 && rule.ReviewsNeeded == earned.ReviewsNeeded(0, 0, 0.95)
+		}
+	}
+	if !found {
+		t.Fatalf("value_conflict's standing: %+v", st.Rules)
+	}
+	page := s.do(t, nil, "GET", "/ui/stats", "", bearer)
+	for _, want := range []string{"Earned auto-apply", "<strong>0.95</strong>", `<span class="state probation">probation</span>`,
+		fmt.Sprintf(`<td class="num">%d</td>`, earned.ReviewsNeeded(0, 0, 0.95))} {
+		if !strings.Contains(page.body, want) {
+			t.Errorf("stats page lacks %q", want)
+		}
 	}
 }

@@ -38,9 +38,10 @@ func parsePages() (*pages, error) {
 			}
 			return *s
 		},
-		"bar":  bar,
-		"json": func(v any) string { return fmt.Sprint(v) },
-		"add":  func(a, b int) int { return a + b },
+		"bar":       bar,
+		"json":      func(v any) string { return fmt.Sprint(v) },
+		"add":       func(a, b int) int { return a + b },
+		"hasPrefix": strings.HasPrefix,
 		"slices": func(title string, s []audit.Slice) map[string]any {
 			return map[string]any{"Title": title, "Slices": s}
 		},
@@ -364,7 +365,7 @@ func (c *Console) statsPage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	st, err := c.opts.Ops.Stats(r.Context(), f)
+	st, err := c.opts.Ops.Stats(r.Context(), f, audit.EnforcementOf(c.opts.Config()))
 	var agents []string
 	if err == nil {
 		agents, err = c.opts.Ops.Agents(r.Context())

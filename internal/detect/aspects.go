@@ -152,6 +152,9 @@ type AspectOptions struct {
 	// aspects' names, as a store without aspects (a Honcho peer, a mem0
 	// user) is decided: the pairs across aspects are all false.
 	Scope bool
+	// LLM, when set, judges what the heuristics leave, as the daemon's
+	// semantic fallback would (`eval --llm`).
+	LLM *LLMJudge
 }
 
 // ReadAspects reads an aspects file; a line that cannot be read is an

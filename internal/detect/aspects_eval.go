@@ -39,22 +39,6 @@ func (c AspectCounts) RetirementRecall() (float64, bool) {
 	return ratio(c.RetiredRight, c.ShouldRetire)
 }
 
-func (c *AspectCounts) add(o AspectCounts) {
-	c.Aspects += o.Aspects
-	c.Statements += o.Statements
-	c.ShouldRetire += o.ShouldRetire
-	c.Retired += o.Retired
-	c.RetiredRight += o.RetiredRight
-	c.RetiredWrong += o.RetiredWrong
-	c.WrongReplacement += o.WrongReplacement
-	c.Pairs.TP += o.Pairs.TP
-	c.Pairs.FP += o.Pairs.FP
-	c.Pairs.FN += o.Pairs.FN
-	c.Pairs.TN += o.Pairs.TN
-	c.Review.True += o.Review.True
-	c.Review.False += o.Review.False
-}
-
 // Retirement is a statement retired wrongly or by the wrong statement.
 type Retirement struct {
 	Aspect     *Aspect
@@ -82,6 +66,10 @@ type AspectReport struct {
 	WrongReplacements []Retirement
 	Misses            []Missed
 	Errors            []string
+	// With the LLM: what it did and cost, and the heuristics' figures
+	// alone, for comparison.
+	LLM       *LLMCounts
+	Heuristic *AspectCounts
 }
 
 // EvaluateAspects decides every aspect of r as a live sweep would and
@@ -101,8 +89,19 @@ func EvaluateAspects(r io.Reader, opt AspectOptions) (*AspectReport, error) {
 		rep.Overall.Aspects++
 	}
 	th := supersession.Thresholds{Min: opt.Min, Review: opt.Review}
-	for _, g := range groupsOf(aspects, opt.Scope) {
-		rep.score(supersession.Judge(g, th), g, owner)
+	var a *asker
+	if opt.LLM != nil {
+		a = newAsker(*opt.LLM)
+		rep.LLM = a.counts
+		alone := &AspectReport{Options: opt, Styles: map[string]*AspectCounts{}}
+		for _, g := range groupsOf(aspects, opt.Scope) {
+			alone.score(supersession.Judge(g, th), g, owner)
+		}
+		rep.Heuristic = &alone.Overall
+	}
+	groups := groupsOf(aspects, opt.Scope)
+	for i, j := range judgeAll(groups, th, a) {
+		rep.score(j, groups[i], owner)
 	}
 	return rep, nil
 }
@@ -167,6 +166,9 @@ func (rep *AspectReport) scoreStatement(old *supersession.Attribute, newer []*su
 				c.Review.add(truth)
 			}
 		})
+		if rep.LLM != nil {
+			rep.LLM.settle(v, truth, rep.Options.Min)
+		}
 	}
 	c, retired := retiredBy[old.ID]
 	should := len(replacements) > 0
@@ -253,6 +255,13 @@ func (rep *AspectReport) Write(w io.Writer, verbose bool) error {
 	fmt.Fprintln(w)
 	for _, e := range rep.Errors {
 		fmt.Fprintf(w, "error: %s\n", e)
+	}
+	if rep.LLM != nil {
+		rp, rpok := rep.Heuristic.RetirementPrecision()
+		rr, rrok := rep.Heuristic.RetirementRecall()
+		fmt.Fprintf(w, "\nwithout the LLM: %d retired, %d right, %d wrong; retirement precision %s, recall %s\n",
+			rep.Heuristic.Retired, rep.Heuristic.RetiredRight, rep.Heuristic.RetiredWrong, pct(rp, rpok), pct(rr, rrok))
+		rep.LLM.write(w, "statements", rep.Overall.Statements)
 	}
 	if verbose {
 		rep.writeDetails(w)

@@ -7,6 +7,9 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/supersessiond/supersessiond/heuristics"
+	"github.com/supersessiond/supersessiond/internal/supersession"
 )
 
 // SemanticClass is the class of true contradictions no keyword heuristic is
@@ -83,6 +86,8 @@ type Report struct {
 	Classes          map[string]*Counts
 	Misses           []Miss
 	Errors           []string // lines that could not be evaluated
+	// LLM is what the LLM did and cost (EvaluateLLM).
+	LLM *LLMCounts
 }
 
 // Evaluate runs the decision over labelled pairs: a pair is superseded at
@@ -90,7 +95,19 @@ type Report struct {
 // [review, min). A line without "label" is an error line, like a malformed
 // one.
 func Evaluate(r io.Reader, min, review float64) (*Report, error) {
+	return evaluate(r, min, review, nil)
+}
+
+// EvaluateLLM is Evaluate with the LLM judging what the heuristics leave,
+// as the daemon's semantic fallback would: each pair is a group of two
+// statements, asked as a window of two when no heuristic decides it.
+func EvaluateLLM(r io.Reader, min, review float64, j LLMJudge) (*Report, error) {
+	return evaluate(r, min, review, &j)
+}
+
+func evaluate(r io.Reader, min, review float64, j *LLMJudge) (*Report, error) {
 	rep := &Report{MinConfidence: min, ReviewConfidence: review, Classes: map[string]*Counts{}}
+	var pairs []Pair
 	err := Lines(r, func(n int, line []byte, tooLong bool) error {
 		if tooLong {
 			rep.Errors = append(rep.Errors, fmt.Sprintf("line %d: longer than %d bytes", n, MaxLineBytes))
@@ -100,38 +117,92 @@ func Evaluate(r io.Reader, min, review float64) (*Report, error) {
 		if err == nil && p.Label == nil {
 			err = &LineError{ID: p.ID, Err: `missing "label"`}
 		}
+		if err == nil && j != nil && !p.Older.CreatedAt.IsZero() && p.Newer.CreatedAt.Before(p.Older.CreatedAt) {
+			err = &LineError{ID: p.ID, Err: `"newer_at" is before "older_at"`}
+		}
 		if err != nil {
 			rep.Errors = append(rep.Errors, fmt.Sprintf("line %d: %v", n, err))
 			return nil
 		}
-		res := Decide(p, min)
-		label := *p.Label
-		rep.Overall.add(label, res.Supersede)
-		if p.Class != SemanticClass {
-			rep.Heuristic.add(label, res.Supersede)
-		}
-		if res.Confidence > 0 && res.Confidence >= review && res.Confidence < min {
-			rep.Review.add(label)
-			if p.Class != SemanticClass {
-				rep.ReviewHeuristic.add(label)
-			}
-		}
-		cls := p.Class
-		if cls == "" {
-			cls = "(none)"
-		}
-		c := rep.Classes[cls]
-		if c == nil {
-			c = &Counts{}
-			rep.Classes[cls] = c
-		}
-		c.add(label, res.Supersede)
-		if label != res.Supersede {
-			rep.Misses = append(rep.Misses, Miss{ID: p.ID, Class: cls, Label: label, Pair: p, Result: res})
-		}
+		pairs = append(pairs, p)
 		return nil
 	})
-	return rep, err
+	if err != nil {
+		return rep, err
+	}
+	results := make([]Result, len(pairs))
+	if j == nil {
+		for i, p := range pairs {
+			results[i] = Decide(p, min)
+		}
+	} else {
+		results = rep.judgePairs(pairs, min, review, *j)
+	}
+	for i, p := range pairs {
+		rep.tally(p, results[i], review)
+	}
+	return rep, nil
+}
+
+// judgePairs decides each pair as a group of two with the LLM.
+func (rep *Report) judgePairs(pairs []Pair, min, review float64, j LLMJudge) []Result {
+	groups := make([]*supersession.Group, len(pairs))
+	for i, p := range pairs {
+		mk := func(id string, in heuristics.Input) *supersession.Attribute {
+			return &supersession.Attribute{ID: id, AgentID: "eval", AspectID: "pair", Kind: supersession.Kind(in.Kind),
+				Content: nullString(in.Content), CreatedAt: in.CreatedAt}
+		}
+		groups[i] = &supersession.Group{AgentID: "eval", AspectID: "pair", AspectName: p.Aspect,
+			Attrs: []*supersession.Attribute{mk("1", p.Older), mk("2", p.Newer)}}
+	}
+	a := newAsker(j)
+	rep.LLM = a.counts
+	results := make([]Result, len(pairs))
+	for i, jd := range judgeAll(groups, supersession.Thresholds{Min: min, Review: review}, a) {
+		res := Result{ID: pairs[i].ID, Signals: []heuristics.Signal{}}
+		if len(jd.Pairs) == 1 {
+			v := jd.Pairs[0]
+			res.Confidence, res.Method = v.Confidence, string(v.Method)
+			if v.Signals != nil {
+				res.Signals = v.Signals
+			}
+			rep.LLM.settle(v, *pairs[i].Label, min)
+		}
+		for _, c := range jd.Decisions {
+			res.Supersede = res.Supersede || c.Mode == supersession.ModeLive
+			res.Reason = c.Reasoning
+		}
+		results[i] = res
+	}
+	return results
+}
+
+// tally counts one pair's result.
+func (rep *Report) tally(p Pair, res Result, review float64) {
+	label := *p.Label
+	rep.Overall.add(label, res.Supersede)
+	if p.Class != SemanticClass {
+		rep.Heuristic.add(label, res.Supersede)
+	}
+	if res.Confidence > 0 && res.Confidence >= review && res.Confidence < rep.MinConfidence {
+		rep.Review.add(label)
+		if p.Class != SemanticClass {
+			rep.ReviewHeuristic.add(label)
+		}
+	}
+	cls := p.Class
+	if cls == "" {
+		cls = "(none)"
+	}
+	c := rep.Classes[cls]
+	if c == nil {
+		c = &Counts{}
+		rep.Classes[cls] = c
+	}
+	c.add(label, res.Supersede)
+	if label != res.Supersede {
+		rep.Misses = append(rep.Misses, Miss{ID: p.ID, Class: cls, Label: label, Pair: p, Result: res})
+	}
 }
 
 // Write prints the report as a table; verbose adds the misclassified pairs.
@@ -169,6 +240,9 @@ func (rep *Report) Write(w io.Writer, verbose bool) error {
 	fmt.Fprintln(w)
 	for _, e := range rep.Errors {
 		fmt.Fprintf(w, "error: %s\n", e)
+	}
+	if rep.LLM != nil {
+		rep.LLM.write(w, "pairs", rep.Overall.N())
 	}
 	if verbose && len(rep.Misses) > 0 {
 		fmt.Fprintln(w, "\nmisclassified:")

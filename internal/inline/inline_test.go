@@ -52,9 +52,12 @@ func startHook(t *testing.T, db *pgtest.DB, cfg *config.Config) *running {
 	return r
 }
 
+// eventually waits for cond: at once when it holds, a minute at most (a
+// deadline for a hook that never decides, generous because a loaded machine
+// runs many test clusters at once; no test asserts how long it took).
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		if cond() {
 			return

@@ -109,16 +109,51 @@ type chatResponse struct {
 			Content string `json:"content"`
 		} `json:"message"`
 	} `json:"choices"`
+	Usage *struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+}
+
+// Usage is what one answered call cost, as the server's reply says
+// (`usage`); zero when the server does not say.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+}
+
+// Add returns the sum of two usages.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{PromptTokens: u.PromptTokens + o.PromptTokens, CompletionTokens: u.CompletionTokens + o.CompletionTokens}
+}
+
+// Total is prompt and completion tokens together.
+func (u Usage) Total() int { return u.PromptTokens + u.CompletionTokens }
+
+// Reply is one answered chat completion: the assistant's text (masked of
+// the secrets the client knows), what it cost, and how long the server
+// took, from sending the request to reading the whole answer (the wait for
+// a free slot of maxConcurrency is not in it).
+type Reply struct {
+	Content string
+	Usage   Usage
+	Latency time.Duration
 }
 
 // Complete sends one system+user exchange and returns the assistant's text.
 // timeout, when positive and shorter than the client's, bounds this call.
 func (c *Client) Complete(ctx context.Context, system, user string, timeout time.Duration) (string, error) {
+	r, err := c.Chat(ctx, system, user, timeout)
+	return r.Content, err
+}
+
+// Chat is Complete with the reply's usage and latency.
+func (c *Client) Chat(ctx context.Context, system, user string, timeout time.Duration) (Reply, error) {
 	select {
 	case c.sem <- struct{}{}:
 		defer func() { <-c.sem }()
 	case <-ctx.Done():
-		return "", &Error{Kind: KindCanceled, Err: ctx.Err()}
+		return Reply{}, &Error{Kind: KindCanceled, Err: ctx.Err()}
 	}
 	if timeout <= 0 || (c.s.Timeout > 0 && c.s.Timeout < timeout) {
 		timeout = c.s.Timeout
@@ -133,36 +168,41 @@ func (c *Client) Complete(ctx context.Context, system, user string, timeout time
 	url := completionsURL(c.s.Endpoint)
 	req, err := http.NewRequestWithContext(cctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return "", &Error{Kind: KindUnavailable, Err: err}
+		return Reply{}, &Error{Kind: KindUnavailable, Err: err}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	if c.s.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+c.s.APIKey)
 	}
+	began := time.Now()
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return "", c.classify(ctx, cctx, err)
+		return Reply{}, classify(ctx, cctx, err, timeout)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
 	if err != nil {
-		return "", c.classify(ctx, cctx, err)
+		return Reply{}, classify(ctx, cctx, err, timeout)
 	}
 	if resp.StatusCode/100 != 2 {
-		return "", &Error{Kind: KindStatus, Err: fmt.Errorf("%s answered %s: %s", redact.URL(url), resp.Status, c.red.Text(snippet(raw)))}
+		return Reply{}, &Error{Kind: KindStatus, Err: fmt.Errorf("%s answered %s: %s", redact.URL(url), resp.Status, c.red.Text(snippet(raw)))}
 	}
 	if len(raw) > maxResponse {
-		return "", &Error{Kind: KindGarbage, Err: fmt.Errorf("response larger than %d bytes", maxResponse)}
+		return Reply{}, &Error{Kind: KindGarbage, Err: fmt.Errorf("response larger than %d bytes", maxResponse)}
 	}
 	var cr chatResponse
 	if err := json.Unmarshal(raw, &cr); err != nil {
-		return "", &Error{Kind: KindGarbage, Err: fmt.Errorf("response is not a chat completion: %v: %s", err, c.red.Text(snippet(raw)))}
+		return Reply{}, &Error{Kind: KindGarbage, Err: fmt.Errorf("response is not a chat completion: %v: %s", err, c.red.Text(snippet(raw)))}
 	}
 	if len(cr.Choices) == 0 {
-		return "", &Error{Kind: KindGarbage, Err: fmt.Errorf("chat completion without choices: %s", c.red.Text(snippet(raw)))}
+		return Reply{}, &Error{Kind: KindGarbage, Err: fmt.Errorf("chat completion without choices: %s", c.red.Text(snippet(raw)))}
 	}
-	return c.Redact(cr.Choices[0].Message.Content), nil
+	out := Reply{Content: c.Redact(cr.Choices[0].Message.Content), Latency: time.Since(began)}
+	if cr.Usage != nil {
+		out.Usage = Usage{PromptTokens: max(cr.Usage.PromptTokens, 0), CompletionTokens: max(cr.Usage.CompletionTokens, 0)}
+	}
+	return out, nil
 }
 
 // completionsURL is the chat-completions URL under a base endpoint. The path
@@ -178,12 +218,13 @@ func completionsURL(endpoint string) string {
 	return u.JoinPath("chat", "completions").String()
 }
 
-func (c *Client) classify(ctx, cctx context.Context, err error) error {
+// classify names a failed call's kind; timeout is the call's bound.
+func classify(ctx, cctx context.Context, err error, timeout time.Duration) error {
 	switch {
 	case ctx.Err() != nil:
 		return &Error{Kind: KindCanceled, Err: ctx.Err()}
 	case errors.Is(cctx.Err(), context.DeadlineExceeded):
-		return &Error{Kind: KindTimeout, Err: fmt.Errorf("no answer within %s", c.s.Timeout)}
+		return &Error{Kind: KindTimeout, Err: fmt.Errorf("no answer within %s", timeout)}
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {

@@ -98,7 +98,7 @@ func when(t time.Time) string {
 	return " (recorded " + t.UTC().Format("2006-01-02") + ")"
 }
 
-// oneLine makes content safe to embed: valid UTF-8, bounded, and unable to
+// sanitize makes content safe to embed: valid UTF-8, bounded, and unable to
 // close our <<< >>> delimiters.
 func sanitize(s string, n int) string {
 	s = strings.ToValidUTF8(s, "?")

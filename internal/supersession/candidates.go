@@ -26,6 +26,8 @@ type candidates struct {
 	probes   [][]heuristics.Key
 	content  [][]heuristics.Key
 	contIx   *keyIndex
+	// every: every eligible pair is a candidate (the LLM's aspect gate).
+	every bool
 
 	// relevant marks the attributes in the index: everything without a
 	// focus; with one (the inline hook), the focus, the siblings whose keys
@@ -46,7 +48,8 @@ type candidates struct {
 
 type elig struct{ old, new bool }
 
-func newCandidates(attrs []*Attribute, el []elig, semantic bool, focus map[string]bool, cache *keyCache) *candidates {
+func newCandidates(attrs []*Attribute, el []elig, pairs pairing, focus map[string]bool, cache *keyCache) *candidates {
+	semantic := pairs == pairOverlap
 	c := &candidates{
 		attrs:     attrs,
 		el:        el,
@@ -55,6 +58,7 @@ func newCandidates(attrs []*Attribute, el []elig, semantic bool, focus map[strin
 		relevant:  make([]bool, len(attrs)),
 		decidable: make([]bool, len(attrs)),
 		seen:      make([]uint32, len(attrs)),
+		every:     pairs == pairEvery,
 	}
 	if semantic {
 		c.content = make([][]heuristics.Key, len(attrs))
@@ -290,6 +294,9 @@ func (c *candidates) meeting(set []int) []int {
 }
 
 func (c *candidates) meets(i int, anchors, probes map[heuristics.Key]bool, content map[heuristics.Key]int) bool {
+	if c.every {
+		return true
+	}
 	for _, k := range c.probes[i] {
 		if anchors[k] {
 			return true
@@ -318,6 +325,14 @@ func (c *candidates) meets(i int, anchors, probes map[heuristics.Key]bool, conte
 func (c *candidates) newerThan(i int) []int {
 	c.gen++
 	c.buf = c.buf[:0]
+	if c.every {
+		for j := len(c.attrs) - 1; j > i; j-- {
+			if c.el[j].new && c.relevant[j] {
+				c.buf = append(c.buf, j)
+			}
+		}
+		return c.buf
+	}
 	collect := func(j int32) {
 		if c.seen[j] != c.gen && c.el[j].new {
 			c.seen[j] = c.gen

@@ -18,13 +18,24 @@
 // true, so only a newer statement may retire it (Vetoes).
 //
 // The heuristics decide first (package heuristics, on statements analysed
-// once per attribute, not once per pair). Only when no heuristic fired, the
-// semantic fallback is enabled and configured, and the pair shares at least
-// three content tokens is the LLM asked, and its verdict is cached in
+// once per attribute, not once per pair). Only when no heuristic decided a
+// pair (no signal at or above the review band), the semantic fallback is
+// enabled and configured, and the gate admits the pair is the LLM asked.
+// The gate (gate.go) is the aspect, every undecided pair, or Signet's rule,
+// pairs sharing at least three content tokens (the zero Gate, and what
+// Process uses today). Process asks pair by pair and caches each verdict in
 // supersessiond_llm_verdicts per (old content, new content, model), so no
 // pair is asked twice. LLM calls happen between database statements, never
 // inside a transaction; a failed, slow or unreadable answer counts as "no
 // contradiction" for this run, is counted, and is asked again later.
+//
+// Windows (window.go; SPEC §13) are how the judge is to ask: a window is
+// statements of one aspect, oldest first, shown to the LLM as numbered
+// lines, and the pending pairs its answer settles; planWindows covers the
+// pairs a plan leaves with windows of at most maxStatements, each pair
+// settled by exactly one, and a window's cache key is its content, the model
+// and the prompt version. JudgeWindows decides a group that way with no
+// database (`eval --llm`); Process moves to windows next.
 //
 // Writing. A supersession is one SQL statement (so one transaction) that
 // locks the old row, re-checks everything the decision assumed (old still

@@ -251,8 +251,11 @@ type planInput struct {
 	focus map[string]bool
 	// vetoed pairs are never applied or proposed.
 	vetoed *Vetoes
-	// semantic enables the LLM fallback; known holds the verdicts known.
+	// semantic enables the LLM fallback; gate says which pairs the
+	// heuristics left undecided it may ask about; known holds the verdicts
+	// known.
 	semantic bool
+	gate     Gate
 	known    verdicts
 	// keys, when set, remembers blocking keys across passes (Pass.Reloads).
 	keys *keyCache
@@ -318,7 +321,7 @@ func prepare(g *Group, in planInput) *prepared {
 	}
 	if in.focus != nil {
 		// Who may be decided depends on the index: build it now.
-		p.cands = newCandidates(g.Attrs, p.el, in.semantic, in.focus, in.keys)
+		p.cands = newCandidates(g.Attrs, p.el, in.pairing(), in.focus, in.keys)
 	}
 	return p
 }
@@ -355,7 +358,7 @@ func plan(p *prepared, in planInput) planOutput {
 	if cands == nil {
 		// Without a focus the index is built for this plan only: a batch of
 		// thousands of groups need not hold thousands of indexes at once.
-		cands = newCandidates(p.g.Attrs, p.el, in.semantic, nil, in.keys)
+		cands = newCandidates(p.g.Attrs, p.el, in.pairing(), nil, in.keys)
 		defer cands.release()
 		if in.digests && len(g.Attrs) >= digestMinAttributes {
 			g.Keys = encodeDigest(g.Attrs, cands.anchorIx, cands.probeIx)
@@ -526,18 +529,25 @@ func decide(old, nw *Attribute, in planInput) (c *Candidate, need bool, failed s
 	if d.Blocked != "" {
 		return nil, false, ""
 	}
+	var weak *Candidate
 	if d.Method != "" && d.Confidence > 0 {
-		return &Candidate{Old: old, New: nw, Method: MethodHeuristic, Confidence: d.Confidence, Signals: d.Signals, Reasoning: d.Reason}, false, ""
+		c := &Candidate{Old: old, New: nw, Method: MethodHeuristic, Confidence: d.Confidence, Signals: d.Signals, Reasoning: d.Reason}
+		// A signal below the review band decides nothing (it writes
+		// nothing): with the semantic fallback the pair is the LLM's.
+		if !in.semantic || d.Confidence >= in.thresholds.Review {
+			return c, false, ""
+		}
+		weak = c
 	}
-	if !in.semantic || heuristics.SharedContentTokens(os, ns) < 3 {
-		return nil, false, ""
+	if !in.semantic || !in.gate.admits(os, ns) {
+		return weak, false, ""
 	}
 	v, ok := in.known[keyOf(old, nw)]
 	if !ok {
 		return nil, true, ""
 	}
 	if v.failed || !v.contradicts {
-		return nil, false, ""
+		return weak, false, ""
 	}
 	return &Candidate{
 		Old: old, New: nw, Method: MethodSemantic, Confidence: v.confidence,
