@@ -47,17 +47,19 @@ type Structural struct {
 	SupersessionReviewConfidence float64 `key:"supersessionReviewConfidence" default:"0.5" check:"range=0..1" judgment:"always"`
 }
 
-// Maintenance is the daemon's own section. The database, the tables' names
-// and the HTTP listener (with the console and its credentials) are set up
-// once, at startup: a reload keeps them and says a restart is needed.
+// Maintenance is the daemon's own section. The database, the tables' names,
+// the store the supersession engine decides about, and the HTTP listener
+// (with the console and its credentials) are set up once, at startup: a
+// reload keeps them and says a restart is needed.
 type Maintenance struct {
-	Database   Database   `key:"database" reload:"restart"`
-	Tables     Tables     `key:"tables" reload:"restart"`
-	Schedules  Schedules  `key:"schedules"`
-	InlineHook InlineHook `key:"inlineHook"`
-	Compaction Compaction `key:"compaction"`
-	Tombstones Tombstones `key:"tombstones"`
-	LLM        LLM        `key:"llm"`
+	Database     Database     `key:"database" reload:"restart"`
+	Tables       Tables       `key:"tables" reload:"restart"`
+	Supersession Supersession `key:"supersession" reload:"restart"`
+	Schedules    Schedules    `key:"schedules"`
+	InlineHook   InlineHook   `key:"inlineHook"`
+	Compaction   Compaction   `key:"compaction"`
+	Tombstones   Tombstones   `key:"tombstones"`
+	LLM          LLM          `key:"llm"`
 	// Enforcement decides which live decisions are applied without a
 	// human (SPEC §13).
 	Enforcement Enforcement `key:"enforcement"`
@@ -90,7 +92,38 @@ type Tables struct {
 	CompactionEvents string `key:"compactionEvents" default:"compaction_events"`
 	Documents        string `key:"documents" default:"documents"`
 	DocumentSources  string `key:"documentSources" default:"document_sources"`
+	// Mem0 is mem0's pgvector collection (id uuid, vector, payload jsonb):
+	// its collection_name, "mem0" unless the stack sets another.
+	Mem0 string `key:"mem0" default:"mem0"`
 }
+
+// Supersession says where the supersession engine finds the facts it
+// decides about (SPEC §14): section 4's attribute graph, Honcho's
+// documents, or mem0's pgvector collection.
+type Supersession struct {
+	Store string `key:"store" default:"attributes" check:"oneof=attributes|honcho|mem0"`
+	// HonchoLevels are the documents.level values that take part when the
+	// store is honcho: explicit observations by default; Honcho's own
+	// dreamer writes the deductive, inductive and contradiction ones.
+	HonchoLevels List `key:"honchoLevels" default:"explicit"`
+}
+
+// The stores maintenance.supersession.store names.
+const (
+	StoreAttributes = "attributes"
+	StoreHoncho     = "honcho"
+	StoreMem0       = "mem0"
+)
+
+// HonchoLevels are the values Honcho writes to documents.level
+// (DocumentLevel): what maintenance.supersession.honchoLevels may name.
+var HonchoLevels = []string{"explicit", "deductive", "inductive", "contradiction"}
+
+// List is a key whose value is a list of words: in agent.yaml a YAML list
+// (or one word), from the environment "a,b,c".
+type List []string
+
+func (l List) String() string { return "[" + strings.Join(l, ",") + "]" }
 
 // Schedules are standard 5-field cron specs (descriptors such as @hourly and
 // @every 10m are accepted too); "off" disables a job's schedule.
@@ -114,6 +147,12 @@ type Compaction struct {
 	MaxAttempts int           `key:"maxAttempts" default:"5" check:"range=1..100"`
 	Backoff     Backoff       `key:"backoff"`
 	Lookback    time.Duration `key:"lookback" default:"168h" check:"positive"`
+	// StackMaxAttempts is the agent stack's own cap on its compaction
+	// retries, counted in the same retry_count (clawbolt's startup recovery
+	// stops at 3 and leaves the event pending for good). Where the daemon
+	// cannot re-compact and only watches, an event at the cap is one nobody
+	// will retry: counted, listed and alerted on.
+	StackMaxAttempts int `key:"stackMaxAttempts" default:"3" check:"range=1..100"`
 }
 
 type Backoff struct {

@@ -197,6 +197,13 @@ func TestInvalid(t *testing.T) {
 		{"bad db scheme", "maintenance:\n  database:\n    url: mysql://x/y\n", nil, "maintenance.database.url", "scheme"},
 		{"batch size", "maintenance:\n  tombstones:\n    batchSize: 0\n", nil, "maintenance.tombstones.batchSize", "between 1 and"},
 		{"max attempts", "maintenance:\n  compaction:\n    maxAttempts: 0\n", nil, "maintenance.compaction.maxAttempts", "between 1 and"},
+		{"stack max attempts", "maintenance:\n  compaction:\n    stackMaxAttempts: 0\n", nil, "maintenance.compaction.stackMaxAttempts", "between 1 and"},
+		{"unknown store", "maintenance:\n  supersession:\n    store: honcho-v3\n", nil, "maintenance.supersession.store", "attributes, honcho, mem0"},
+		{"unknown honcho level", "maintenance:\n  supersession:\n    honchoLevels: [explicit, deduced]\n", nil, "maintenance.supersession.honchoLevels", `"deduced" is not a level Honcho writes`},
+		{"honcho level twice", "", []string{"SUPERSESSIOND_MAINTENANCE__SUPERSESSION__HONCHOLEVELS=explicit, explicit"}, "maintenance.supersession.honchoLevels", "named twice"},
+		{"no honcho level", "maintenance:\n  supersession:\n    honchoLevels: []\n", nil, "maintenance.supersession.honchoLevels", "at least one"},
+		{"honcho levels not words", "maintenance:\n  supersession:\n    honchoLevels: {explicit: true}\n", nil, "maintenance.supersession.honchoLevels", "not a list of words"},
+		{"mem0 table name", "maintenance:\n  tables:\n    mem0: a.b.c\n", nil, "maintenance.tables.mem0", "schema.name"},
 		{"yaml syntax", "maintenance:\n  http: [\n", nil, "", "cannot read or parse"},
 		{"yaml error on its own line", "memory:\n  pipelineV2:\n    shadowMode: true\n   bad: x\n", nil, "line 4", `"   bad: x"`},
 		{"every negative", "maintenance:\n  schedules:\n    sweep: \"@every -5s\"\n", nil, "maintenance.schedules.sweep", "positive interval"},
@@ -490,5 +497,37 @@ maintenance:
 		if err == nil || !strings.Contains(err.Error(), "maintenance.http.") || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", body, err, want)
 		}
+	}
+}
+
+// The store and its Honcho levels: a YAML list, one word, or the
+// environment's comma-separated form; the store's name without regard to
+// case.
+func TestSupersessionStore(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, body string
+		env        []string
+		store      string
+		levels     List
+	}{
+		{"defaults", "", nil, StoreAttributes, List{"explicit"}},
+		{"a list", "maintenance:\n  supersession:\n    store: honcho\n    honchoLevels: [explicit, deductive]\n", nil, StoreHoncho, List{"explicit", "deductive"}},
+		{"one word", "maintenance:\n  supersession:\n    store: Honcho\n    honchoLevels: inductive\n", nil, StoreHoncho, List{"inductive"}},
+		{"from the environment", "", []string{"SUPERSESSIOND_MAINTENANCE__SUPERSESSION__STORE=MEM0",
+			"SUPERSESSIOND_MAINTENANCE__SUPERSESSION__HONCHOLEVELS=explicit, contradiction"}, StoreMem0, List{"explicit", "contradiction"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			l, err := load(t, c.body, envOf(c.env...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := l.Config.Maintenance.Supersession
+			if s.Store != c.store || !slices.Equal(s.HonchoLevels, c.levels) {
+				t.Fatalf("store %q levels %v, want %q %v", s.Store, s.HonchoLevels, c.store, c.levels)
+			}
+		})
 	}
 }

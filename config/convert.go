@@ -167,3 +167,36 @@ func toTokens(raw any) (Tokens, error) {
 	}
 	return out, nil
 }
+
+// toList reads a list of words: a YAML list, or one string of words
+// separated by commas (the environment's form, and the default tag's).
+// Each word is trimmed; empty ones are dropped.
+func toList(raw any) (List, error) {
+	out := List{}
+	add := func(item any, i int) error {
+		s, err := toString(item)
+		if err != nil {
+			return fmt.Errorf("item %d: %v", i+1, err)
+		}
+		for _, w := range strings.Split(s, ",") {
+			if w = strings.TrimSpace(w); w != "" {
+				out = append(out, w)
+			}
+		}
+		return nil
+	}
+	switch v := raw.(type) {
+	case []any:
+		for i, item := range v {
+			if err := add(item, i); err != nil {
+				return nil, err
+			}
+		}
+	case nil:
+	default:
+		if err := add(v, 0); err != nil {
+			return nil, fmt.Errorf("%s is not a list of words: write [a, b] (from the environment: a,b)", describe(raw))
+		}
+	}
+	return out, nil
+}

@@ -38,6 +38,7 @@ type schema struct {
 var (
 	durationType = reflect.TypeOf(time.Duration(0))
 	tokensType   = reflect.TypeOf(Tokens(nil))
+	listType     = reflect.TypeOf(List(nil))
 )
 
 func newSchema() *schema {
@@ -156,6 +157,12 @@ func (k key) set(cfg *Config, raw any) error {
 			return err
 		}
 		v.Set(reflect.ValueOf(t))
+	case k.typ == listType:
+		l, err := toList(raw)
+		if err != nil {
+			return err
+		}
+		v.Set(reflect.ValueOf(l))
 	case k.typ == durationType:
 		d, err := toDuration(raw)
 		if err != nil {

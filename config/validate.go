@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -85,6 +86,7 @@ func (c *Config) validate(s *schema) []Problem {
 	v.database()
 	v.schedules()
 	v.compaction()
+	v.supersession()
 	v.llm()
 	v.http()
 	return v.ps
@@ -153,6 +155,26 @@ func (v *validation) compaction() {
 	if cp.Lookback <= cp.StaleAfter && cp.Lookback > 0 {
 		v.add(&cp.Lookback, "%s must be longer than staleAfter (%s), or no event is ever old enough and recent enough to retry",
 			cp.Lookback, cp.StaleAfter)
+	}
+}
+
+// supersession checks the store's settings: each Honcho level one that
+// Honcho writes, once, and at least one.
+func (v *validation) supersession() {
+	s := &v.c.Maintenance.Supersession
+	s.Store = strings.ToLower(s.Store)
+	if len(s.HonchoLevels) == 0 {
+		v.add(&s.HonchoLevels, "is empty: name at least one of %s (default explicit)", strings.Join(HonchoLevels, ", "))
+	}
+	seen := map[string]bool{}
+	for _, l := range s.HonchoLevels {
+		switch {
+		case !slices.Contains(HonchoLevels, l):
+			v.add(&s.HonchoLevels, "%q is not a level Honcho writes: use %s", l, strings.Join(HonchoLevels, ", "))
+		case seen[l]:
+			v.add(&s.HonchoLevels, "%q is named twice", l)
+		}
+		seen[l] = true
 	}
 }
 
@@ -285,7 +307,7 @@ func (v *validation) names() {
 		v.identifier(&d.OwnSchema, false)
 	}
 	for _, name := range []*string{&t.Attributes, &t.Aspects, &t.History, &t.Memories, &t.Messages,
-		&t.CompactionEvents, &t.Documents, &t.DocumentSources} {
+		&t.CompactionEvents, &t.Documents, &t.DocumentSources, &t.Mem0} {
 		if *name != "" {
 			v.identifier(name, true)
 		}

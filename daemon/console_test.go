@@ -1,13 +1,16 @@
 package daemon_test
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/daemon"
+	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
 )
 
@@ -92,5 +95,43 @@ func TestReloadNamesTheConsoleSettingsThatNeedARestart(t *testing.T) {
 	}
 	if h.d.Config().Maintenance.HTTP.OpenReadsOnLoopback {
 		t.Error("the running console's settings must stay as they started")
+	}
+}
+
+// Beside clawbolt (supersession off, the compaction job watching) the
+// console serves the watch's page, behind the token, instead of saying it
+// is off.
+func TestConsoleServesTheCompactionWatchBesideClawbolt(t *testing.T) {
+	t.Parallel()
+	db := pgtest.NewEmpty(t)
+	pgtest.LoadStack(t, db, "../testdata/stacks/clawbolt.sql")
+	clawbolt := func(o *daemon.Options) {
+		c := o.Initial.Config
+		c.Memory.PipelineV2.Structural.SupersessionEnabled = false
+		c.Maintenance.Database.Schema = "clawbolt"
+		c.Maintenance.Schedules.Tombstones = config.ScheduleOff
+		o.Environ = func() []string { return []string{"SUPERSESSIOND_ADMIN_TOKEN=t0ken-admin"} }
+	}
+	loaded := config.Default()
+	loaded.Memory.PipelineV2.Structural.SupersessionEnabled = false
+	loaded.Maintenance.Database.Schema = "clawbolt"
+	loaded.Maintenance.Schedules.Tombstones = config.ScheduleOff
+	if _, err := schema.Migrate(context.Background(), db.DB, schema.PlanFor(loaded), schema.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	h := start(t, db.URL, "", nil, clawbolt)
+	if code, _ := h.get("/api/compaction"); code != 403 {
+		t.Fatalf("the watch without a token: %d", code)
+	}
+	req, _ := http.NewRequest("GET", "http://"+h.addr+"/ui/compaction", nil)
+	req.Header.Set("Authorization", "Bearer t0ken-admin")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || !strings.Contains(string(body), "a81d5e07-2c9b-4f63-b0e4-9d7716c3e2f5") {
+		t.Fatalf("GET /ui/compaction: %d\n%s", res.StatusCode, body)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/audit"
+	"github.com/supersessiond/supersessiond/internal/compaction"
 	"github.com/supersessiond/supersessiond/internal/console"
 	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/schema"
@@ -43,13 +44,18 @@ func (d *Daemon) routes(addr string) http.Handler {
 // console is the review console and its API (SPEC §10), on the operator
 // commands' own code. It needs the supersession job's tables: without them
 // (the job off at startup, as beside Honcho) it answers with a page saying
-// so and which setting turns it on. Its reads and decisions run on a pool
+// so and which setting turns it on, unless the compaction job watches (as
+// beside clawbolt), whose page it then serves alone. Its reads and decisions run on a pool
 // of their own (maintenance.http.maxOpenConns), so that however many
 // requests come, the jobs, the watchdog's ping and /readyz never wait for
 // a connection behind them. The tokens are read from the environment each
 // time they are needed, under the variables the configuration names.
 func (d *Daemon) console(addr string) http.Handler {
-	if r := d.layout.Reports[schema.Supersession]; r == nil || !r.On || !r.Runnable() {
+	r := d.layout.Reports[schema.Supersession]
+	review := r != nil && r.On && r.Runnable()
+	w := d.layout.Reports[schema.Compaction]
+	watch := w != nil && w.On && w.Runnable() && d.layout.Names.CompactionWatch
+	if !review && !watch {
 		return console.Off("it needs the supersession job, which this configuration turns off " +
 			"(memory.pipelineV2.structural.supersessionEnabled: false, as examples/honcho/agent.yaml has it beside Honcho, " +
 			"which needs only the tombstones job). Set memory.pipelineV2.structural.supersessionEnabled: true " +
@@ -64,10 +70,21 @@ func (d *Daemon) console(addr string) http.Handler {
 	}
 	d.consoleDB = db
 	d.metrics.Registry.MustRegister(collectors.NewDBStatsCollector(db.DB, "console"))
-	engine := supersession.New(job.Deps{DB: db, Names: d.layout.Names, Logger: d.log})
+	var ops *audit.Ops
+	if review {
+		ops = audit.New(db, d.layout.Names, supersession.New(job.Deps{DB: db, Names: d.layout.Names, Logger: d.log}))
+	}
+	var watchlist func(ctx context.Context) (*compaction.Watch, error)
+	if watch {
+		watchlist = func(ctx context.Context) (*compaction.Watch, error) {
+			c := d.Config().Maintenance.Compaction
+			return compaction.Watchlist(ctx, db, d.layout.Names, c.StaleAfter, c.Lookback, c.StackMaxAttempts, time.Now())
+		}
+	}
 	ui, err := console.New(console.Options{
-		Ops:    audit.New(db, d.layout.Names, engine),
-		Config: d.Config,
+		Ops:        ops,
+		Compaction: watchlist,
+		Config:     d.Config,
 		Credentials: func() []console.Credential {
 			return console.CredentialsOf(d.Config().Maintenance.HTTP, func(k string) string { return config.Getenv(d.opts.Environ, k) })
 		},

@@ -147,7 +147,7 @@ func candidates(t *testing.T, cfg *config.Config, key string) []any {
 		return []any{v.Int() + 1, v.Int() - 1}
 	case reflect.String, reflect.Slice:
 		return []any{"other_name", "127.0.0.1:1", "postgres://other@127.0.0.1:1/agent?sslmode=disable", "10.0.0.0/8",
-			"text", "json", "alice=TOKEN_ALICE"}
+			"text", "json", "alice=TOKEN_ALICE", "honcho", "deductive"}
 	}
 	t.Fatalf("%s: no candidate values for a %s", key, v.Type())
 	return nil

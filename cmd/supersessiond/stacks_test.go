@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"maps"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
+	"github.com/supersessiond/supersessiond/internal/testkit/storetest"
 )
 
 // documentState is each document's fate so far: live, tombstone (soft-
@@ -126,27 +128,60 @@ func TestBesideHoncho(t *testing.T) {
 	}
 }
 
-// clawbolt: examples/clawbolt/agent.yaml passes check; with the compaction
-// job on, check says in one line what it found and which setting to set.
+// clawbolt: with examples/clawbolt/agent.yaml as shipped, check says in one
+// line what it found (clawbolt's schema, which the daemon cannot
+// re-compact), that the job only watches and which setting stops it;
+// migrate adds the daemon's own tables and nothing of clawbolt's; compact
+// --once --json lists the events pending past staleAfter and at clawbolt's
+// retry cap, and changes nothing.
 func TestBesideClawbolt(t *testing.T) {
 	t.Parallel()
 	db := pgtest.NewEmpty(t)
 	pgtest.LoadStack(t, db, "../../testdata/stacks/clawbolt.sql")
 	env := []string{"SUPERSESSIOND_DATABASE_URL=" + db.URL, "SUPERSESSIOND_MAINTENANCE__DATABASE__SCHEMA=clawbolt"}
 	cfg := "../../examples/clawbolt/agent.yaml"
-	if code, out, errOut := newCLI(t, env...).run("", "check", "--config", cfg); code != 0 {
-		t.Fatalf("check: exit %d\n%s%s", code, out, errOut)
+	c := newCLI(t, env...)
+	if code, out, _ := c.run("", "check", "--config", cfg); code != exitUnavailable || !strings.Contains(out, "needs `supersessiond migrate`") {
+		t.Fatalf("check before migrate: exit %d\n%s", code, out)
 	}
-	on := newCLI(t, append(env, "SUPERSESSIOND_MAINTENANCE__SCHEDULES__COMPACTIONRETRY=*/5 * * * *")...)
-	code, out, _ := on.run("", "check", "--config", cfg)
+	if code, out, errOut := c.run("", "migrate", "--config", cfg); code != 0 {
+		t.Fatalf("migrate: exit %d\n%s%s", code, out, errOut)
+	}
+	var events string
+	if err := db.Get(&events, `SELECT json_agg(c ORDER BY id)::text FROM clawbolt.compaction_events c`); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := c.run("", "check", "--config", cfg)
 	var line string
 	for _, l := range strings.Split(out, "\n") {
 		if strings.HasPrefix(l, "compaction ") {
 			line = l
 		}
 	}
-	if code != exitUnavailable || !strings.Contains(line, "clawbolt's schema") || !strings.Contains(line, "compactionRetry: off") {
-		t.Fatalf("exit %d, compaction line %q\n%s", code, line, out)
+	if code != 0 || !strings.Contains(line, "clawbolt's schema") || !strings.Contains(line, "watching only") || !strings.Contains(line, "compactionRetry: off") {
+		t.Fatalf("check: exit %d, compaction line %q\n%s%s", code, line, out, errOut)
+	}
+	code, out, errOut = c.run("", "compact", "--once", "--json", "--config", cfg)
+	var rep struct {
+		Claimed int `json:"claimed"`
+		Watch   struct {
+			Stale      int `json:"stale"`
+			AtStackCap int `json:"at_stack_cap"`
+			Events     []struct {
+				EventID    int64 `json:"event_id"`
+				AtStackCap bool  `json:"at_stack_cap"`
+			} `json:"events"`
+		} `json:"watch"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil {
+		t.Fatalf("compact --once --json: exit %d (%v)\n%s%s", code, err, out, errOut)
+	}
+	if rep.Watch.Stale != 3 || rep.Watch.AtStackCap != 1 || len(rep.Watch.Events) != 3 || !rep.Watch.Events[0].AtStackCap || rep.Claimed != 0 {
+		t.Fatalf("the watch: %s", out)
+	}
+	var after string
+	if err := db.Get(&after, `SELECT json_agg(c ORDER BY id)::text FROM clawbolt.compaction_events c`); err != nil || after != events {
+		t.Fatalf("the watch changed clawbolt's events (%v)", err)
 	}
 }
 
@@ -187,3 +222,77 @@ func TestSupersessionOnlyStack(t *testing.T) {
 		t.Fatalf("compact with the job off: exit %d: %s", code, out)
 	}
 }
+
+// examples/honcho and examples/mem0 as shipped, on fresh databases shaped
+// like each stack (storetest's, from the stacks' code): check accepts them
+// (after migrate, for Honcho's tombstone job); with supersession turned on
+// it recognises the store, names what it found and says the engine runs
+// on it from the next release; migrate then prepares the store and
+// migrate --remove leaves the stack's schema as it was.
+func TestExamplesOnStoreFixtures(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, example string
+		create        func(*testing.T, *pgtest.DB)
+		found         string
+	}{
+		{"honcho", "../../examples/honcho/agent.yaml", func(t *testing.T, db *pgtest.DB) {
+			if _, err := storetest.CreateHoncho(context.Background(), db.DB, storetest.HonchoShape{Sources: true}); err != nil {
+				t.Fatal(err)
+			}
+		}, "store honcho: Honcho's documents (public.documents)"},
+		{"mem0", "../../examples/mem0/agent.yaml", func(t *testing.T, db *pgtest.DB) {
+			if _, err := storetest.CreateMem0(context.Background(), db.DB, storetest.Mem0Shape{}); err != nil {
+				t.Fatal(err)
+			}
+		}, "store mem0: mem0's collection (public.mem0)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			db := pgtest.NewEmpty(t)
+			tc.create(t, db)
+			var before string
+			if err := db.Get(&before, catalogDigest); err != nil {
+				t.Fatal(err)
+			}
+			c := newCLI(t, "SUPERSESSIOND_DATABASE_URL="+db.URL)
+			for _, cmd := range [][]string{{"migrate"}, {"check"}} {
+				if code, out, errOut := c.run("", append(cmd, "--config", tc.example)...); code != 0 {
+					t.Fatalf("%v: exit %d\n%s%s", cmd, code, out, errOut)
+				}
+			}
+			on := newCLI(t, "SUPERSESSIOND_DATABASE_URL="+db.URL, "SUPERSESSIOND_MEMORY__PIPELINEV2__STRUCTURAL__SUPERSESSIONENABLED=true")
+			if code, out, errOut := on.run("", "migrate", "--config", tc.example); code != 0 || !strings.Contains(out, "create trigger supersessiond_store_changed") {
+				t.Fatalf("migrate with supersession on: exit %d\n%s%s", code, out, errOut)
+			}
+			code, out, _ := on.run("", "check", "--config", tc.example)
+			if code != exitUnavailable || !strings.Contains(out, "supersession  recognised, not run by this release: "+tc.found) ||
+				!strings.Contains(out, "from the next release") || !strings.Contains(out, "supersessionEnabled: false") {
+				t.Fatalf("check with supersession on: exit %d\n%s", code, out)
+			}
+			if code, out, errOut := on.run("", "migrate", "--remove", "--config", tc.example); code != 0 {
+				t.Fatalf("migrate --remove: exit %d\n%s%s", code, out, errOut)
+			}
+			var after string
+			if err := db.Get(&after, catalogDigest); err != nil || after != before {
+				t.Fatalf("after migrate --remove the stack's schema differs (%v)", err)
+			}
+		})
+	}
+}
+
+// catalogDigest digests schema public's tables, columns, indexes,
+// constraints and triggers; but for the column the tombstone job adds
+// (which migrate --remove keeps, with its data).
+const catalogDigest = `
+SELECT md5(string_agg(obj, E'\n' ORDER BY obj)) FROM (
+  SELECT 'column ' || c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod) AS obj
+  FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+  WHERE n.nspname = 'public' AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped AND a.attname <> 'tombstone_preserved_at'
+  UNION ALL SELECT 'index ' || pg_get_indexdef(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+  WHERE n.nspname = 'public' AND c.relkind = 'i'
+  UNION ALL SELECT 'constraint ' || pg_get_constraintdef(con.oid) FROM pg_constraint con JOIN pg_namespace n ON n.oid = con.connamespace
+  WHERE n.nspname = 'public'
+  UNION ALL SELECT 'trigger ' || tgname FROM pg_trigger tg JOIN pg_class c ON c.oid = tg.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+  WHERE n.nspname = 'public' AND NOT tg.tgisinternal) AS objs`

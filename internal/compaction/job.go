@@ -16,6 +16,7 @@ import (
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/llm"
+	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/store"
 )
 
@@ -77,13 +78,17 @@ type Job struct {
 	rand   func() float64
 	braked func() bool  // asked before every claim and every outcome
 	guard  *store.Guard // waited on before every claim
+	// names and watching: where the job cannot re-compact it only watches
+	// (watch.go).
+	names    *schema.Names
+	watching bool
 }
 
 // New builds the job for the database deps describe.
 func New(deps job.Deps, opts Options) *Job {
 	deps = deps.WithDefaults()
 	j := &Job{db: deps.DB, sql: render(deps.Names), log: deps.Logger, m: NewMetrics(deps.Registry), llm: deps.LLM,
-		now: deps.Now, rand: opts.Rand, braked: deps.Braked, guard: deps.Guard}
+		now: deps.Now, rand: opts.Rand, braked: deps.Braked, guard: deps.Guard, names: deps.Names, watching: deps.Names.CompactionWatch}
 	if j.rand == nil {
 		j.rand = mrand.Float64
 	}
@@ -107,6 +112,7 @@ type settings struct {
 	staleAfter, lookback time.Duration
 	initial, max         time.Duration
 	maxAttempts          int
+	stackMaxAttempts     int // the stack's own retry cap (clawbolt: 3)
 	concurrency          int
 	// hold bounds how long a claimed event may take before its outcome is
 	// written: a wait in this run's queue (at most two batches ahead, each
@@ -122,13 +128,14 @@ func settingsOf(cfg *config.Config) settings {
 		timeout = 30 * time.Second
 	}
 	return settings{
-		staleAfter:  c.StaleAfter,
-		lookback:    c.Lookback,
-		initial:     c.Backoff.Initial,
-		max:         c.Backoff.Max,
-		maxAttempts: max(c.MaxAttempts, 1),
-		concurrency: max(l.MaxConcurrency, 1),
-		hold:        3*timeout + time.Minute,
+		staleAfter:       c.StaleAfter,
+		lookback:         c.Lookback,
+		initial:          c.Backoff.Initial,
+		max:              c.Backoff.Max,
+		maxAttempts:      max(c.MaxAttempts, 1),
+		stackMaxAttempts: max(c.StackMaxAttempts, 1),
+		concurrency:      max(l.MaxConcurrency, 1),
+		hold:             3*timeout + time.Minute,
 	}
 }
 
@@ -142,7 +149,12 @@ func (j *Job) Pass(ctx context.Context, cfg *config.Config) (*Report, error) {
 		client = j.llm.Client(cfg)
 	}
 	rep := newReport(start, cfg.Mode(), client != nil, s)
-	err := j.pass(ctx, cfg, s, client, start, rep)
+	var err error
+	if j.watching {
+		err = j.watch(ctx, s, start, rep)
+	} else {
+		err = j.pass(ctx, cfg, s, client, start, rep)
+	}
 	rep.Finish(ctx, j.now().Sub(start), err)
 	return rep, err
 }
@@ -159,9 +171,14 @@ func (j *Job) pass(ctx context.Context, cfg *config.Config, s settings, client *
 		return err
 	}
 	runErr := j.live(ctx, s, start, client, rep)
+	if rep.StackLockHeld {
+		j.m.ClaimsBlocked.Inc()
+	}
 	// Outcomes arrive in completion order; a report reads better by event.
 	slices.SortFunc(rep.Events, func(a, b EventResult) int { return cmp.Compare(a.EventID, b.EventID) })
-	if n := rep.Examined.Due - rep.Claimed; n > 0 && runErr == nil {
+	if n := rep.Examined.Due - rep.Claimed; n > 0 && rep.StackLockHeld {
+		rep.Skipped = append(rep.Skipped, skipOf(stackBusyReason, n))
+	} else if n > 0 && runErr == nil {
 		rep.Skipped = append(rep.Skipped, skipOf("due at the start but taken meanwhile (by another daemon or `compact --once`, or finished by the agent)", n))
 	}
 	end := j.now()

@@ -46,6 +46,7 @@ func (j *Job) live(ctx context.Context, s settings, start time.Time, client *llm
 		defer close(work)
 		claimErr = j.claimAll(ctx, s, start, work)
 	}()
+
 	var wg sync.WaitGroup
 	for range s.concurrency {
 		wg.Go(func() {
@@ -67,6 +68,9 @@ func (j *Job) live(ctx context.Context, s settings, start time.Time, client *llm
 			writeErrs = append(writeErrs, o.err)
 		}
 	}
+	if errors.Is(claimErr, errStackBusy) {
+		rep.StackLockHeld, claimErr = true, nil
+	}
 	return errors.Join(append([]error{claimErr}, writeErrs...)...)
 }
 
@@ -85,6 +89,10 @@ func (j *Job) claimAll(ctx context.Context, s settings, start time.Time, work ch
 			return fmt.Errorf("compaction: %w", err)
 		}
 		evs, err := j.claim(ctx, s, start, after, s.concurrency)
+		if errors.Is(err, errStackBusy) {
+			j.log.Info("compaction: the stack's own compaction recovery holds its lock; claiming nothing until the next pass")
+			return err
+		}
 		if err != nil {
 			return fmt.Errorf("compaction: claim stale events: %w", err)
 		}
@@ -119,15 +127,30 @@ func (c cursor) max(ev *event) cursor {
 	return c
 }
 
-// claim claims up to n due events after the cursor; the attempt is
-// committed when it returns.
+// claim claims up to n due events after the cursor, holding the stack's
+// own recovery lock (watch.go) for the claim's transaction; the attempt is
+// committed when it returns. errStackBusy: the stack holds it.
 func (j *Job) claim(ctx context.Context, s settings, start time.Time, after cursor, n int) ([]*event, error) {
+	tx, err := j.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = tx.Rollback() }()
+	var locked bool
+	if err := tx.GetContext(ctx, &locked, stackLockSQL); err != nil {
+		return nil, fmt.Errorf("take the stack's compaction recovery lock: %w", err)
+	}
+	if !locked {
+		return nil, errStackBusy
+	}
 	var evs []*event
-	err := j.db.SelectContext(ctx, &evs, j.sql.claim,
+	if err := tx.SelectContext(ctx, &evs, j.sql.claim,
 		start.Add(-s.staleAfter), start.Add(-s.lookback), start, n,
 		j.now(), s.hold.Seconds(), s.initial.Seconds(), s.max.Seconds(),
-		after.triggeredAt, after.id, s.maxAttempts)
-	return evs, err
+		after.triggeredAt, after.id, s.maxAttempts); err != nil {
+		return nil, err
+	}
+	return evs, tx.Commit()
 }
 
 // loadMessages fills in the messages of the events with a valid range, in

@@ -19,6 +19,9 @@ type Metrics struct {
 	Backlog        prometheus.Gauge // stale pending events within lookback
 	OldestStale    prometheus.Gauge // seconds
 	BeyondLookback prometheus.Gauge
+	AtStackCap     prometheus.Gauge   // where the job watches: pending at the stack's own retry cap
+	Watching       prometheus.Gauge   // 1 where the job only watches
+	ClaimsBlocked  prometheus.Counter // passes that stopped claiming: the stack's recovery held its lock
 }
 
 // NewMetrics creates the job's collectors and registers them on reg (when
@@ -61,6 +64,18 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		BeyondLookback: register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "compaction_pending_beyond_lookback",
 			Help: "Pending compaction events older than lookback: never retried automatically, they need an operator.",
+		})),
+		AtStackCap: register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "compaction_at_stack_cap_events",
+			Help: "Pending compaction events at the stack's own retry cap (clawbolt: 3), which it never retries again; counted where the daemon cannot re-compact and only watches (0 elsewhere).",
+		})),
+		Watching: register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "compaction_watching",
+			Help: "1 when the compaction job only watches (clawbolt's encrypted conversations: it cannot re-compact), 0 when it retries.",
+		})),
+		ClaimsBlocked: register(reg, prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Name: "compaction_claims_blocked_total",
+			Help: "Compaction passes that stopped claiming because the stack's own recovery (clawbolt's compaction_recovery:cleanup) held its advisory lock.",
 		})),
 	}
 	return m

@@ -52,6 +52,11 @@ type Report struct {
 	EventsNotListed int           `json:"events_not_listed,omitempty"`
 	// Backlog is the stale backlog after the pass (what the gauges say).
 	Backlog Backlog `json:"backlog"`
+	// StackLockHeld: the stack's own compaction recovery held its lock, so
+	// the pass claimed nothing more (watch.go).
+	StackLockHeld bool `json:"stack_lock_held,omitempty"`
+	// Watch is what a pass that only watches found (watch.go).
+	Watch *Watch `json:"watch,omitempty"`
 
 	skips                map[string]int
 	staleAfter, lookback time.Duration // for the text
@@ -213,6 +218,11 @@ func (r *Report) Text() string {
 	llm := "LLM configured"
 	if !r.LLMConfigured {
 		llm = "no LLM configured: attempts fail and ranges end as deterministic summaries"
+	}
+	if r.Watch != nil {
+		fmt.Fprintf(&b, "compaction watch at %s: ", r.StartedAt.Format(time.RFC3339))
+		b.WriteString(r.Watch.text())
+		return b.String()
 	}
 	fmt.Fprintf(&b, "compaction retry pass (%s) at %s; %s\n", mode, r.StartedAt.Format(time.RFC3339), llm)
 	e := r.Examined

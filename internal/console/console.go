@@ -21,6 +21,7 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/audit"
+	"github.com/supersessiond/supersessiond/internal/compaction"
 )
 
 //go:embed templates/*.html
@@ -31,7 +32,13 @@ var staticFS embed.FS
 
 // Options are what the console is built from.
 type Options struct {
+	// Ops are the operator commands the review pages act through; nil when
+	// the supersession job is off (the console then serves the compaction
+	// watch alone).
 	Ops *audit.Ops
+	// Compaction, when set, reads the compaction watch's list (where the
+	// job cannot re-compact and only watches): the Compaction page.
+	Compaction func(ctx context.Context) (*compaction.Watch, error)
 	// Config returns the configuration in force (the daemon's, reloaded
 	// underneath): mutationsFrozen and shadowMode are read per request.
 	Config func() *config.Config
@@ -122,22 +129,32 @@ func New(opts Options) (*Console, error) {
 func (c *Console) routes() {
 	static, _ := fs.Sub(staticFS, "static")
 	c.mux.Handle("GET /ui/static/", http.StripPrefix("/ui/static/", noListing(http.FileServerFS(static))))
-	c.mux.HandleFunc("GET /ui/{$}", c.queuePage)
-	c.mux.HandleFunc("GET /ui/proposals/{id}", c.proposalPage)
-	c.mux.HandleFunc("GET /ui/stats", c.statsPage)
 	c.mux.HandleFunc("GET /ui/login", c.loginPage)
 	c.mux.HandleFunc("POST /ui/login", c.login)
 	c.mux.HandleFunc("POST /ui/logout", c.logout)
-	c.mux.HandleFunc("POST /ui/act", c.formAction)
+	if c.opts.Compaction != nil {
+		c.mux.HandleFunc("GET /ui/compaction", c.compactionPage)
+		c.mux.HandleFunc("GET /api/compaction", c.apiCompaction)
+	}
+	review := func(pattern string, h http.HandlerFunc) {
+		if c.opts.Ops == nil {
+			h = c.noReview
+		}
+		c.mux.HandleFunc(pattern, h)
+	}
+	review("GET /ui/{$}", c.queuePage)
+	review("GET /ui/proposals/{id}", c.proposalPage)
+	review("GET /ui/stats", c.statsPage)
+	review("POST /ui/act", c.formAction)
 
-	c.mux.HandleFunc("GET /api/proposals", c.apiProposals)
-	c.mux.HandleFunc("GET /api/proposals/counts", c.apiCounts)
-	c.mux.HandleFunc("GET /api/proposals/{id}", c.apiProposal)
-	c.mux.HandleFunc("GET /api/stats", c.apiStats)
-	c.mux.HandleFunc("GET /api/history", c.apiHistory)
-	c.mux.HandleFunc("POST /api/proposals/{id}/{action}", c.apiDecide)
-	c.mux.HandleFunc("POST /api/history/{id}/undo", c.apiUndo)
-	c.mux.HandleFunc("POST /api/bulk", c.apiBulk)
+	review("GET /api/proposals", c.apiProposals)
+	review("GET /api/proposals/counts", c.apiCounts)
+	review("GET /api/proposals/{id}", c.apiProposal)
+	review("GET /api/stats", c.apiStats)
+	review("GET /api/history", c.apiHistory)
+	review("POST /api/proposals/{id}/{action}", c.apiDecide)
+	review("POST /api/history/{id}/undo", c.apiUndo)
+	review("POST /api/bulk", c.apiBulk)
 }
 
 // Off answers every console and API request when the console cannot be

@@ -43,7 +43,7 @@ func (m *migration) grant(ctx context.Context, role string) error {
 		if !m.plan.On[job] {
 			continue
 		}
-		for _, p := range privilegesOf[job] {
+		for _, p := range m.layout.Plan.privilegesOf(job) {
 			t := l.Tables[p.table]
 			if t == nil {
 				continue

@@ -21,7 +21,7 @@ type Layout struct {
 	Tables  map[string]*Table // logical name → the table found (absent: no key)
 	Own     map[string]*Table // the daemon's tables, by their name in the own schema
 	Legacy  []string          // the daemon's tables of an earlier release, outside the own schema
-	Trigger bool              // the classification trigger is installed and calls the own schema's function
+	Trigger bool              // the store's change trigger is installed and calls the own schema's function
 	Names   *Names
 	Reports map[Job]*Report
 	User    string // the connecting role
@@ -41,12 +41,18 @@ type Report struct {
 	// constraint): the job runs, skipping those rows with their reason,
 	// but check does not call the database fine.
 	Refusals []string
+	// Later is what this release cannot do on a database it recognises
+	// (a store the engine does not run on yet): the job does not run, but
+	// migrate still adds what it will need.
+	Later []string
 	// Notes describe the shape found and how the daemon adapts to it.
 	Notes []string
 }
 
 // Runnable reports whether the job may run: on, nothing missing.
-func (r *Report) Runnable() bool { return r.On && len(r.Problems) == 0 && len(r.Pending) == 0 }
+func (r *Report) Runnable() bool {
+	return r.On && len(r.Problems) == 0 && len(r.Pending) == 0 && len(r.Later) == 0
+}
 
 // OK reports whether check calls the job fine: off, or runnable with no row
 // the database would refuse.
@@ -61,6 +67,9 @@ func (r *Report) Line() string {
 		return "cannot run: " + strings.Join(r.Problems, "; ") + "; or turn it off with " + offSetting[r.Job]
 	case len(r.Pending) > 0:
 		return "needs `supersessiond migrate`: " + strings.Join(r.Pending, "; ")
+	case len(r.Later) > 0:
+		return "recognised, not run by this release: " + strings.Join(append(slices.Clone(r.Notes), r.Later...), "; ") +
+			"; meanwhile turn it off with " + offSetting[r.Job]
 	case len(r.Refusals) > 0:
 		return "runs, but the database would refuse some of its rows: " + strings.Join(r.Refusals, "; ") +
 			"; or turn it off with " + offSetting[r.Job]
@@ -72,7 +81,7 @@ func (r *Report) Line() string {
 }
 
 // ownTables are the daemon's own tables, in the own schema.
-var ownTables = []string{"state", "leases", "classified", "changes", "llm_verdicts", "aspect_keys", "deleted_documents"}
+var ownTables = []string{"state", "leases", "classified", "changes", "llm_verdicts", "aspect_keys", "deleted_documents", "history"}
 
 // legacyNames are the daemon's tables of releases that kept them in the
 // agent's schema, and what they are called in the own schema.
@@ -126,6 +135,7 @@ func Inspect(ctx context.Context, db sqlx.QueryerContext, plan Plan) (*Layout, e
 	if err := l.findTrigger(ctx, db); err != nil {
 		return nil, err
 	}
+	l.Plan.watchCompaction = l.clawbolt()
 	l.Names = l.names()
 	for _, job := range Jobs {
 		r := &Report{Job: job, On: plan.On[job]}
@@ -143,6 +153,9 @@ func Inspect(ctx context.Context, db sqlx.QueryerContext, plan Plan) (*Layout, e
 // physical is where a logical table should be: (schema, name), schema ""
 // meaning the search path.
 func (p Plan) physical(logical string) (string, string) {
+	if logical == History && p.ownHistory() {
+		return p.ownSchema(), "history"
+	}
 	name := p.Tables[logical]
 	if name == "" {
 		name = defaultTable[logical]
@@ -172,19 +185,20 @@ func (l *Layout) findLegacy(ctx context.Context, db sqlx.QueryerContext) error {
 }
 
 func (l *Layout) findTrigger(ctx context.Context, db sqlx.QueryerContext) error {
-	t := l.Tables[Attributes]
+	name, table := l.Plan.triggerName()
+	t := l.Tables[table]
 	if t == nil {
 		return nil
 	}
-	// Current: calls the own schema's function and fires on every column
-	// update (an earlier release's fired on aspect_id only).
+	// Current: calls the store's function in the own schema and fires on
+	// every column update (an earlier release's fired on aspect_id only).
 	err := sqlx.GetContext(ctx, db, &l.Trigger, `
 		SELECT EXISTS (SELECT 1 FROM pg_trigger tg JOIN pg_proc p ON p.oid = tg.tgfoid JOIN pg_namespace n ON n.oid = p.pronamespace
-			WHERE tg.tgrelid = $1 AND tg.tgname = 'supersessiond_attribute_classified' AND n.nspname = $2 AND NOT tg.tgisinternal
+			WHERE tg.tgrelid = $1 AND tg.tgname = $4 AND p.proname = $5 AND n.nspname = $2 AND NOT tg.tgisinternal
 			  AND pg_get_triggerdef(tg.oid) LIKE '%' || $3 || '%')`,
-		t.OID, l.Plan.Own, triggerEvents)
+		t.OID, l.Plan.Own, triggerEvents, name, l.Plan.triggerFunction())
 	if err != nil {
-		return fmt.Errorf("schema: look for the classification trigger: %w", err)
+		return fmt.Errorf("schema: look for the change trigger %s: %w", name, err)
 	}
 	return nil
 }
@@ -207,7 +221,7 @@ func (l *Layout) names() *Names {
 	n := &Names{
 		Attributes: q(Attributes), Aspects: q(Aspects), History: q(History), Memories: q(Memories),
 		Messages: q(Messages), Events: q(CompactionEvents), Documents: q(Documents), Sources: q(DocumentSources),
-		Own: quoteIdent(own), State: ownTable(own, "state"), Leases: ownTable(own, "leases"),
+		Mem0: q(Mem0), Store: l.Plan.storeOf(), CompactionWatch: l.Plan.watchCompaction, Own: quoteIdent(own), State: ownTable(own, "state"), Leases: ownTable(own, "leases"),
 		Outbox: ownTable(own, "classified"), Changes: ownTable(own, "changes"), Verdicts: ownTable(own, "llm_verdicts"),
 		Keys: ownTable(own, "aspect_keys"), Deleted: ownTable(own, "deleted_documents"),
 	}
@@ -223,6 +237,7 @@ func (l *Layout) names() *Names {
 	if d := l.Tables[Documents]; d != nil {
 		n.SupersededBy = d.hasColumn("superseded_by")
 		n.Embedding = d.hasColumn("embedding")
+		n.SyncState = d.hasColumn("sync_state")
 		if col, ok := d.Columns["source_ids"]; ok {
 			switch {
 			case col.Base == "jsonb" && !col.Array:
@@ -241,13 +256,15 @@ func (l *Layout) names() *Names {
 // evaluate fills a job's report.
 func (l *Layout) evaluate(r *Report) {
 	job := r.Job
-	for _, t := range tablesOf[job] {
-		if l.Tables[t.name] == nil && !t.optional {
+	for _, t := range l.Plan.tablesOf(job) {
+		if l.Tables[t.name] == nil && !t.optional && !(t.name == History && l.Plan.ownHistory()) {
 			r.Problems = append(r.Problems, l.missingTable(job, t.name))
 		}
 	}
 	if len(r.Problems) > 0 {
-		if !(job == Compaction && l.clawbolt()) {
+		if other := l.otherStores(); job == Supersession && other != "" {
+			r.Problems = append(r.Problems, other)
+		} else {
 			r.Problems = append(r.Problems, "point maintenance.tables at the stack's tables, or create the reference tables "+
 				"(a new install) with `supersessiond migrate --reference-schema`")
 		}
@@ -259,14 +276,18 @@ func (l *Layout) evaluate(r *Report) {
 	case Supersession:
 		l.supersessionShape(r)
 	case Compaction:
-		l.compactionShape(r)
+		if l.Plan.watching(job) {
+			l.watchShape(r)
+		} else {
+			l.compactionShape(r)
+		}
 	case Tombstones:
 		l.tombstoneShape(r)
 	}
 	l.checkIndexes(r)
 	l.checkOwn(r)
-	if job == Supersession && !l.Trigger {
-		r.Pending = append(r.Pending, "the classification trigger supersessiond_attribute_classified on "+l.Tables[Attributes].Display())
+	if name, table := l.Plan.triggerName(); job == Supersession && !l.Trigger {
+		r.Pending = append(r.Pending, "the change trigger "+name+" on "+l.Tables[table].Display())
 	}
 }
 
@@ -279,9 +300,8 @@ func (l *Layout) missingTable(job Job, logical string) string {
 		where = "in schema " + s
 	}
 	msg := fmt.Sprintf("table %s not found %s (maintenance.tables.%s)", n, where, logical)
-	if job == Compaction && logical == Memories && l.clawbolt() {
-		msg = "this is clawbolt's schema (compaction_events.user_id, messages keyed by session_id with bodies encrypted at rest, no memories table): " +
-			"the daemon cannot re-compact encrypted conversations into a memories table the stack does not have"
+	if job == Supersession && logical == storeTable[l.Plan.storeOf()] && l.Plan.storeOf() != StoreAttributes {
+		msg = fmt.Sprintf("%s: %s", storeSetting(l.Plan.storeOf()), msg)
 	}
 	return msg
 }
@@ -293,7 +313,7 @@ func (l *Layout) clawbolt() bool {
 }
 
 func (l *Layout) checkColumns(r *Report) {
-	for _, c := range requiredColumns(r.Job) {
+	for _, c := range l.Plan.requiredColumns(r.Job) {
 		t := l.Tables[c.table]
 		if t == nil {
 			continue // an optional table
@@ -303,10 +323,6 @@ func (l *Layout) checkColumns(r *Report) {
 		case !ok && c.added != "":
 			r.Pending = append(r.Pending, fmt.Sprintf("column %s.%s", t.Display(), c.name))
 		case !ok && !c.optional:
-			if r.Job == Compaction && l.clawbolt() {
-				r.Problems = append(r.Problems, l.missingTable(Compaction, Memories))
-				return
-			}
 			r.Problems = append(r.Problems, fmt.Sprintf("column %s.%s not found", t.Display(), c.name))
 		case !ok:
 		case c.types != nil && (col.Array || !slices.Contains(c.types, col.Base)):
@@ -343,6 +359,12 @@ func (l *Layout) checkNotNull(r *Report) {
 }
 
 func (l *Layout) supersessionShape(r *Report) {
+	if len(r.Problems) == 0 {
+		l.storeShape(r)
+	}
+	if l.Plan.ownHistory() {
+		return
+	}
 	h := l.Tables[History]
 	if l.Names.MetaCast != "" {
 		r.Notes = append(r.Notes, fmt.Sprintf("%s.metadata is %s: read and indexed as jsonb", h.Display(), l.Names.MetaCast))
@@ -406,7 +428,7 @@ func (l *Layout) tombstoneShape(r *Report) {
 }
 
 func (l *Layout) checkIndexes(r *Report) {
-	for _, spec := range indexesOf(r.Job) {
+	for _, spec := range l.Plan.indexesOf(r.Job) {
 		if spec.When != nil && !spec.When(l.Names) {
 			continue
 		}
@@ -428,12 +450,12 @@ func (l *Layout) checkIndexes(r *Report) {
 }
 
 func (l *Layout) checkOwn(r *Report) {
-	for _, name := range ownTablesOf(r.Job) {
+	for _, name := range l.Plan.ownTablesOf(r.Job) {
 		if l.Own[name] == nil {
 			r.Pending = append(r.Pending, fmt.Sprintf("table %s.%s", l.Plan.Own, name))
 		}
 	}
-	if c := l.Own["changes"]; c != nil && slices.Contains(ownTablesOf(r.Job), "changes") && !c.hasColumn("attribute_id") {
+	if c := l.Own["changes"]; c != nil && slices.Contains(l.Plan.ownTablesOf(r.Job), "changes") && !c.hasColumn("attribute_id") {
 		r.Pending = append(r.Pending, fmt.Sprintf("column attribute_id of %s.changes", l.Plan.Own))
 	}
 	if len(l.Legacy) > 0 {
@@ -443,12 +465,16 @@ func (l *Layout) checkOwn(r *Report) {
 
 // ownTablesOf are the daemon's tables a job uses: cursors and leases for
 // all, the outbox, change records, key digests and the verdict cache for
-// supersession, the record of deleted documents for tombstones.
-func ownTablesOf(job Job) []string {
-	switch job {
-	case Supersession:
+// supersession (and its history, for a store without one; no outbox: a
+// store's rows need no classification, their change records are the
+// hook's feed), the record of deleted documents for tombstones.
+func (p Plan) ownTablesOf(job Job) []string {
+	switch {
+	case job == Supersession && p.ownHistory():
+		return []string{"state", "leases", "changes", "llm_verdicts", "aspect_keys", "history"}
+	case job == Supersession:
 		return []string{"state", "leases", "classified", "changes", "llm_verdicts", "aspect_keys"}
-	case Tombstones:
+	case job == Tombstones:
 		return []string{"state", "leases", "deleted_documents"}
 	}
 	return []string{"state", "leases"}
@@ -520,7 +546,7 @@ func (l *Layout) checkPrivileges(ctx context.Context, db sqlx.QueryerContext) er
 			continue
 		}
 		schemas := map[string]bool{}
-		for _, p := range privilegesOf[job] {
+		for _, p := range l.Plan.privilegesOf(job) {
 			t := l.Tables[p.table]
 			if t == nil {
 				continue
@@ -540,7 +566,7 @@ func (l *Layout) checkPrivileges(ctx context.Context, db sqlx.QueryerContext) er
 		for s := range schemas {
 			needs = append(needs, need{job, "USAGE", "schema " + s, `SELECT has_schema_privilege($1, 'USAGE')`, []any{s}})
 		}
-		for _, name := range ownTablesOf(job) {
+		for _, name := range l.Plan.ownTablesOf(job) {
 			if t := l.Own[name]; t != nil {
 				for _, kind := range []string{"SELECT", "INSERT", "UPDATE", "DELETE"} {
 					needs = append(needs, need{job, kind, t.Display(), `SELECT has_table_privilege($1::oid, $2)`, []any{t.OID, kind}})

@@ -159,7 +159,7 @@ func (m *migration) reference(ctx context.Context) error {
 		if !m.plan.On[job] {
 			continue
 		}
-		for _, logical := range referenceTables[job] {
+		for _, logical := range m.plan.referenceTables(job) {
 			if created[logical] || (logical != "entities" && m.layout.Tables[logical] != nil) {
 				continue
 			}
@@ -232,7 +232,7 @@ func (m *migration) own(ctx context.Context) error {
 	need := map[string]bool{}
 	for _, job := range Jobs {
 		if m.plan.On[job] {
-			for _, name := range ownTablesOf(job) {
+			for _, name := range m.plan.ownTablesOf(job) {
 				need[name] = true
 			}
 		}
@@ -266,6 +266,9 @@ func (m *migration) own(ctx context.Context) error {
 			l.Names.SQL(`ALTER TABLE {{.Changes}} ADD COLUMN IF NOT EXISTS attribute_id text`)); err != nil {
 			return err
 		}
+	}
+	if need["history"] && l.Own["history"] == nil {
+		return m.inspect(ctx) // a store's history, just made: its indexes come next
 	}
 	return nil
 }
@@ -333,7 +336,7 @@ func (m *migration) columns(ctx context.Context) error {
 		if !m.plan.On[job] {
 			continue
 		}
-		for _, c := range requiredColumns(job) {
+		for _, c := range m.layout.Plan.requiredColumns(job) {
 			t := m.layout.Tables[c.table]
 			if c.added == "" || t == nil || t.hasColumn(c.name) {
 				continue
@@ -355,7 +358,7 @@ func (m *migration) indexes(ctx context.Context) error {
 		if !m.plan.On[job] {
 			continue
 		}
-		for _, spec := range indexesOf(job) {
+		for _, spec := range m.layout.Plan.indexesOf(job) {
 			t := m.layout.Tables[spec.Table]
 			if t == nil || (spec.When != nil && !spec.When(m.layout.Names)) || t.index(spec.Name) != nil {
 				continue
@@ -372,25 +375,38 @@ func (m *migration) indexes(ctx context.Context) error {
 	return nil
 }
 
-// trigger installs the classification trigger (supersession only).
+// trigger installs the store's change trigger (supersession only): the
+// classification trigger on the attributes, or the change trigger on a
+// store's table.
 func (m *migration) trigger(ctx context.Context) error {
-	if !m.plan.On[Supersession] || m.layout.Tables[Attributes] == nil {
+	name, table := m.plan.triggerName()
+	t := m.layout.Tables[table]
+	if !m.plan.On[Supersession] || t == nil {
 		return nil
 	}
 	n := m.layout.Names
-	if err := m.exec(ctx, "create function "+m.plan.Own+".attribute_classified()", n.SQL(triggerFunctionDDL)); err != nil {
+	fn, stmts := triggerFunctionDDL, []string{n.SQL(triggerDDL[0]), n.SQL(triggerDDL[1])}
+	if s := m.plan.storeOf(); s != StoreAttributes {
+		fn = storeTriggerFunctions[s].ddl
+		data := struct {
+			*Names
+			Table, Function string
+		}{n, t.Qualified(), m.plan.triggerFunction()}
+		stmts = []string{render(storeTriggerDDL[0], data, n), render(storeTriggerDDL[1], data, n)}
+	}
+	if err := m.exec(ctx, "create function "+m.plan.Own+"."+m.plan.triggerFunction()+"()", n.SQL(fn)); err != nil {
 		return err
 	}
 	if m.layout.Trigger {
 		m.res.Changes = m.res.Changes[:len(m.res.Changes)-1] // replaced, not new: not worth a line
 		return nil
 	}
-	for _, stmt := range triggerDDL {
-		if _, err := m.conn.ExecContext(ctx, n.SQL(stmt)); err != nil {
-			return fmt.Errorf("migrate: install the classification trigger: %w", err)
+	for _, stmt := range stmts {
+		if _, err := m.conn.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("migrate: install the change trigger %s: %w", name, err)
 		}
 	}
-	m.res.Changes = append(m.res.Changes, "create trigger supersessiond_attribute_classified on "+m.layout.Tables[Attributes].Display())
+	m.res.Changes = append(m.res.Changes, "create trigger "+name+" on "+t.Display())
 	m.layout.Trigger = true
 	return nil
 }

@@ -12,8 +12,9 @@ import (
 // {{meta "h"}}) and rendered once, when a job is built: an identifier never
 // comes from unchecked text, and a statement costs nothing more to run.
 type Names struct {
-	// The agent's tables.
-	Attributes, Aspects, History, Memories, Messages, Events, Documents, Sources string
+	// The agent's tables. History is the daemon's own where the store has
+	// none (SPEC §14).
+	Attributes, Aspects, History, Memories, Messages, Events, Documents, Sources, Mem0 string
 	// The daemon's own schema and tables.
 	Own, State, Leases, Outbox, Changes, Verdicts, Keys, Deleted string
 
@@ -34,6 +35,15 @@ type Names struct {
 	SourceArray  string // source_ids' array type, for "array": text[] or varchar[]
 	HasSources   bool
 	Embedding    bool
+	// SyncState: documents has Honcho's sync_state (a restored document is
+	// set pending, so Honcho embeds it again).
+	SyncState bool
+	// Store is the supersession job's store (SPEC §14).
+	Store Store
+	// CompactionWatch: the compaction job only watches the events table
+	// (clawbolt's: its owner column is user_id, its conversations are
+	// encrypted at rest, it has no memories table).
+	CompactionWatch bool
 }
 
 // ReferenceNames are the names of the reference schema (SPEC §4) found
@@ -44,6 +54,7 @@ func ReferenceNames() *Names {
 		Attributes: quoteIdent("entity_attributes"), Aspects: quoteIdent("entity_aspects"),
 		History: quoteIdent("memory_history"), Memories: quoteIdent("memories"), Messages: quoteIdent("messages"),
 		Events: quoteIdent("compaction_events"), Documents: quoteIdent("documents"), Sources: quoteIdent("document_sources"),
+		Mem0: quoteIdent("mem0"), Store: StoreAttributes,
 		Own: quoteIdent("supersessiond"), State: ownTable("supersessiond", "state"), Leases: ownTable("supersessiond", "leases"),
 		Outbox: ownTable("supersessiond", "classified"), Changes: ownTable("supersessiond", "changes"),
 		Verdicts: ownTable("supersessiond", "llm_verdicts"), Keys: ownTable("supersessiond", "aspect_keys"),

@@ -88,6 +88,25 @@ CREATE INDEX IF NOT EXISTS aspect_keys_aspect ON {{.Keys}} (agent_id, aspect_id)
   created_at timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (old_hash, new_hash, model)
 )`,
+	// The history of a store without one (Honcho, mem0: SPEC §14): the
+	// columns of memory_history, the same events, read by every operator
+	// command as the history. Its snapshots (an attribute_superseded row's
+	// undo holds the retired row whole, a mem0 vector included) are what
+	// undo restores from, so migrate --remove keeps it while it holds any.
+	"history": `CREATE TABLE IF NOT EXISTS {{.Own}}.history (
+  id text PRIMARY KEY,
+  memory_id text NOT NULL,
+  event text NOT NULL,
+  old_content text,
+  new_content text,
+  changed_by text NOT NULL,
+  reason text,
+  metadata jsonb,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  actor_type text,
+  session_id text,
+  request_id text
+)`,
 	// The tombstone job's record of what it hard-deleted, its one
 	// irreversible act: each document's id, workspace and a SHA-256 digest
 	// of its content for good, and the whole row (embedding included) for

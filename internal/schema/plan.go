@@ -48,14 +48,19 @@ var defaultTable = map[string]string{
 	CompactionEvents: "compaction_events",
 	Documents:        "documents",
 	DocumentSources:  "document_sources",
+	Mem0:             "mem0",
 }
 
-// tablesOf lists the tables each job reads or writes; optional ones select a
-// shape when present and cost nothing when absent.
-var tablesOf = map[Job][]struct {
+// tableReq is a table a job reads or writes; an optional one selects a
+// shape when present and costs nothing when absent.
+type tableReq struct {
 	name     string
 	optional bool
-}{
+}
+
+// jobTables lists the tables each job reads or writes, the supersession
+// job's for the attribute store (Plan.tablesOf has the others').
+var jobTables = map[Job][]tableReq{
 	Supersession: {{Attributes, false}, {History, false}, {Aspects, true}},
 	Compaction:   {{CompactionEvents, false}, {Messages, false}, {Memories, false}, {History, false}},
 	Tombstones:   {{Documents, false}, {DocumentSources, true}},
@@ -69,6 +74,14 @@ type Plan struct {
 	Schema string            // maintenance.database.schema; "" = the search path
 	Own    string            // maintenance.database.ownSchema
 	Tables map[string]string // logical name → configured name ("" = default)
+	// Store is maintenance.supersession.store ("" = attributes), and
+	// HonchoLevels the levels that take part when it is honcho.
+	Store        Store
+	HonchoLevels []string
+
+	// watchCompaction: the compaction job only watches (clawbolt's
+	// tables); found by Inspect, so set in a Layout's plan only.
+	watchCompaction bool
 }
 
 // PlanFor reads the plan from a configuration. Each job's on-condition is
@@ -93,7 +106,10 @@ func PlanFor(cfg *config.Config) Plan {
 			CompactionEvents: m.Tables.CompactionEvents,
 			Documents:        m.Tables.Documents,
 			DocumentSources:  m.Tables.DocumentSources,
+			Mem0:             m.Tables.Mem0,
 		},
+		Store:        Store(m.Supersession.Store),
+		HonchoLevels: m.Supersession.HonchoLevels,
 	}
 }
 

@@ -17,6 +17,19 @@ var referenceTables = map[Job][]string{
 	Tombstones:   {Documents},
 }
 
+// referenceTables are the reference tables a job needs under the plan's
+// store: Honcho's store is the reference documents table, mem0's has no
+// reference rendering (mem0 creates its own collection).
+func (p Plan) referenceTables(job Job) []string {
+	switch {
+	case job == Supersession && p.storeOf() == StoreHoncho:
+		return []string{Documents}
+	case job == Supersession && p.storeOf() == StoreMem0:
+		return nil
+	}
+	return referenceTables[job]
+}
+
 // referenceDDL creates each reference table; templates over referenceNames.
 var referenceDDL = map[string]string{
 	Memories: `CREATE TABLE IF NOT EXISTS {{.Memories}} (

@@ -53,8 +53,8 @@ func Remove(ctx context.Context, db *sqlx.DB, plan Plan) (*Removal, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, t := range l.Tables {
-		if t.Schema == plan.Own {
+	for logical, t := range l.Tables {
+		if t.Schema == plan.Own && !(logical == History && plan.ownHistory()) {
 			return nil, &RemoveRefusal{Reason: fmt.Sprintf("maintenance.database.ownSchema is %s, which holds the agent's table %s; "+
 				"the daemon's own schema must be a schema of its own", plan.Own, t.Display())}
 		}
@@ -94,19 +94,27 @@ func (r *remover) exec(ctx context.Context, what, stmt string) error {
 	return nil
 }
 
-// trigger drops the classification trigger, then its function (this
+// trigger drops the change triggers, whichever store they were made for
+// (the classification trigger on the attributes, the change trigger on
+// Honcho's documents or mem0's collection), then their functions (this
 // release's in the own schema, an earlier release's elsewhere).
 func (r *remover) trigger(ctx context.Context) error {
-	if t := r.l.Tables[Attributes]; t != nil {
+	for _, tr := range []struct{ table, name string }{
+		{Attributes, "supersessiond_attribute_classified"}, {Documents, storeTriggerName}, {Mem0, storeTriggerName},
+	} {
+		t := r.l.Tables[tr.table]
+		if t == nil {
+			continue
+		}
 		var has bool
 		err := r.conn.GetContext(ctx, &has, `SELECT EXISTS (SELECT 1 FROM pg_trigger
-			WHERE tgrelid = $1 AND tgname = 'supersessiond_attribute_classified' AND NOT tgisinternal)`, t.OID)
+			WHERE tgrelid = $1 AND tgname = $2 AND NOT tgisinternal)`, t.OID, tr.name)
 		if err != nil {
-			return fmt.Errorf("migrate --remove: look for the classification trigger: %w", err)
+			return fmt.Errorf("migrate --remove: look for the trigger %s: %w", tr.name, err)
 		}
 		if has {
-			if err := r.exec(ctx, "drop trigger supersessiond_attribute_classified on "+t.Display(),
-				`DROP TRIGGER IF EXISTS supersessiond_attribute_classified ON `+t.Qualified()); err != nil {
+			if err := r.exec(ctx, "drop trigger "+tr.name+" on "+t.Display(),
+				`DROP TRIGGER IF EXISTS `+quoteIdent(tr.name)+` ON `+t.Qualified()); err != nil {
 				return err
 			}
 		}
@@ -118,7 +126,8 @@ func (r *remover) trigger(ctx context.Context) error {
 	err := r.conn.SelectContext(ctx, &fns, `
 		SELECT n.nspname || '.' || p.proname || '()' AS display, quote_ident(n.nspname) || '.' || quote_ident(p.proname) || '()' AS quoted
 		FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-		WHERE (n.nspname = $1 AND p.proname = 'attribute_classified') OR p.proname = 'supersessiond_attribute_classified'
+		WHERE (n.nspname = $1 AND p.proname IN ('attribute_classified', 'document_changed', 'mem0_changed'))
+		   OR p.proname = 'supersessiond_attribute_classified'
 		ORDER BY 1`, r.l.Plan.Own)
 	if err != nil {
 		return fmt.Errorf("migrate --remove: look for the trigger's function: %w", err)
@@ -131,25 +140,21 @@ func (r *remover) trigger(ctx context.Context) error {
 	return nil
 }
 
-// indexes drops the daemon's indexes on the agent's tables, and names the
-// indexes called like the daemon's that it keeps because they are not.
+// indexes drops the daemon's indexes on the agent's tables, whichever
+// store they were made for, and names the indexes called like the daemon's
+// that it keeps because they are not. (Those on its own history go with
+// it, or stay with it: own.)
 func (r *remover) indexes(ctx context.Context) error {
 	specs := map[string]IndexSpec{} // by name: the shape's variant
-	var tables []string
-	for _, job := range Jobs {
-		for _, spec := range indexesOf(job) {
-			if spec.When == nil || spec.When(r.l.Names) {
-				specs[spec.Name] = spec
-			}
-		}
-		for _, tr := range tablesOf[job] {
-			tables = append(tables, tr.name)
+	for _, spec := range allIndexes() {
+		if spec.When == nil || spec.When(r.l.Names) {
+			specs[spec.Name] = spec
 		}
 	}
 	seen := map[uint32]bool{}
-	for _, logical := range tables {
+	for _, logical := range keysOf(defaultTable) {
 		t := r.l.Tables[logical]
-		if t == nil || seen[t.OID] {
+		if t == nil || seen[t.OID] || t.Schema == r.l.Plan.Own {
 			continue
 		}
 		seen[t.OID] = true
@@ -175,20 +180,23 @@ func (r *remover) indexes(ctx context.Context) error {
 // own drops the daemon's own tables, then its schema unless something that
 // is not the daemon's was put in it. The record of deleted documents is kept
 // while it holds anything: it is the trail of the one irreversible thing the
-// daemon does, and may hold the only copy of a document.
+// daemon does, and may hold the only copy of a document. So is the history
+// of a store without one: the only audit trail of its supersessions, and
+// the snapshots their undo restores from.
 func (r *remover) own(ctx context.Context) error {
 	own := r.l.Plan.Own
-	keptDeleted := false
+	keptSome := false
 	for _, name := range ownTables {
 		if r.l.Own[name] == nil {
 			continue
 		}
-		if name == "deleted_documents" {
-			kept, err := r.keepDeleted(ctx)
+		if name == "deleted_documents" || name == "history" {
+			kept, err := r.keep(ctx, name)
 			if err != nil {
 				return err
 			}
-			if keptDeleted = kept; kept {
+			if kept {
+				keptSome = true
 				continue
 			}
 		}
@@ -196,7 +204,7 @@ func (r *remover) own(ctx context.Context) error {
 			return err
 		}
 	}
-	if keptDeleted {
+	if keptSome {
 		return nil // the schema stays with it; its line says so
 	}
 	var exists bool
@@ -223,6 +231,26 @@ func (r *remover) own(ctx context.Context) error {
 	}
 	r.res.Dropped = append(r.res.Dropped, "drop schema "+own)
 	return nil
+}
+
+// keep reports whether an own table that is kept while it holds rows does,
+// and if so says that it is kept and how to drop it.
+func (r *remover) keep(ctx context.Context, name string) (bool, error) {
+	if name == "deleted_documents" {
+		return r.keepDeleted(ctx)
+	}
+	var n int64
+	table := ownTable(r.l.Plan.Own, name)
+	if err := r.conn.GetContext(ctx, &n, `SELECT count(*) FROM `+table); err != nil {
+		return false, fmt.Errorf("migrate --remove: count the rows of %s.%s: %w", r.l.Plan.Own, name, err)
+	}
+	if n == 0 {
+		return false, nil
+	}
+	r.res.Kept = append(r.res.Kept, fmt.Sprintf("table %s.history and schema %s: the audit trail of a store without memory_history, %d events "+
+		"(supersessions, proposals, reviews, and the snapshots undo restores from); not dropped: DROP TABLE %s; DROP SCHEMA %s when you no longer need it",
+		r.l.Plan.Own, r.l.Plan.Own, n, table, r.l.Names.Own))
+	return true, nil
 }
 
 // keepDeleted reports whether the record of deleted documents holds rows,
@@ -263,7 +291,7 @@ func (r *remover) legacy(ctx context.Context) error {
 func (r *remover) keptColumns() {
 	seen := map[string]bool{}
 	for _, job := range Jobs {
-		for _, c := range requiredColumns(job) {
+		for _, c := range r.l.Plan.requiredColumns(job) {
 			t := r.l.Tables[c.table]
 			if c.added == "" || !t.hasColumn(c.name) || seen[t.Display()+"."+c.name] {
 				continue
@@ -273,7 +301,7 @@ func (r *remover) keptColumns() {
 				"ALTER TABLE %s DROP COLUMN %s)", t.Display(), c.name, t.Qualified(), quoteIdent(c.name)))
 		}
 	}
-	if h := r.l.Tables[History]; h != nil {
+	if h := r.l.Tables[History]; h != nil && !r.l.Plan.ownHistory() {
 		r.res.Kept = append(r.res.Kept, "the rows the daemon wrote in "+h.Display()+" (changed_by supersessiond:*): they are the agent's audit trail")
 	}
 }

@@ -1,5 +1,7 @@
 package schema
 
+import "slices"
+
 // What each job's statements rely on, as data: the columns they read and
 // write (with the types they work with), the columns migrate adds, the
 // indexes they are planned around, and the privileges the connecting role
@@ -101,9 +103,16 @@ var historyColumns = []colReq{
 	{table: History, name: "request_id", types: textTypes},
 }
 
-// requiredColumns are the columns a job relies on, history's included.
-func requiredColumns(job Job) []colReq {
-	cols := append([]colReq(nil), columnsOf[job]...)
+// requiredColumns are the columns a job relies on under the plan's store,
+// history's included (the daemon's own history has them all: it made it).
+func (p Plan) requiredColumns(job Job) []colReq {
+	if p.watching(job) {
+		return watchColumns
+	}
+	cols := slices.Clone(columnsOf[job])
+	if job == Supersession && p.storeOf() != StoreAttributes {
+		cols = append(slices.Clone(storeColumns[p.storeOf()]), colReq{table: History, name: "session_id", types: textTypes})
+	}
 	if job == Supersession || job == Compaction {
 		cols = append(cols, historyColumns...)
 	}
@@ -125,7 +134,20 @@ type privilege struct {
 	columns []string
 }
 
-var privilegesOf = map[Job][]privilege{
+// privilegesOf are the privileges a job needs under the plan's store.
+func (p Plan) privilegesOf(job Job) []privilege {
+	if p.watching(job) {
+		return watchPrivileges
+	}
+	if job == Supersession && p.storeOf() != StoreAttributes {
+		return storePrivileges[p.storeOf()]
+	}
+	return jobPrivileges[job]
+}
+
+// jobPrivileges are each job's privileges, the supersession job's for the
+// attribute store.
+var jobPrivileges = map[Job][]privilege{
 	Supersession: {
 		{table: Attributes, kind: "SELECT"},
 		{table: Attributes, kind: "UPDATE", columns: []string{"status", "superseded_by", "superseded_at", "updated_at", "protected"}},
@@ -168,7 +190,9 @@ type IndexSpec struct {
 	When func(n *Names) bool
 }
 
-func indexesOf(job Job) []IndexSpec {
+// jobIndexes are each job's indexes, the supersession job's for the
+// attribute store (Plan.indexesOf has the others').
+func jobIndexes(job Job) []IndexSpec {
 	switch job {
 	case Supersession:
 		return supersessionIndexes

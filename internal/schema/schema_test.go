@@ -3,6 +3,7 @@ package schema_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -406,8 +407,11 @@ func TestCheckTellsTheTruth(t *testing.T) {
 	}
 }
 
-// clawbolt's compaction tables are recognised in one line, and a
-// configuration with the compaction job off passes.
+// clawbolt's compaction tables are recognised in one line: the job there
+// only watches, so migrate adds the daemon's own tables and nothing of
+// clawbolt's (no column, no index beside its own on triggered_at), and the
+// role it grants may only read the events. A configuration with the
+// compaction job off passes too.
 func TestClawboltIsRecognised(t *testing.T) {
 	t.Parallel()
 	db := pgtest.NewEmpty(t)
@@ -415,8 +419,26 @@ func TestClawboltIsRecognised(t *testing.T) {
 	plan := planWith(schema.Compaction)
 	plan.Schema = "clawbolt"
 	r := inspect(t, db, plan).Reports[schema.Compaction]
-	if r.OK() || !strings.Contains(r.Line(), "this is clawbolt's schema") || !strings.Contains(r.Line(), "maintenance.schedules.compactionRetry: off") {
-		t.Fatalf("line: %s", r.Line())
+	if r.Runnable() || !strings.Contains(r.Line(), "table supersessiond.leases") || len(r.Problems) > 0 {
+		t.Fatalf("before migrate: %s", r.Line())
+	}
+	before := objectsIn(t, db, "clawbolt")
+	role := "watcher_" + db.Name
+	exec(t, db, `CREATE ROLE `+role+` LOGIN`)
+	t.Cleanup(func() { _, _ = pgtest.Admin(t).Exec(`DROP OWNED BY ` + role + `; DROP ROLE IF EXISTS ` + role) })
+	res := migrate(t, db, plan, schema.Options{Grant: role})
+	r = inspect(t, pgtest.As(t, db, role), plan).Reports[schema.Compaction]
+	line := r.Line()
+	if !r.OK() || !strings.Contains(line, "watching only: this is clawbolt's schema") || !strings.Contains(line, "maintenance.schedules.compactionRetry: off") ||
+		!strings.Contains(line, "uses the stack's index ix_compaction_events_triggered_at") || !res.Layout.Names.CompactionWatch {
+		t.Fatalf("after migrate, as the granted role: %s", line)
+	}
+	if after := objectsIn(t, db, "clawbolt"); !maps.Equal(after, before) {
+		t.Fatalf("migrate changed clawbolt's schema:\n%v\n%v", keys(after), keys(before))
+	}
+	var update bool
+	if err := db.Get(&update, `SELECT has_any_column_privilege($1, 'clawbolt.compaction_events', 'UPDATE')`, role); err != nil || update {
+		t.Fatalf("the watch was granted UPDATE on clawbolt's events (%v)", err)
 	}
 	plan = planWith()
 	plan.Schema = "clawbolt"
