@@ -108,6 +108,9 @@ type Daemon struct {
 	reloads   chan struct{} // reload requests from the file watch and the health loop
 	reloadMu  sync.Mutex
 	reloadErr atomic.Pointer[string] // last failed reload, "" when fine
+	// restart are the keys the file in force changed that only a restart
+	// applies (config.RestartKeys); /readyz names them.
+	restart atomic.Pointer[[]string]
 	// running is the digest of the file the configuration in force was
 	// read from; tried is the digest the last reload attempt read. Both ""
 	// when no file was read.
@@ -148,6 +151,7 @@ func New(opts Options) (*Daemon, error) {
 	d.cfg.Store(cfg)
 	empty := ""
 	d.reloadErr.Store(&empty)
+	d.restart.Store(new([]string))
 	digest := opts.Initial.Digest
 	d.running.Store(&digest)
 	d.tried.Store(&digest)

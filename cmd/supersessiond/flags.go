@@ -226,7 +226,7 @@ func operatorFlag(fs *flag.FlagSet) *string {
 func (m *Main) operator(flagName string) (audit.Operator, error) {
 	op := audit.Operator{Channel: audit.ChannelCLI, Name: flagName, Source: audit.SourceFlag, RequestID: ident.Random("cli-", 8)}
 	if flagName != "" {
-		if !config.ValidOperatorName(flagName) {
+		if !ident.ValidOperator(flagName) {
 			return op, usagef("--operator %q: a name is 1 to 64 letters, digits or . _ @ -", flagName)
 		}
 		return op, nil
