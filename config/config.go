@@ -12,91 +12,100 @@ import (
 // daemon's settings under maintenance. A Config is immutable once loaded; a
 // reload builds a new one.
 //
-// Each key is declared once, here: its name (koanf), its default, and the
-// rule its value obeys on its own (check: range=lo..hi, positive,
-// nonnegative, oneof=a|b). Loading, environment overrides, validation
-// messages and Default() all derive from these tags; rules that relate two
-// keys live in validate and name the keys by their fields.
+// Each key is declared once, here: its name (key), its default, the rule
+// its value obeys on its own (check: range=lo..hi, positive, nonnegative,
+// oneof=a|b), whether a running daemon can apply it (reload:"restart" when
+// it cannot; on a section, for every key below it), and whether it changes
+// the judgment (judgment:"always", or "semantic": while the semantic
+// fallback is in effect), so that a sweep decides everything again when it
+// changes (SPEC §11). Loading, environment overrides, validation messages,
+// Default(), what a reload keeps (Reload) and the judgment (Judgment) all
+// derive from these tags; rules that relate two keys live in validate and
+// name the keys by their fields.
 type Config struct {
-	Memory      Memory      `koanf:"memory"`
-	Maintenance Maintenance `koanf:"maintenance"`
+	Memory      Memory      `key:"memory"`
+	Maintenance Maintenance `key:"maintenance"`
 }
 
 type Memory struct {
-	PipelineV2 PipelineV2 `koanf:"pipelineV2"`
+	PipelineV2 PipelineV2 `key:"pipelineV2"`
 }
 
 type PipelineV2 struct {
-	ShadowMode                     bool       `koanf:"shadowMode" default:"false"`
-	MutationsFrozen                bool       `koanf:"mutationsFrozen" default:"false"`
-	SemanticContradictionEnabled   bool       `koanf:"semanticContradictionEnabled" default:"true"`
-	SemanticContradictionTimeoutMs int        `koanf:"semanticContradictionTimeoutMs" default:"120000" check:"positive"`
-	Structural                     Structural `koanf:"structural"`
+	ShadowMode                     bool       `key:"shadowMode" default:"false" judgment:"always"`
+	MutationsFrozen                bool       `key:"mutationsFrozen" default:"false" judgment:"always"`
+	SemanticContradictionEnabled   bool       `key:"semanticContradictionEnabled" default:"true" judgment:"semantic"`
+	SemanticContradictionTimeoutMs int        `key:"semanticContradictionTimeoutMs" default:"120000" check:"positive"`
+	Structural                     Structural `key:"structural"`
 }
 
 type Structural struct {
-	SupersessionEnabled          bool    `koanf:"supersessionEnabled" default:"true"`
-	SupersessionSweepEnabled     bool    `koanf:"supersessionSweepEnabled" default:"true"`
-	SupersessionSemanticFallback bool    `koanf:"supersessionSemanticFallback" default:"false"`
-	SupersessionMinConfidence    float64 `koanf:"supersessionMinConfidence" default:"0.7" check:"range=0..1"`
-	SupersessionReviewConfidence float64 `koanf:"supersessionReviewConfidence" default:"0.5" check:"range=0..1"`
+	SupersessionEnabled          bool    `key:"supersessionEnabled" default:"true"`
+	SupersessionSweepEnabled     bool    `key:"supersessionSweepEnabled" default:"true"`
+	SupersessionSemanticFallback bool    `key:"supersessionSemanticFallback" default:"false" judgment:"semantic"`
+	SupersessionMinConfidence    float64 `key:"supersessionMinConfidence" default:"0.7" check:"range=0..1" judgment:"always"`
+	SupersessionReviewConfidence float64 `key:"supersessionReviewConfidence" default:"0.5" check:"range=0..1" judgment:"always"`
 }
 
+// Maintenance is the daemon's own section. The database, the tables' names,
+// the store the supersession engine decides about, and the HTTP listener
+// (with the console and its credentials) are set up once, at startup: a
+// reload keeps them and says a restart is needed.
 type Maintenance struct {
-	Database     Database     `koanf:"database"`
-	Tables       Tables       `koanf:"tables"`
-	Supersession Supersession `koanf:"supersession"`
-	Schedules    Schedules    `koanf:"schedules"`
-	InlineHook   InlineHook   `koanf:"inlineHook"`
-	Compaction   Compaction   `koanf:"compaction"`
-	Tombstones   Tombstones   `koanf:"tombstones"`
-	LLM          LLM          `koanf:"llm"`
+	Database     Database     `key:"database" reload:"restart"`
+	Tables       Tables       `key:"tables" reload:"restart"`
+	Supersession Supersession `key:"supersession" reload:"restart"`
+	Schedules    Schedules    `key:"schedules"`
+	InlineHook   InlineHook   `key:"inlineHook"`
+	Compaction   Compaction   `key:"compaction"`
+	Tombstones   Tombstones   `key:"tombstones"`
+	LLM          LLM          `key:"llm"`
 	// Enforcement decides which live decisions are applied without a
 	// human (SPEC §13).
-	Enforcement Enforcement `koanf:"enforcement"`
-	HTTP        HTTP        `koanf:"http"`
-	Log         Log         `koanf:"log"`
+	Enforcement Enforcement `key:"enforcement"`
+	HTTP        HTTP        `key:"http" reload:"restart"`
+	Log         Log         `key:"log"`
 }
 
 type Database struct {
-	URL       string `koanf:"url" default:"postgres://supersessiond@127.0.0.1:5432/agent?sslmode=disable"`
-	ListenURL string `koanf:"listenUrl" default:""`
+	URL       string `key:"url" default:"postgres://supersessiond@127.0.0.1:5432/agent?sslmode=disable"`
+	ListenURL string `key:"listenUrl" default:""`
 	// MaxOpenConns and MaxIdleConns bound the daemon's connection pool (the
 	// LISTEN connection of the inline hook comes on top): the agent's own
 	// writes must never find the server full because of us.
-	MaxOpenConns int `koanf:"maxOpenConns" default:"3" check:"range=1..100"`
-	MaxIdleConns int `koanf:"maxIdleConns" default:"3" check:"range=0..100"`
+	MaxOpenConns int `key:"maxOpenConns" default:"3" check:"range=1..100"`
+	MaxIdleConns int `key:"maxIdleConns" default:"3" check:"range=0..100"`
 	// Schema holds the agent's tables ("" = the connection's search path);
 	// OwnSchema the daemon's own.
-	Schema    string `koanf:"schema" default:""`
-	OwnSchema string `koanf:"ownSchema" default:"supersessiond"`
+	Schema    string `key:"schema" default:""`
+	OwnSchema string `key:"ownSchema" default:"supersessiond"`
 }
 
 // Tables are the physical names of the agent's tables, "name" or
 // "schema.name"; the defaults are the reference schema's names (SPEC §4).
 type Tables struct {
-	Attributes       string `koanf:"attributes" default:"entity_attributes"`
-	Aspects          string `koanf:"aspects" default:"entity_aspects"`
-	History          string `koanf:"history" default:"memory_history"`
-	Memories         string `koanf:"memories" default:"memories"`
-	Messages         string `koanf:"messages" default:"messages"`
-	CompactionEvents string `koanf:"compactionEvents" default:"compaction_events"`
-	Documents        string `koanf:"documents" default:"documents"`
-	DocumentSources  string `koanf:"documentSources" default:"document_sources"`
+	Attributes       string `key:"attributes" default:"entity_attributes"`
+	Aspects          string `key:"aspects" default:"entity_aspects"`
+	History          string `key:"history" default:"memory_history"`
+	Memories         string `key:"memories" default:"memories"`
+	Messages         string `key:"messages" default:"messages"`
+	CompactionEvents string `key:"compactionEvents" default:"compaction_events"`
+	Documents        string `key:"documents" default:"documents"`
+	DocumentSources  string `key:"documentSources" default:"document_sources"`
 	// Mem0 is mem0's pgvector collection (id uuid, vector, payload jsonb):
 	// its collection_name, "mem0" unless the stack sets another.
-	Mem0 string `koanf:"mem0" default:"mem0"`
+	Mem0 string `key:"mem0" default:"mem0"`
 }
 
 // Supersession says where the supersession engine finds the facts it
 // decides about (SPEC §14): section 4's attribute graph, Honcho's
 // documents, or mem0's pgvector collection.
 type Supersession struct {
-	Store string `koanf:"store" default:"attributes" check:"oneof=attributes|honcho|mem0"`
+	Store string `key:"store" default:"attributes" check:"oneof=attributes|honcho|mem0"`
 	// HonchoLevels are the documents.level values that take part when the
 	// store is honcho: explicit observations by default; Honcho's own
 	// dreamer writes the deductive, inductive and contradiction ones.
-	HonchoLevels List `koanf:"honchoLevels" default:"explicit"`
+	HonchoLevels List `key:"honchoLevels" default:"explicit"`
 }
 
 // The stores maintenance.supersession.store names.
@@ -119,64 +128,64 @@ func (l List) String() string { return "[" + strings.Join(l, ",") + "]" }
 // Schedules are standard 5-field cron specs (descriptors such as @hourly and
 // @every 10m are accepted too); "off" disables a job's schedule.
 type Schedules struct {
-	Timezone        string `koanf:"timezone" default:"UTC"`
-	Sweep           string `koanf:"sweep" default:"*/30 * * * *"`
-	CompactionRetry string `koanf:"compactionRetry" default:"*/5 * * * *"`
-	Tombstones      string `koanf:"tombstones" default:"17 * * * *"`
+	Timezone        string `key:"timezone" default:"UTC"`
+	Sweep           string `key:"sweep" default:"*/30 * * * *"`
+	CompactionRetry string `key:"compactionRetry" default:"*/5 * * * *"`
+	Tombstones      string `key:"tombstones" default:"17 * * * *"`
 	// FullSweepEvery: a full sweep at least this often; the scheduled
 	// sweeps in between examine only the aspects that changed (SPEC §11).
-	FullSweepEvery time.Duration `koanf:"fullSweepEvery" default:"168h" check:"positive"`
+	FullSweepEvery time.Duration `key:"fullSweepEvery" default:"168h" check:"positive"`
 }
 
 type InlineHook struct {
-	Enabled      bool          `koanf:"enabled" default:"true"`
-	PollInterval time.Duration `koanf:"pollInterval" default:"10s" check:"positive"`
+	Enabled      bool          `key:"enabled" default:"true"`
+	PollInterval time.Duration `key:"pollInterval" default:"10s" check:"positive"`
 }
 
 type Compaction struct {
-	StaleAfter  time.Duration `koanf:"staleAfter" default:"10m" check:"positive"`
-	MaxAttempts int           `koanf:"maxAttempts" default:"5" check:"range=1..100"`
-	Backoff     Backoff       `koanf:"backoff"`
-	Lookback    time.Duration `koanf:"lookback" default:"168h" check:"positive"`
+	StaleAfter  time.Duration `key:"staleAfter" default:"10m" check:"positive"`
+	MaxAttempts int           `key:"maxAttempts" default:"5" check:"range=1..100"`
+	Backoff     Backoff       `key:"backoff"`
+	Lookback    time.Duration `key:"lookback" default:"168h" check:"positive"`
 	// StackMaxAttempts is the agent stack's own cap on its compaction
 	// retries, counted in the same retry_count (clawbolt's startup recovery
 	// stops at 3 and leaves the event pending for good). Where the daemon
 	// cannot re-compact and only watches, an event at the cap is one nobody
 	// will retry: counted, listed and alerted on.
-	StackMaxAttempts int `koanf:"stackMaxAttempts" default:"3" check:"range=1..100"`
+	StackMaxAttempts int `key:"stackMaxAttempts" default:"3" check:"range=1..100"`
 }
 
 type Backoff struct {
-	Initial time.Duration `koanf:"initial" default:"1m" check:"positive"`
-	Max     time.Duration `koanf:"max" default:"1h" check:"positive"`
+	Initial time.Duration `key:"initial" default:"1m" check:"positive"`
+	Max     time.Duration `key:"max" default:"1h" check:"positive"`
 }
 
 type Tombstones struct {
-	MinAge    time.Duration `koanf:"minAge" default:"5m" check:"nonnegative"`
-	BatchSize int           `koanf:"batchSize" default:"500" check:"range=1..100000"`
+	MinAge    time.Duration `key:"minAge" default:"5m" check:"nonnegative"`
+	BatchSize int           `key:"batchSize" default:"500" check:"range=1..100000"`
 	// KeepDeleted is how long the whole row of a hard-deleted document is
 	// kept in the daemon's own schema, so that a mistaken pass can be
 	// restored; its id, workspace and content digest are kept for good.
 	// 0 keeps no copy.
-	KeepDeleted time.Duration `koanf:"keepDeleted" default:"168h" check:"nonnegative"`
+	KeepDeleted time.Duration `key:"keepDeleted" default:"168h" check:"nonnegative"`
 }
 
 type LLM struct {
-	Endpoint       string        `koanf:"endpoint" default:""`
-	Model          string        `koanf:"model" default:""`
-	APIKeyEnv      string        `koanf:"apiKeyEnv" default:"OPENAI_API_KEY"`
-	Timeout        time.Duration `koanf:"timeout" default:"30s" check:"positive"`
-	MaxConcurrency int           `koanf:"maxConcurrency" default:"4" check:"range=1..256"`
+	Endpoint       string        `key:"endpoint" default:""`
+	Model          string        `key:"model" default:"" judgment:"semantic"`
+	APIKeyEnv      string        `key:"apiKeyEnv" default:"OPENAI_API_KEY"`
+	Timeout        time.Duration `key:"timeout" default:"30s" check:"positive"`
+	MaxConcurrency int           `key:"maxConcurrency" default:"4" check:"range=1..256"`
 	// MaxStatements is the most statements one window of an aspect shows
 	// the LLM (SPEC §13); a larger aspect is asked in several windows.
-	MaxStatements int `koanf:"maxStatements" default:"24" check:"range=2..200"`
+	MaxStatements int `key:"maxStatements" default:"24" check:"range=2..200"`
 	// Gate says which pairs the heuristics left undecided reach the LLM:
 	// every one of the aspect, or (overlap, the Signet spec's rule) only
 	// those sharing three content tokens.
-	Gate string `koanf:"gate" default:"aspect" check:"oneof=aspect|overlap"`
+	Gate string `key:"gate" default:"aspect" check:"oneof=aspect|overlap"`
 	// MaxRequestsPerHour bounds the semantic requests of the daemon; a
 	// window over the budget is deferred to a later run, never dropped.
-	MaxRequestsPerHour int `koanf:"maxRequestsPerHour" default:"600" check:"range=1..1000000"`
+	MaxRequestsPerHour int `key:"maxRequestsPerHour" default:"600" check:"range=1..1000000"`
 }
 
 // Enforcement is maintenance.enforcement: under threshold (Signet's
@@ -185,37 +194,37 @@ type LLM struct {
 // judge of one model) has earned it: the 95% Wilson lower bound of its
 // reviewed precision is at least TargetPrecision (SPEC §13).
 type Enforcement struct {
-	Mode            string  `koanf:"mode" default:"threshold" check:"oneof=threshold|earned"`
-	TargetPrecision float64 `koanf:"targetPrecision" default:"0.9" check:"range=0.5..0.999"`
+	Mode            string  `key:"mode" default:"threshold" check:"oneof=threshold|earned"`
+	TargetPrecision float64 `key:"targetPrecision" default:"0.9" check:"range=0.5..0.999"`
 }
 
 type HTTP struct {
-	Listen string `koanf:"listen" default:"127.0.0.1:9464"`
+	Listen string `key:"listen" default:"127.0.0.1:9464"`
 	// AdminTokenEnv names the environment variable holding the token that
 	// console and API changes need; the token itself is never in a file
 	// the daemon reads, nor in its log.
-	AdminTokenEnv string `koanf:"adminTokenEnv" default:"SUPERSESSIOND_ADMIN_TOKEN"`
+	AdminTokenEnv string `key:"adminTokenEnv" default:"SUPERSESSIOND_ADMIN_TOKEN"`
 	// Tokens are named tokens beside the admin token, one per operator, so
 	// that the audit trail says who decided (SPEC §10). Each names the
 	// environment variable holding its token.
-	Tokens Tokens `koanf:"tokens" default:""`
+	Tokens Tokens `key:"tokens" default:""`
 	// OpenReadsOnLoopback lets a request from this host read the console
 	// and API without a token, when its Host header names the listener
 	// itself (so a page served elsewhere cannot read it by DNS rebinding).
 	// Off by default: reads of the agent's memory need a token.
-	OpenReadsOnLoopback bool `koanf:"openReadsOnLoopback" default:"false"`
+	OpenReadsOnLoopback bool `key:"openReadsOnLoopback" default:"false"`
 	// TrustedProxies are the addresses (IPs or CIDRs, comma-separated) of
 	// reverse proxies whose X-Forwarded-For names the client, for the
 	// per-client limit on wrong tokens. Empty: the peer address is the
 	// client, whatever the headers say.
-	TrustedProxies string `koanf:"trustedProxies" default:""`
+	TrustedProxies string `key:"trustedProxies" default:""`
 	// MaxConcurrentRequests bounds the console and API requests served at
 	// once; more wait a moment, then get 503 with Retry-After.
-	MaxConcurrentRequests int `koanf:"maxConcurrentRequests" default:"4" check:"range=1..256"`
+	MaxConcurrentRequests int `key:"maxConcurrentRequests" default:"4" check:"range=1..256"`
 	// MaxOpenConns is the console and API's own connection pool, apart
 	// from the jobs': readers never hold a connection the jobs, the
 	// watchdog or /readyz need.
-	MaxOpenConns int `koanf:"maxOpenConns" default:"2" check:"range=1..32"`
+	MaxOpenConns int `key:"maxOpenConns" default:"2" check:"range=1..32"`
 }
 
 // NamedToken is an operator's token: the name the audit trail records and
@@ -238,8 +247,9 @@ func (t Tokens) String() string {
 }
 
 type Log struct {
-	Level  string `koanf:"level" default:"info" check:"oneof=debug|info|warn|error"`
-	Format string `koanf:"format" default:"json" check:"oneof=json|text"`
+	Level string `key:"level" default:"info" check:"oneof=debug|info|warn|error"`
+	// Level changes on reload; the encoder is built once.
+	Format string `key:"format" default:"json" check:"oneof=json|text" reload:"restart"`
 }
 
 // ScheduleOff is the schedule value that disables a scheduled job.

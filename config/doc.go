@@ -6,12 +6,19 @@
 // under maintenance is an error, because a typo there would otherwise fall
 // back to a default without anyone noticing.
 //
-// The Config struct is the single source of truth for key names: the set of
-// known keys, their types and their canonical spelling are derived from its
-// koanf tags, so the loader, the environment overrides and the tests cannot
-// drift apart. Values are converted per key, so an error names the key path,
-// the offending value and the rule (`maintenance.compaction.staleAfter:
-// "ten" is not a duration`), in the manner of Litestream.
+// The Config struct is the single source of truth for keys: the set of known
+// keys, their types and their canonical spelling are derived from its key
+// tags, so the loader, the environment overrides and the tests cannot drift
+// apart. Values are converted per key, so an error names the key path, the
+// offending value and the rule (`maintenance.compaction.staleAfter: "ten" is
+// not a duration`), in the manner of Litestream.
+//
+// The loader is written here, on yaml.v3 and the environment, rather than on
+// a configuration library: what it must do (match keys without regard to
+// case, ignore the agent's keys but refuse unknown ones under maintenance,
+// take defaults and rules from tags, word each conversion error for the
+// operator) is most of what such a library would be asked to do, and none
+// of it is what one does by default.
 //
 // Every Load is a fresh parse on top of Default(): a key deleted from the file
 // really returns to its default on reload. A Config is never mutated after

@@ -18,14 +18,21 @@ type key struct {
 	typ   reflect.Type
 	def   string // the default tag
 	check string // the check tag
+	// restart: a running daemon cannot apply the key (reload:"restart" on
+	// the key or on a section above it); a reload keeps its value.
+	restart bool
+	// judgment: "always" when the key changes the judgment, "semantic"
+	// when it does while the semantic fallback is in effect, "" when not.
+	judgment string
 }
 
-// schema is the set of keys Config knows, derived once from its koanf tags so
+// schema is the set of keys Config knows, derived once from its key tags so
 // that the struct is the single source of truth for names.
 type schema struct {
 	leaves   map[string]key    // lower-cased path → key
 	sections map[string]string // lower-cased section path → canonical path
 	given    map[string]bool   // lower-cased paths the file or the environment set
+	ordered  []key             // every leaf, in the order Config declares them
 }
 
 var (
@@ -36,14 +43,14 @@ var (
 
 func newSchema() *schema {
 	s := &schema{leaves: map[string]key{}, sections: map[string]string{}, given: map[string]bool{}}
-	s.walk(reflect.TypeOf(Config{}), "", nil)
+	s.walk(reflect.TypeOf(Config{}), "", nil, false)
 	return s
 }
 
-func (s *schema) walk(t reflect.Type, prefix string, index []int) {
+func (s *schema) walk(t reflect.Type, prefix string, index []int, restart bool) {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		name := f.Tag.Get("koanf")
+		name := f.Tag.Get("key")
 		if name == "" {
 			continue
 		}
@@ -52,13 +59,38 @@ func (s *schema) walk(t reflect.Type, prefix string, index []int) {
 			path = prefix + "." + name
 		}
 		idx := append(append([]int(nil), index...), i)
+		restart := restart || reloadTag(path, f.Tag.Get("reload"))
 		if f.Type.Kind() == reflect.Struct && f.Type != durationType {
 			s.sections[strings.ToLower(path)] = path
-			s.walk(f.Type, path, idx)
+			s.walk(f.Type, path, idx, restart)
 			continue
 		}
-		s.leaves[strings.ToLower(path)] = key{path: path, index: idx, typ: f.Type, def: f.Tag.Get("default"), check: f.Tag.Get("check")}
+		k := key{path: path, index: idx, typ: f.Type, def: f.Tag.Get("default"), check: f.Tag.Get("check"), restart: restart,
+			judgment: judgmentTag(path, f.Tag.Get("judgment"))}
+		s.leaves[strings.ToLower(path)] = k
+		s.ordered = append(s.ordered, k)
 	}
+}
+
+// judgmentTag reads a judgment tag: "always", "semantic" or none.
+func judgmentTag(path, tag string) string {
+	switch tag {
+	case "", "always", "semantic":
+		return tag
+	}
+	panic("config: judgment tag of " + path + " is " + strconv.Quote(tag) + ", not \"always\" or \"semantic\"")
+}
+
+// reloadTag reads a reload tag: "restart", or none (a reload applies the
+// key). Anything else is a mistake in Config's declaration.
+func reloadTag(path, tag string) bool {
+	switch tag {
+	case "":
+		return false
+	case "restart":
+		return true
+	}
+	panic("config: reload tag of " + path + " is " + strconv.Quote(tag) + ", not \"restart\"")
 }
 
 // childrenOf lists the canonical names directly below a section, for

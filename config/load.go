@@ -10,8 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/knadh/koanf/parsers/yaml"
-	"github.com/knadh/koanf/providers/env/v2"
+	"go.yaml.in/yaml/v3"
 )
 
 // EnvPrefix marks environment variables that override agent.yaml keys.
@@ -112,7 +111,7 @@ func Load(src Source) (*Loaded, error) {
 		var tree map[string]any
 		if err == nil {
 			out.Digest = Digest(raw)
-			tree, err = yaml.Parser().Unmarshal(raw)
+			err = yaml.Unmarshal(raw, &tree)
 		}
 		switch {
 		case err == nil:
@@ -211,39 +210,33 @@ func (s *schema) unknown(path string) Problem {
 func (s *schema) applyEnv(cfg *Config, environ func() []string) ([]Problem, []string) {
 	var problems []Problem
 	var notes []string
-	vars := map[string]string{} // dotted lower path → variable name, for messages
-	p := env.Provider(".", env.Opt{
-		Prefix:      EnvPrefix,
-		EnvironFunc: environ,
-		TransformFunc: func(name, value string) (string, any) {
-			switch name {
-			case EnvConfig, EnvDatabaseURL, EnvTestDatabaseURL:
-				return "", nil
-			}
-			rest := strings.TrimPrefix(name, EnvPrefix)
-			if !strings.Contains(rest, "__") && !s.isKnownTop(rest) {
-				return "", nil // not an override (e.g. a variable of our scripts)
-			}
-			path := strings.ToLower(strings.ReplaceAll(rest, "__", "."))
-			vars[path] = name
-			return path, value
-		},
-	})
-	raw, err := p.Read()
-	if err != nil {
-		return []Problem{{Rule: "reading environment overrides: " + err.Error()}}, nil
+	vars := map[string]string{} // dotted lower path → variable name
+	values := map[string]string{}
+	for _, kv := range environ() {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || !strings.HasPrefix(name, EnvPrefix) {
+			continue
+		}
+		switch name {
+		case EnvConfig, EnvDatabaseURL, EnvTestDatabaseURL:
+			continue
+		}
+		rest := strings.TrimPrefix(name, EnvPrefix)
+		if !strings.Contains(rest, "__") && !s.isKnownTop(rest) {
+			continue // not an override (e.g. a variable of our scripts)
+		}
+		path := strings.ToLower(strings.ReplaceAll(rest, "__", "."))
+		vars[path], values[path] = name, value
 	}
-	flat := map[string]any{}
-	flatten("", raw, flat)
-	paths := make([]string, 0, len(flat))
-	for path := range flat {
+	paths := make([]string, 0, len(values))
+	for path := range values {
 		paths = append(paths, path)
 	}
 	sort.Strings(paths)
 	for _, path := range paths {
-		name := vars[path]
+		name, value := vars[path], values[path]
 		if k, ok := s.leaves[path]; ok {
-			if err := k.set(cfg, flat[path]); err != nil {
+			if err := k.set(cfg, value); err != nil {
 				problems = append(problems, Problem{Key: k.path, Rule: err.Error() + " (from " + name + ")"})
 				continue
 			}
@@ -254,7 +247,7 @@ func (s *schema) applyEnv(cfg *Config, environ func() []string) ([]Problem, []st
 		if canonical, ok := s.sections[path]; ok {
 			problems = append(problems, Problem{Key: canonical, Rule: fmt.Sprintf(
 				"%s sets a whole section to %s: set one of its keys instead, e.g. %s (keys under %s: %s)",
-				name, describe(flat[path]), envName(s.exampleLeaf(canonical)), canonical, strings.Join(s.childrenOf(canonical), ", "))})
+				name, describe(value), envName(s.exampleLeaf(canonical)), canonical, strings.Join(s.childrenOf(canonical), ", "))})
 			continue
 		}
 		if strings.HasPrefix(path, "maintenance") || strings.HasPrefix(path, "memory.pipelinev2") {
@@ -273,20 +266,6 @@ func (s *schema) isKnownTop(rest string) bool {
 	_, leaf := s.leaves[lower]
 	_, sec := s.sections[lower]
 	return leaf || sec
-}
-
-func flatten(prefix string, m map[string]any, out map[string]any) {
-	for k, v := range m {
-		path := k
-		if prefix != "" {
-			path = prefix + "." + k
-		}
-		if sub, ok := v.(map[string]any); ok {
-			flatten(path, sub, out)
-			continue
-		}
-		out[path] = v
-	}
 }
 
 // envName is the environment variable that overrides a key.

@@ -12,6 +12,7 @@ import (
 	"github.com/lib/pq"
 	"github.com/robfig/cron/v3"
 
+	"github.com/supersessiond/supersessiond/internal/ident"
 	"github.com/supersessiond/supersessiond/internal/redact"
 )
 
@@ -205,9 +206,9 @@ func (v *validation) http() {
 	names, envs := map[string]bool{}, map[string]bool{h.AdminTokenEnv: true}
 	for i, t := range h.Tokens {
 		switch {
-		case !validName(t.Name):
+		case !ident.ValidOperator(t.Name):
 			v.add(&h.Tokens, "item %d: name %q must be 1 to 64 letters, digits or . _ @ - (it is what the audit trail records)", i+1, t.Name)
-		case strings.EqualFold(t.Name, AdminTokenName):
+		case strings.EqualFold(t.Name, ident.Admin):
 			v.add(&h.Tokens, "item %d: the name %q is the admin token's (adminTokenEnv); give this operator another", i+1, t.Name)
 		case names[strings.ToLower(t.Name)]:
 			v.add(&h.Tokens, "item %d: the name %q is given twice", i+1, t.Name)
@@ -219,27 +220,6 @@ func (v *validation) http() {
 		names[strings.ToLower(t.Name)], envs[t.Env] = true, true
 	}
 }
-
-// AdminTokenName is the operator name the audit trail records for the
-// admin token (maintenance.http.adminTokenEnv).
-const AdminTokenName = "admin"
-
-// validName is an operator's name: what the audit trail records.
-func validName(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._@-", r)) {
-			return false
-		}
-	}
-	return true
-}
-
-// ValidOperatorName reports whether s may be recorded as an operator's
-// name (the console's login, the CLI's --operator).
-func ValidOperatorName(s string) bool { return validName(s) }
 
 // TrustedProxyNets are the parsed maintenance.http.trustedProxies; a loaded
 // configuration always parses.

@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/knadh/koanf/parsers/yaml"
+	"go.yaml.in/yaml/v3"
 )
 
 var yamlLine = regexp.MustCompile(`line (\d+): `)
@@ -29,9 +29,9 @@ func yamlError(path string, err error) error {
 		return err
 	}
 	lines := strings.SplitAfter(string(raw), "\n")
-	parser := yaml.Parser()
 	for n := 1; n <= len(lines); n++ {
-		_, perr := parser.Unmarshal([]byte(strings.Join(lines[:n], "")))
+		var tree map[string]any
+		perr := yaml.Unmarshal([]byte(strings.Join(lines[:n], "")), &tree)
 		if perr == nil {
 			continue
 		}

@@ -18,7 +18,6 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/ident"
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/lease"
 	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/metrics"
@@ -26,6 +25,7 @@ import (
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/sdnotify"
 	"github.com/supersessiond/supersessiond/internal/store"
+	"github.com/supersessiond/supersessiond/jobs"
 )
 
 // Job is a scheduled job (sweep, compaction retries, tombstones). Run gets the
@@ -36,7 +36,7 @@ type Job interface {
 	Name() string
 	// Schedule is the job's cron spec under cfg, or config.ScheduleOff.
 	Schedule(cfg *config.Config) string
-	Run(ctx context.Context, cfg *config.Config) (job.Report, error)
+	Run(ctx context.Context, cfg *config.Config) (jobs.Report, error)
 }
 
 // Service is a long-running part of the daemon (the inline hook). Run
@@ -83,7 +83,7 @@ type Options struct {
 	MinFreeConnections int
 	// Jobs and Services replace the standard set when non-nil (tests).
 	Jobs     []Job
-	Services func(deps job.Deps) []Service
+	Services func(deps jobs.Deps) []Service
 	// ListenerReady, when set, receives the bound HTTP address (tests).
 	ListenerReady func(addr string)
 }
@@ -108,6 +108,9 @@ type Daemon struct {
 	reloads   chan struct{} // reload requests from the file watch and the health loop
 	reloadMu  sync.Mutex
 	reloadErr atomic.Pointer[string] // last failed reload, "" when fine
+	// restart are the keys the file in force changed that only a restart
+	// applies (config.RestartKeys); /readyz names them.
+	restart atomic.Pointer[[]string]
 	// running is the digest of the file the configuration in force was
 	// read from; tried is the digest the last reload attempt read. Both ""
 	// when no file was read.
@@ -148,6 +151,7 @@ func New(opts Options) (*Daemon, error) {
 	d.cfg.Store(cfg)
 	empty := ""
 	d.reloadErr.Store(&empty)
+	d.restart.Store(new([]string))
 	digest := opts.Initial.Digest
 	d.running.Store(&digest)
 	d.tried.Store(&digest)
@@ -229,10 +233,10 @@ func (d *Daemon) loop(ctx context.Context, srv *httpServer, cancelJobs context.C
 
 // open connects, checks that every job that is on can run against the
 // database, and returns what jobs are built from.
-func (d *Daemon) open(ctx context.Context, cfg *config.Config) (job.Deps, error) {
+func (d *Daemon) open(ctx context.Context, cfg *config.Config) (jobs.Deps, error) {
 	db, err := d.connect(ctx, cfg)
 	if err != nil {
-		return job.Deps{}, err
+		return jobs.Deps{}, err
 	}
 	layout, err := schema.Inspect(ctx, db, schema.PlanFor(cfg))
 	if err == nil {
@@ -240,7 +244,7 @@ func (d *Daemon) open(ctx context.Context, cfg *config.Config) (job.Deps, error)
 	}
 	if err != nil {
 		_ = db.Close()
-		return job.Deps{}, err
+		return jobs.Deps{}, err
 	}
 	for _, j := range schema.Jobs {
 		if r := layout.Reports[j]; r.On && len(r.Refusals) > 0 {
@@ -254,12 +258,12 @@ func (d *Daemon) open(ctx context.Context, cfg *config.Config) (job.Deps, error)
 	d.guard = store.NewGuard(db, store.GuardOptions{Min: d.opts.MinFreeConnections, Pool: store.PoolOf(cfg.Maintenance.Database),
 		Logger: d.log, Registry: d.metrics.Registry})
 	d.leases = lease.New(db, layout.Names, ident.Holder(), d.opts.LeaseTTL)
-	return job.Deps{DB: db, Names: layout.Names, Registry: d.metrics.Registry, Logger: d.log,
+	return jobs.Deps{DB: db, Names: layout.Names, Registry: d.metrics.Registry, Logger: d.log,
 		LLM: llm.NewProvider(func(k string) string { return config.Getenv(d.opts.Environ, k) }, nil), Config: d.Config, Guard: d.guard}, nil
 }
 
 // assemble makes the jobs and services (the standard ones, or the options').
-func (d *Daemon) assemble(ctx context.Context, deps job.Deps) {
+func (d *Daemon) assemble(ctx context.Context, deps jobs.Deps) {
 	std := newStandard(deps)
 	jobs, svcs := d.opts.Jobs, std.services(deps)
 	if jobs == nil {

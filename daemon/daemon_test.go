@@ -17,10 +17,10 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/daemon"
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
 	"github.com/supersessiond/supersessiond/internal/testkit/proctest"
+	"github.com/supersessiond/supersessiond/jobs"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -47,14 +47,14 @@ maintenance:
     format: text
 `
 
-func start(t *testing.T, dbURL string, extraYAML string, jobs []daemon.Job, tweaks ...func(*daemon.Options)) *harness {
+func start(t *testing.T, dbURL string, extraYAML string, scheduled []daemon.Job, tweaks ...func(*daemon.Options)) *harness {
 	t.Helper()
-	return startAt(t, "", dbURL, extraYAML, jobs, tweaks...)
+	return startAt(t, "", dbURL, extraYAML, scheduled, tweaks...)
 }
 
 // startAt starts a daemon whose --config is configPath, a symbolic link to
 // the file the harness edits; "" means the harness's file itself.
-func startAt(t *testing.T, configPath, dbURL string, extraYAML string, jobs []daemon.Job, tweaks ...func(*daemon.Options)) *harness {
+func startAt(t *testing.T, configPath, dbURL string, extraYAML string, scheduled []daemon.Job, tweaks ...func(*daemon.Options)) *harness {
 	t.Helper()
 	h := &harness{t: t, signals: make(chan os.Signal, 4), log: &proctest.Buffer{}, done: make(chan error, 1), exited: make(chan struct{})}
 	h.path = filepath.Join(t.TempDir(), "agent.yaml")
@@ -70,14 +70,14 @@ func startAt(t *testing.T, configPath, dbURL string, extraYAML string, jobs []da
 		t.Fatal(err)
 	}
 	addr := make(chan string, 1)
-	if jobs == nil {
-		jobs = []daemon.Job{}
+	if scheduled == nil {
+		scheduled = []daemon.Job{}
 	}
 	opts := daemon.Options{
 		Source: src, Initial: loaded, LogOutput: h.log, Signals: h.signals,
 		Environ: func() []string { return nil }, ShutdownTimeout: 3 * time.Second, StartupTimeout: time.Second,
-		LeaseTTL: 3 * time.Second, Jobs: jobs,
-		Services:      func(job.Deps) []daemon.Service { return nil },
+		LeaseTTL: 3 * time.Second, Jobs: scheduled,
+		Services:      func(jobs.Deps) []daemon.Service { return nil },
 		ListenerReady: func(a string) { addr <- a },
 	}
 	for _, tweak := range tweaks {
@@ -287,7 +287,7 @@ type countingJob struct {
 
 func (j *countingJob) Name() string                   { return j.name }
 func (j *countingJob) Schedule(*config.Config) string { return j.spec }
-func (j *countingJob) Run(ctx context.Context, _ *config.Config) (job.Report, error) {
+func (j *countingJob) Run(ctx context.Context, _ *config.Config) (jobs.Report, error) {
 	if j.started != nil {
 		select {
 		case j.started <- struct{}{}:
@@ -322,7 +322,7 @@ type leasedJob struct {
 
 func (j *leasedJob) Name() string                   { return j.name }
 func (j *leasedJob) Schedule(*config.Config) string { return j.spec }
-func (j *leasedJob) Run(ctx context.Context, _ *config.Config) (job.Report, error) {
+func (j *leasedJob) Run(ctx context.Context, _ *config.Config) (jobs.Report, error) {
 	_, err := j.db.ExecContext(ctx, `INSERT INTO job_runs (job, replica, tick, term, holder)
 		SELECT name, $2, tick, term, holder FROM supersessiond.leases WHERE name = $1`, j.name, j.replica)
 	if err != nil {

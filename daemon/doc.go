@@ -13,7 +13,9 @@
 //     built, all before anything is swapped; then the configuration pointer,
 //     the schedule and the services change, and nothing can fail any more.
 //     On any failure the old configuration keeps running and the failure
-//     shows in the log, a metric and /readyz. Jobs decide under the
+//     shows in the log, a metric and /readyz. Keys bound at startup (those
+//     config declares reload:"restart") keep their running values, and the
+//     log and /readyz name each one the file changed. Jobs decide under the
 //     configuration of their run, services of their batch, so a reload never
 //     changes the rules halfway through a decision; only the brake
 //     (shadowMode, mutationsFrozen) is observed before every write batch.

@@ -12,12 +12,12 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/audit"
-	"github.com/supersessiond/supersessiond/internal/compaction"
 	"github.com/supersessiond/supersessiond/internal/console"
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/supersession"
+	"github.com/supersessiond/supersessiond/jobs"
+	"github.com/supersessiond/supersessiond/jobs/compaction"
 )
 
 // routes are the listener's: /healthz, /readyz and /metrics, always open
@@ -72,7 +72,7 @@ func (d *Daemon) console(addr string) http.Handler {
 	d.metrics.Registry.MustRegister(collectors.NewDBStatsCollector(db.DB, "console"))
 	var ops *audit.Ops
 	if review {
-		ops = audit.New(db, d.layout.Names, supersession.New(job.Deps{DB: db, Names: d.layout.Names, Logger: d.log}))
+		ops = audit.New(db, d.layout.Names, supersession.New(jobs.Deps{DB: db, Names: d.layout.Names, Logger: d.log}))
 	}
 	var watchlist func(ctx context.Context) (*compaction.Watch, error)
 	if watch {
@@ -106,7 +106,9 @@ func (d *Daemon) console(addr string) http.Handler {
 
 // readyz is ready when the database answers, the configuration on disk is
 // the one running (the last reload did not fail) and every running service
-// (the inline hook's listener) is connected. The body says what is wrong.
+// (the inline hook's listener) is connected. The body says what is wrong,
+// and, ready or not, which edited settings wait for a restart: the daemon
+// runs well without them, but the file does not say what runs.
 func (d *Daemon) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
@@ -116,13 +118,17 @@ func (d *Daemon) readyz(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		fmt.Fprintln(w, "not ready")
 		fmt.Fprintln(w, strings.Join(problems, "\n"))
-		return
+	} else {
+		cfg := d.Config()
+		fmt.Fprintln(w, "ready")
+		fmt.Fprintf(w, "shadow_mode=%t mutations_frozen=%t jobs=%s uptime=%s\n",
+			cfg.Memory.PipelineV2.ShadowMode, cfg.Memory.PipelineV2.MutationsFrozen, d.sched.describe(),
+			time.Since(d.started).Round(time.Second))
 	}
-	cfg := d.Config()
-	fmt.Fprintln(w, "ready")
-	fmt.Fprintf(w, "shadow_mode=%t mutations_frozen=%t jobs=%s uptime=%s\n",
-		cfg.Memory.PipelineV2.ShadowMode, cfg.Memory.PipelineV2.MutationsFrozen, d.sched.describe(),
-		time.Since(d.started).Round(time.Second))
+	if restart := *d.restart.Load(); len(restart) > 0 {
+		fmt.Fprintf(w, "restart needed: %s changed in the configuration file; a reload cannot apply it, a restart will\n",
+			strings.Join(restart, ", "))
+	}
 }
 
 // readiness lists what keeps the daemon from being ready, given the result

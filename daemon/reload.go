@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/supersessiond/supersessiond/config"
@@ -24,7 +23,7 @@ func (d *Daemon) reload(reason string) {
 	defer func() { _ = d.notify.Notify(sdnotify.Ready, "STATUS=running") }()
 
 	old := d.Config()
-	loaded, next, schedule, err := d.build(old)
+	loaded, next, schedule, restart, err := d.build(old)
 	if err != nil {
 		digest := ""
 		if loaded != nil {
@@ -52,41 +51,38 @@ func (d *Daemon) reload(reason string) {
 	d.reloadErr.Store(&empty)
 	d.metrics.ConfigReloads.WithLabelValues("ok").Inc()
 	d.metrics.ConfigLastReloadOK.Set(1)
-	d.logChanges(reason, old, next, loaded)
+	d.restart.Store(&restart)
+	d.logChanges(reason, next, loaded, restart)
 }
 
 // build loads the configuration and prepares everything it needs, changing
 // nothing: the jobs it turns on must be able to run against the database,
-// and its schedule must install.
-func (d *Daemon) build(old *config.Config) (*config.Loaded, *config.Config, *plan, error) {
-	loaded, err := config.Load(d.opts.Source)
+// and its schedule must install. Settings bound at startup (the keys
+// declared reload:"restart": connections, listener and console, log
+// encoder, the tables' names) keep their running values, so the Config in
+// force always describes what is running; restart lists those the file
+// changed.
+func (d *Daemon) build(old *config.Config) (loaded *config.Loaded, next *config.Config, schedule *plan, restart []string, err error) {
+	loaded, err = config.Load(d.opts.Source)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	next := loaded.Config
-	if err := d.canRun(old, next); err != nil {
-		return loaded, nil, nil, fmt.Errorf("a job it turns on cannot run against this database: %w", err)
+	if err := d.canRun(old, loaded.Config); err != nil {
+		return loaded, nil, nil, nil, fmt.Errorf("a job it turns on cannot run against this database: %w", err)
 	}
-	// Settings bound at startup (connections, listener, log encoder, the
-	// tables' names) stay as they are, so the Config in force always
-	// describes what is running; logChanges says which ones were edited.
-	bound := *next
-	bound.Maintenance.Database = old.Maintenance.Database
-	bound.Maintenance.Tables = old.Maintenance.Tables
-	bound.Maintenance.HTTP = old.Maintenance.HTTP
-	bound.Maintenance.Log.Format = old.Maintenance.Log.Format
-	schedule, err := d.sched.prepare(&bound)
+	next, restart = config.Reload(old, loaded.Config)
+	schedule, err = d.sched.prepare(next)
 	if err != nil {
-		return loaded, nil, nil, err
+		return loaded, nil, nil, nil, err
 	}
-	return loaded, &bound, schedule, nil
+	return loaded, next, schedule, restart, nil
 }
 
 // logChanges says, once, what the reload brought: notes, settings that
 // need a restart, the modes now in force.
-func (d *Daemon) logChanges(reason string, old, next *config.Config, loaded *config.Loaded) {
+func (d *Daemon) logChanges(reason string, next *config.Config, loaded *config.Loaded, restart []string) {
 	d.sayNotes(loaded.Notes)
-	for _, k := range restartOnly(old, loaded.Config) {
+	for _, k := range restart {
 		d.log.Warn("changed setting needs a restart to take effect", "key", k)
 	}
 	d.log.Info("configuration reloaded", "reason", reason,
@@ -126,55 +122,4 @@ func (d *Daemon) canRun(old, next *config.Config) error {
 		return err
 	}
 	return layout.Require(turnedOn...)
-}
-
-// restartOnly lists changed settings that a running daemon cannot apply.
-func restartOnly(old, next *config.Config) []string {
-	var keys []string
-	if old.Maintenance.Database.URL != next.Maintenance.Database.URL {
-		keys = append(keys, "maintenance.database.url")
-	}
-	if old.Maintenance.Database.ListenURL != next.Maintenance.Database.ListenURL {
-		keys = append(keys, "maintenance.database.listenUrl")
-	}
-	keys = append(keys, httpChanges(old.Maintenance.HTTP, next.Maintenance.HTTP)...)
-	if old.Maintenance.Log.Format != next.Maintenance.Log.Format {
-		keys = append(keys, "maintenance.log.format")
-	}
-	if old.Maintenance.Database.Schema != next.Maintenance.Database.Schema {
-		keys = append(keys, "maintenance.database.schema")
-	}
-	if old.Maintenance.Database.OwnSchema != next.Maintenance.Database.OwnSchema {
-		keys = append(keys, "maintenance.database.ownSchema")
-	}
-	if old.Maintenance.Tables != next.Maintenance.Tables {
-		keys = append(keys, "maintenance.tables")
-	}
-	if old.Maintenance.Supersession.Store != next.Maintenance.Supersession.Store {
-		keys = append(keys, "maintenance.supersession.store")
-	}
-	return keys
-}
-
-// httpChanges lists the changed keys of maintenance.http: the listener, the
-// console and its credentials are all set up once, at startup.
-func httpChanges(old, next config.HTTP) []string {
-	var keys []string
-	for _, k := range []struct {
-		name    string
-		changed bool
-	}{
-		{"listen", old.Listen != next.Listen},
-		{"adminTokenEnv", old.AdminTokenEnv != next.AdminTokenEnv},
-		{"tokens", !slices.Equal(old.Tokens, next.Tokens)},
-		{"openReadsOnLoopback", old.OpenReadsOnLoopback != next.OpenReadsOnLoopback},
-		{"trustedProxies", old.TrustedProxies != next.TrustedProxies},
-		{"maxConcurrentRequests", old.MaxConcurrentRequests != next.MaxConcurrentRequests},
-		{"maxOpenConns", old.MaxOpenConns != next.MaxOpenConns},
-	} {
-		if k.changed {
-			keys = append(keys, "maintenance.http."+k.name)
-		}
-	}
-	return keys
 }

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/knadh/koanf/parsers/yaml"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/daemon"
@@ -143,8 +143,8 @@ func alertExpressions(t *testing.T) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := yaml.Parser().Unmarshal(b)
-	if err != nil {
+	var doc map[string]any
+	if err := yaml.Unmarshal(b, &doc); err != nil {
 		t.Fatalf("prometheus/alerts.yml: %v", err)
 	}
 	out := map[string]string{}

@@ -17,10 +17,10 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/bench"
-	"github.com/supersessiond/supersessiond/internal/inline"
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/supersession"
+	"github.com/supersessiond/supersessiond/jobs"
+	"github.com/supersessiond/supersessiond/jobs/inline"
 )
 
 type inlineResult struct {
@@ -246,7 +246,7 @@ func startHook(ctx context.Context, dbURL string) (*runningHook, error) {
 	if os.Getenv("BENCH_DEBUG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	deps := job.Deps{DB: db, Logger: log, Registry: prometheus.NewRegistry()}
+	deps := jobs.Deps{DB: db, Logger: log, Registry: prometheus.NewRegistry()}
 	h := &runningHook{hook: inline.New(deps, supersession.New(deps)), db: db, done: make(chan struct{})}
 	h.hook.ObserveLag = func(s float64) { h.mu.Lock(); h.seen = append(h.seen, s); h.mu.Unlock() }
 	hctx, cancel := context.WithCancel(ctx)

@@ -5,9 +5,9 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/daemon"
-	"github.com/supersessiond/supersessiond/internal/compaction"
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/schema"
+	"github.com/supersessiond/supersessiond/jobs"
+	"github.com/supersessiond/supersessiond/jobs/compaction"
 )
 
 // CompactCommand is `supersessiond compact --once [--json]`: one
@@ -20,7 +20,7 @@ func (c *CompactCommand) Run(ctx context.Context, args []string) error {
 		name:  "compact",
 		job:   schema.Compaction,
 		usage: "--once [--json]",
-		build: func(deps job.Deps, _ *config.Config) (daemon.Job, error) {
+		build: func(deps jobs.Deps, _ *config.Config) (daemon.Job, error) {
 			return compaction.New(deps, compaction.Options{}), nil
 		},
 	}, args)

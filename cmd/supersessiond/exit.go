@@ -8,7 +8,7 @@ import (
 	"github.com/supersessiond/supersessiond/internal/audit"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/store"
-	"github.com/supersessiond/supersessiond/internal/tombstones"
+	"github.com/supersessiond/supersessiond/jobs/tombstones"
 )
 
 // Exit codes (SPEC §2).

@@ -17,10 +17,10 @@ import (
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/audit"
 	"github.com/supersessiond/supersessiond/internal/ident"
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/supersession"
+	"github.com/supersessiond/supersessiond/jobs"
 )
 
 // newFlagSet returns a FlagSet that reports errors instead of exiting, with
@@ -211,7 +211,7 @@ func (m *Main) openAs(ctx context.Context, cfgPath, operatorName string, jobs ..
 // ops are the operator commands on the environment's database; the rows
 // they write name the operator (see operatorFlag).
 func (e *cmdEnv) ops() *audit.Ops {
-	engine := supersession.New(job.Deps{DB: e.db, Names: e.layout.Names, Logger: e.log})
+	engine := supersession.New(jobs.Deps{DB: e.db, Names: e.layout.Names, Logger: e.log})
 	return audit.New(e.db, e.layout.Names, engine).As(e.operator)
 }
 
@@ -226,7 +226,7 @@ func operatorFlag(fs *flag.FlagSet) *string {
 func (m *Main) operator(flagName string) (audit.Operator, error) {
 	op := audit.Operator{Channel: audit.ChannelCLI, Name: flagName, Source: audit.SourceFlag, RequestID: ident.Random("cli-", 8)}
 	if flagName != "" {
-		if !config.ValidOperatorName(flagName) {
+		if !ident.ValidOperator(flagName) {
 			return op, usagef("--operator %q: a name is 1 to 64 letters, digits or . _ @ -", flagName)
 		}
 		return op, nil

@@ -9,10 +9,10 @@ import (
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/daemon"
 	"github.com/supersessiond/supersessiond/heuristics"
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/store"
+	"github.com/supersessiond/supersessiond/jobs"
 )
 
 // onceSpec describes a `JOB --once [--json]` command.
@@ -23,7 +23,7 @@ type onceSpec struct {
 	// flags adds the command's own flags (beyond --config, --once, --json).
 	flags func(fs *flag.FlagSet)
 	// build makes the job; cfg is the loaded configuration.
-	build func(deps job.Deps, cfg *config.Config) (daemon.Job, error)
+	build func(deps jobs.Deps, cfg *config.Config) (daemon.Job, error)
 	// other, when set, runs a mode of the command other than a pass
 	// (reconcile --restore) once the flags are parsed; when it reports
 	// done, the command is over.
@@ -84,7 +84,7 @@ func (m *Main) runOnce(ctx context.Context, spec onceSpec, args []string) error 
 	if err := guard.Wait(ctx, spec.name); err != nil {
 		return err
 	}
-	deps := job.Deps{DB: env.db, Names: env.layout.Names, Logger: env.log, LLM: llm.NewProvider(m.getenv, nil),
+	deps := jobs.Deps{DB: env.db, Names: env.layout.Names, Logger: env.log, LLM: llm.NewProvider(m.getenv, nil),
 		Config: live, Guard: guard}
 	job, err := spec.build(deps, cfg)
 	if err != nil {
@@ -123,7 +123,7 @@ func (m *Main) printReport(report any, asJSON bool) error {
 	if asJSON {
 		return json.NewEncoder(m.Stdout).Encode(report)
 	}
-	if t, ok := report.(job.Report); ok {
+	if t, ok := report.(jobs.Report); ok {
 		fmt.Fprint(m.Stdout, t.Text())
 		return nil
 	}

@@ -8,9 +8,9 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/daemon"
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/schema"
-	"github.com/supersessiond/supersessiond/internal/tombstones"
+	"github.com/supersessiond/supersessiond/jobs"
+	"github.com/supersessiond/supersessiond/jobs/tombstones"
 )
 
 // ReconcileCommand is `reconcile --once [--json] [--budget DUR]`: one
@@ -37,7 +37,7 @@ func (c *ReconcileCommand) Run(ctx context.Context, args []string) error {
 			run = fs.String("run", "", "with --restore: every document the pass with this `run_id` deleted")
 			dry = fs.Bool("dry-run", false, "with --restore: say what would be restored, change nothing")
 		},
-		build: func(deps job.Deps, _ *config.Config) (daemon.Job, error) {
+		build: func(deps jobs.Deps, _ *config.Config) (daemon.Job, error) {
 			if *budget < 0 {
 				return nil, usagef("reconcile: --budget %s must not be negative", *budget)
 			}
@@ -74,7 +74,7 @@ func (c *ReconcileCommand) restore(ctx context.Context, cfgPath string, req tomb
 		return err
 	}
 	defer env.db.Close()
-	j := tombstones.New(job.Deps{DB: env.db, Names: env.layout.Names, Logger: env.log}, tombstones.Options{})
+	j := tombstones.New(jobs.Deps{DB: env.db, Names: env.layout.Names, Logger: env.log}, tombstones.Options{})
 	r, err := j.Restore(ctx, env.cfg, req)
 	if r != nil {
 		if perr := c.m.printReport(r, asJSON); perr != nil {

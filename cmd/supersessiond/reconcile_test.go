@@ -14,7 +14,7 @@ import (
 
 	"github.com/supersessiond/supersessiond/internal/bench"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
-	"github.com/supersessiond/supersessiond/internal/tombstones"
+	"github.com/supersessiond/supersessiond/jobs/tombstones"
 )
 
 // reconcileWorld: T superseded and cited (preserved), X and U deleted,

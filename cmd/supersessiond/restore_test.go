@@ -9,7 +9,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
-	"github.com/supersessiond/supersessiond/internal/tombstones"
+	"github.com/supersessiond/supersessiond/jobs/tombstones"
 )
 
 func wholeRows(t *testing.T, db *sqlx.DB, ids ...string) string {

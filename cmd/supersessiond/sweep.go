@@ -6,10 +6,10 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/daemon"
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/supersession"
-	"github.com/supersessiond/supersessiond/sweep"
+	"github.com/supersessiond/supersessiond/jobs"
+	"github.com/supersessiond/supersessiond/jobs/sweep"
 )
 
 // SweepCommand is `sweep --once [--full] [--agent ID] [--dry-run] [--json]`:
@@ -30,7 +30,7 @@ func (c *SweepCommand) Run(ctx context.Context, args []string) error {
 			fs.BoolVar(&opt.DryRun, "dry-run", false, "list each pair a full sweep would supersede or propose, and write nothing at all "+
 				"(no supersession, proposal, cursor, change record or cached LLM verdict)")
 		},
-		build: func(deps job.Deps, cfg *config.Config) (daemon.Job, error) {
+		build: func(deps jobs.Deps, cfg *config.Config) (daemon.Job, error) {
 			return onceJob{sweep.New(deps, supersession.New(deps)), opt}, nil
 		},
 	}, args)
@@ -42,6 +42,6 @@ type onceJob struct {
 	opt sweep.Options
 }
 
-func (o onceJob) Run(ctx context.Context, cfg *config.Config) (job.Report, error) {
+func (o onceJob) Run(ctx context.Context, cfg *config.Config) (jobs.Report, error) {
 	return o.Once(ctx, cfg, o.opt)
 }

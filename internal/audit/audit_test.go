@@ -16,11 +16,11 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/audit"
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
-	"github.com/supersessiond/supersessiond/sweep"
+	"github.com/supersessiond/supersessiond/jobs"
+	"github.com/supersessiond/supersessiond/jobs/sweep"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -41,8 +41,8 @@ func frozenOn(c *config.Config) { c.Memory.PipelineV2.MutationsFrozen = true }
 func sweepOnce(t *testing.T, db *sqlx.DB, c *config.Config) *sweep.Report {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
-	engine := supersession.New(job.Deps{DB: db, Logger: log, Registry: prometheus.NewRegistry()})
-	r, err := sweep.New(job.Deps{DB: db, Logger: log}, engine).Once(ctx, c, sweep.Options{})
+	engine := supersession.New(jobs.Deps{DB: db, Logger: log, Registry: prometheus.NewRegistry()})
+	r, err := sweep.New(jobs.Deps{DB: db, Logger: log}, engine).Once(ctx, c, sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,6 +414,6 @@ func TestMutationsFrozenRefusesEveryChange(t *testing.T) {
 
 // opsOf is the operator commands on a test database of the reference schema.
 func opsOf(db *sqlx.DB) *audit.Ops {
-	engine := supersession.New(job.Deps{DB: db, Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry()})
+	engine := supersession.New(jobs.Deps{DB: db, Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry()})
 	return audit.New(db, nil, engine)
 }

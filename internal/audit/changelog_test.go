@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/supersessiond/supersessiond/internal/audit"
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
+	"github.com/supersessiond/supersessiond/jobs"
 )
 
 // records decodes a JSON log into its records with the message msg.
@@ -38,7 +38,7 @@ func TestOperatorChangesAreLogged(t *testing.T) {
 	t.Parallel()
 	db, s, proposal := fixture(t)
 	var log bytes.Buffer
-	engine := supersession.New(job.Deps{DB: db.DB, Logger: slog.New(slog.NewJSONHandler(&log, nil))})
+	engine := supersession.New(jobs.Deps{DB: db.DB, Logger: slog.New(slog.NewJSONHandler(&log, nil))})
 	ops := audit.New(db.DB, nil, engine)
 
 	reviewID, err := ops.Review(ctx, proposal, true, "Sam confirmed")

@@ -86,7 +86,11 @@ func (o *Ops) History(ctx context.Context, f Filter) ([]Entry, error) {
 		since = f.Since
 	}
 	var out []Entry
-	if err := o.db.SelectContext(ctx, &out, o.sql.history, f.Agent, f.Event, since, f.Limit); err != nil {
+	q, args, err := o.sql.History.Bind(map[string]any{"agent": f.Agent, "event": f.Event, "since": since, "limit": f.Limit})
+	if err == nil {
+		err = o.db.SelectContext(ctx, &out, q, args...)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("history: read memory_history: %w", err)
 	}
 	return out, nil

@@ -36,7 +36,7 @@ type snapshot struct {
 
 func (o *Ops) loadEntry(ctx context.Context, q sqlx.QueryerContext, id string) (*Entry, *entryMeta, error) {
 	var e Entry
-	err := sqlx.GetContext(ctx, q, &e, o.sql.entry, id)
+	err := sqlx.GetContext(ctx, q, &e, o.sql.Entry, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, refuse("lookup", "no memory_history row with id %q (see `supersessiond history`)", id)
 	}
@@ -78,10 +78,12 @@ func (o *Ops) Review(ctx context.Context, proposalID string, accept bool, note s
 		// The old attribute's lock serialises the review with a supersession
 		// being written: a rejection recorded here is seen by that write's
 		// veto check, or the write is done before the rejection is recorded.
-		if _, err := tx.ExecContext(ctx, o.sql.shareAttribute, m.OldAttributeID, m.AgentID); err != nil {
+		if _, err := tx.ExecContext(ctx, o.sql.ShareAttribute, m.OldAttributeID, m.AgentID); err != nil {
 			return err
 		}
-		return tx.GetContext(ctx, &id, o.sql.insertHistory, o.historyRow(e.MemoryID, event, e.OldContent, e.NewContent, store.Nullable(note), meta)...)
+		var err error
+		id, err = o.insertHistory(ctx, tx, o.historyRow(e.MemoryID, event, e.OldContent, e.NewContent, store.Nullable(note), meta))
+		return err
 	})
 	if store.IsUniqueViolation(err, "supersessiond_history_one_review") {
 		var prior struct {
@@ -89,7 +91,7 @@ func (o *Ops) Review(ctx context.Context, proposalID string, accept bool, note s
 			CreatedAt time.Time `db:"created_at"`
 			ID        string    `db:"id"`
 		}
-		_ = db.GetContext(ctx, &prior, o.sql.priorReview, proposalID)
+		_ = db.GetContext(ctx, &prior, o.sql.PriorReview, proposalID)
 		return "", refuse(op, "proposal %s was already reviewed: %s at %s (history row %s)", proposalID, prior.Event,
 			prior.CreatedAt.UTC().Format(time.RFC3339), prior.ID)
 	}
@@ -183,7 +185,7 @@ func (o *Ops) whyNot(ctx context.Context, m supersession.Metadata, oldContent, n
 	db := o.db
 	if proposalID != "" {
 		var h string
-		if err := db.GetContext(ctx, &h, o.sql.appliedFrom, proposalID); err == nil {
+		if err := db.GetContext(ctx, &h, o.sql.AppliedFrom, proposalID); err == nil {
 			return "it was already applied (history row " + h + ")"
 		}
 	}
@@ -198,7 +200,7 @@ func (o *Ops) whyNot(ctx context.Context, m supersession.Metadata, oldContent, n
 		AspectID     *string           `db:"aspect_id"`
 	}
 	var rows []row
-	_ = db.SelectContext(ctx, &rows, o.sql.pairState, pq.Array([]string{m.OldAttributeID, m.NewAttributeID}), m.AgentID)
+	_ = db.SelectContext(ctx, &rows, o.sql.PairState, pq.Array([]string{m.OldAttributeID, m.NewAttributeID}), m.AgentID)
 	byID := map[string]row{}
 	for _, r := range rows {
 		byID[r.ID] = r
@@ -260,7 +262,7 @@ func (o *Ops) Undo(ctx context.Context, cfg *config.Config, historyID string) (s
 			return refuse(op, "history row %s carries no undo snapshot", historyID)
 		}
 		var prior string
-		if err := tx.GetContext(ctx, &prior, o.sql.priorRevert, historyID); err == nil {
+		if err := tx.GetContext(ctx, &prior, o.sql.PriorRevert, historyID); err == nil {
 			return refuse(op, "supersession %s was already undone (history row %s)", historyID, prior)
 		} else if !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("undo %s: %w", historyID, err)
@@ -272,7 +274,7 @@ func (o *Ops) Undo(ctx context.Context, cfg *config.Config, historyID string) (s
 			SupersededAt *time.Time `db:"superseded_at"`
 			UpdatedAt    time.Time  `db:"updated_at"`
 		}
-		err = tx.GetContext(ctx, &cur, o.sql.lockForUndo, m.OldAttributeID, m.AgentID)
+		err = tx.GetContext(ctx, &cur, o.sql.LockForUndo, m.OldAttributeID, m.AgentID)
 		if errors.Is(err, sql.ErrNoRows) {
 			return refuse(op, "attribute %s no longer exists as an attribute of agent %s", m.OldAttributeID, m.AgentID)
 		}
@@ -286,7 +288,12 @@ func (o *Ops) Undo(ctx context.Context, cfg *config.Config, historyID string) (s
 			return refuse(op, "attribute %s changed after the supersession (%s); undoing would overwrite that change", m.OldAttributeID, changed)
 		}
 		u := m.Undo
-		if _, err := tx.ExecContext(ctx, o.sql.restore, m.OldAttributeID, u.Status, u.SupersededBy, u.SupersededAt); err != nil {
+		q, args, err := o.sql.Restore.Bind(map[string]any{"id": m.OldAttributeID, "status": u.Status,
+			"superseded_by": u.SupersededBy, "superseded_at": u.SupersededAt})
+		if err == nil {
+			_, err = tx.ExecContext(ctx, q, args...)
+		}
+		if err != nil {
 			return fmt.Errorf("undo %s: restore attribute %s: %w", historyID, m.OldAttributeID, err)
 		}
 		meta := o.withOperator(map[string]any{
@@ -294,8 +301,8 @@ func (o *Ops) Undo(ctx context.Context, cfg *config.Config, historyID string) (s
 			"old_attribute_id": m.OldAttributeID, "new_attribute_id": m.NewAttributeID,
 			"restored": u,
 		})
-		err = tx.GetContext(ctx, &revertID, o.sql.insertHistory, o.historyRow(e.MemoryID, "supersession_reverted", e.OldContent, e.NewContent,
-			"reverted supersession "+historyID, meta)...)
+		revertID, err = o.insertHistory(ctx, tx, o.historyRow(e.MemoryID, "supersession_reverted", e.OldContent, e.NewContent,
+			"reverted supersession "+historyID, meta))
 		if store.IsUniqueViolation(err, "supersessiond_history_one_revert") {
 			return refuse(op, "supersession %s was already undone", historyID)
 		}
@@ -419,7 +426,7 @@ type lockedAttribute struct {
 // id that does not exist; any such id refuses the whole request.
 func (o *Ops) lockForSupersede(ctx context.Context, tx *sqlx.Tx, agent string, ids []string) (map[string]lockedAttribute, error) {
 	var rows []lockedAttribute
-	if err := tx.SelectContext(ctx, &rows, o.sql.lockForSupersede, pq.Array(ids), agent); err != nil {
+	if err := tx.SelectContext(ctx, &rows, o.sql.LockForSupersede, pq.Array(ids), agent); err != nil {
 		return nil, fmt.Errorf("supersede: lock attributes: %w", err)
 	}
 	byID := map[string]lockedAttribute{}
@@ -493,7 +500,7 @@ func (o *Ops) Protect(ctx context.Context, cfg *config.Config, attrID string, on
 			Content   string  `db:"content"`
 			Protected bool    `db:"protected"`
 		}
-		err := tx.GetContext(ctx, &r, o.sql.lockForProtect, attrID)
+		err := tx.GetContext(ctx, &r, o.sql.LockForProtect, attrID)
 		if errors.Is(err, sql.ErrNoRows) {
 			return refuse(op, "no attribute with id %q", attrID)
 		}
@@ -503,7 +510,7 @@ func (o *Ops) Protect(ctx context.Context, cfg *config.Config, attrID string, on
 		if r.Protected == on {
 			return nil
 		}
-		if _, err := tx.ExecContext(ctx, o.sql.protect, attrID, on); err != nil {
+		if _, err := tx.ExecContext(ctx, o.sql.Protect, attrID, on); err != nil {
 			return fmt.Errorf("protect %s: %w", attrID, err)
 		}
 		event := "attribute_protected"
@@ -515,7 +522,7 @@ func (o *Ops) Protect(ctx context.Context, cfg *config.Config, attrID string, on
 			memID = *r.MemoryID
 		}
 		meta := o.withOperator(map[string]any{"agent_id": r.AgentID, "attribute_id": attrID, "protected": on})
-		if _, err := tx.ExecContext(ctx, o.sql.insertHistory, o.historyRow(memID, event, r.Content, nil, nil, meta)...); err != nil {
+		if _, err := o.insertHistory(ctx, tx, o.historyRow(memID, event, r.Content, nil, nil, meta)); err != nil {
 			return fmt.Errorf("protect %s: write history: %w", attrID, err)
 		}
 		changed, agent, content = true, r.AgentID, r.Content
@@ -531,11 +538,24 @@ func (o *Ops) Protect(ctx context.Context, cfg *config.Config, attrID string, on
 
 // ---- helpers ----
 
-// historyRow is insertHistorySQL's arguments for one operator's row.
-func (o *Ops) historyRow(memoryID, event string, oldContent, newContent, reason any, meta string) []any {
+// historyRow is the history row (insertHistorySQL's values, by name) the
+// operator acting writes.
+func (o *Ops) historyRow(memoryID, event string, oldContent, newContent, reason any, meta string) map[string]any {
 	a := o.actor
-	return []any{memoryID, event, oldContent, newContent, a.ChangedBy, reason, meta, a.Type,
-		store.Nullable(a.RequestID), store.Nullable(a.SessionID)}
+	return map[string]any{"memory_id": memoryID, "event": event, "old_content": oldContent, "new_content": newContent,
+		"changed_by": a.ChangedBy, "reason": reason, "metadata": meta, "actor_type": a.Type,
+		"request_id": store.Nullable(a.RequestID), "session_id": store.Nullable(a.SessionID)}
+}
+
+// insertHistory writes an operator's history row and returns its id.
+func (o *Ops) insertHistory(ctx context.Context, tx *sqlx.Tx, row map[string]any) (string, error) {
+	q, args, err := o.sql.InsertHistory.Bind(row)
+	if err != nil {
+		return "", err
+	}
+	var id string
+	err = tx.GetContext(ctx, &id, q, args...)
+	return id, err
 }
 
 // log is the change log: the engine's logger (the daemon's, or the

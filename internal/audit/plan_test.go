@@ -40,7 +40,11 @@ func TestHistoryQueriesUseIndexes(t *testing.T) {
 		{"agent since", "agent-7", "", since},
 	}
 	for _, c := range cases {
-		rows, err := db.Query(`EXPLAIN `+audit.HistorySQL, c.agent, c.event, c.since, 50)
+		q, args, err := audit.HistorySQL.Bind(map[string]any{"agent": c.agent, "event": c.event, "since": c.since, "limit": 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := db.Query(`EXPLAIN `+q, args...)
 		if err != nil {
 			t.Fatal(err)
 		}

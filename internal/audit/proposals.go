@@ -12,7 +12,6 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/supersessiond/supersessiond/config"
-	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 )
@@ -182,16 +181,13 @@ func staleReason(p Proposal, r proposalRow) string {
 }
 
 type queueStatements struct {
-	list, counts, lockOld, reviewBatch, attributes, siblings, chain, attrHistory, agents, stats, rules string
+	List, Counts, LockOld, ReviewBatch, Attributes, Siblings, Chain, AttrHistory, Agents, Stats, Rules string
 }
 
-func renderQueue(n *schema.Names) queueStatements {
-	return queueStatements{
-		list: n.SQL(proposalsSQL), counts: n.SQL(proposalCountsSQL), lockOld: n.SQL(lockOldSharedSQL),
-		reviewBatch: n.SQL(reviewBatchSQL), attributes: n.SQL(attributesSQL), siblings: n.SQL(siblingsSQL),
-		chain: n.SQL(chainSQL), attrHistory: n.SQL(attributeHistorySQL), agents: n.SQL(agentsSQL), stats: n.SQL(statsSQL),
-		rules: n.SQL(rulesSQL),
-	}
+var queueSQL = queueStatements{
+	List: proposalsSQL, Counts: proposalCountsSQL, LockOld: lockOldSharedSQL, ReviewBatch: reviewBatchSQL,
+	Attributes: attributesSQL, Siblings: siblingsSQL, Chain: chainSQL, AttrHistory: attributeHistorySQL,
+	Agents: agentsSQL, Stats: statsSQL, Rules: rulesSQL,
 }
 
 func floatOrNil(f *float64) any {
@@ -222,7 +218,7 @@ func (o *Ops) proposals(ctx context.Context, q sqlx.QueryerContext, f ProposalFi
 		f.Limit = 50
 	}
 	var rows []proposalRow
-	if err := sqlx.SelectContext(ctx, q, &rows, o.sql.queue.list, append(f.args(), f.Status, f.Limit)...); err != nil {
+	if err := sqlx.SelectContext(ctx, q, &rows, o.sql.Queue.List, append(f.args(), f.Status, f.Limit)...); err != nil {
 		return nil, fmt.Errorf("proposals: read memory_history: %w", err)
 	}
 	out := make([]Proposal, len(rows))
@@ -240,7 +236,7 @@ func (o *Ops) ProposalCounts(ctx context.Context, f ProposalFilter) (map[string]
 		Status string `db:"status"`
 		N      int    `db:"n"`
 	}
-	if err := o.db.SelectContext(ctx, &rows, o.sql.queue.counts, f.args()...); err != nil {
+	if err := o.db.SelectContext(ctx, &rows, o.sql.Queue.Counts, f.args()...); err != nil {
 		return nil, fmt.Errorf("proposals: count: %w", err)
 	}
 	out := make(map[string]int, len(Statuses))
@@ -256,7 +252,7 @@ func (o *Ops) ProposalCounts(ctx context.Context, f ProposalFilter) (map[string]
 // Agents lists the agents that have proposals.
 func (o *Ops) Agents(ctx context.Context) ([]string, error) {
 	var out []string
-	if err := o.db.SelectContext(ctx, &out, o.sql.queue.agents); err != nil {
+	if err := o.db.SelectContext(ctx, &out, o.sql.Queue.Agents); err != nil {
 		return nil, fmt.Errorf("proposals: list agents: %w", err)
 	}
 	return out, nil
@@ -308,7 +304,7 @@ func (o *Ops) ProposalDetail(ctx context.Context, id string) (*ProposalDetail, e
 	d := &ProposalDetail{Proposal: ps[0], Siblings: []Attribute{}, Chain: []Attribute{}, History: []Entry{}}
 	p := d.Proposal
 	var attrs []Attribute
-	if err := o.db.SelectContext(ctx, &attrs, o.sql.queue.attributes, pq.Array([]string{p.OldAttributeID, p.NewAttributeID}), p.AgentID); err != nil {
+	if err := o.db.SelectContext(ctx, &attrs, o.sql.Queue.Attributes, pq.Array([]string{p.OldAttributeID, p.NewAttributeID}), p.AgentID); err != nil {
 		return nil, fmt.Errorf("proposal %s: read attributes: %w", id, err)
 	}
 	for i := range attrs {
@@ -320,17 +316,17 @@ func (o *Ops) ProposalDetail(ctx context.Context, id string) (*ProposalDetail, e
 		}
 	}
 	if p.AspectID != "" {
-		if err := o.db.SelectContext(ctx, &d.Siblings, o.sql.queue.siblings, p.AgentID, p.AspectID,
+		if err := o.db.SelectContext(ctx, &d.Siblings, o.sql.Queue.Siblings, p.AgentID, p.AspectID,
 			pq.Array([]string{p.OldAttributeID, p.NewAttributeID}), 100); err != nil {
 			return nil, fmt.Errorf("proposal %s: read siblings: %w", id, err)
 		}
 	}
 	if d.Old != nil && d.Old.SupersededBy != nil {
-		if err := o.db.SelectContext(ctx, &d.Chain, o.sql.queue.chain, p.OldAttributeID, p.AgentID); err != nil {
+		if err := o.db.SelectContext(ctx, &d.Chain, o.sql.Queue.Chain, p.OldAttributeID, p.AgentID); err != nil {
 			return nil, fmt.Errorf("proposal %s: follow superseded_by: %w", id, err)
 		}
 	}
-	if err := o.db.SelectContext(ctx, &d.History, o.sql.queue.attrHistory, pq.Array([]string{p.OldAttributeID, p.NewAttributeID}), p.AgentID); err != nil {
+	if err := o.db.SelectContext(ctx, &d.History, o.sql.Queue.AttrHistory, pq.Array([]string{p.OldAttributeID, p.NewAttributeID}), p.AgentID); err != nil {
 		return nil, fmt.Errorf("proposal %s: read history: %w", id, err)
 	}
 	return d, nil
@@ -411,11 +407,11 @@ func (o *Ops) ReviewAll(ctx context.Context, req BulkReview) (*BulkReviewResult,
 		}
 		written := map[string]string{}
 		err = store.InTx(ctx, o.db, func(tx *sqlx.Tx) error {
-			if _, err := tx.ExecContext(ctx, o.sql.queue.lockOld, pq.Array(olds)); err != nil {
+			if _, err := tx.ExecContext(ctx, o.sql.Queue.LockOld, pq.Array(olds)); err != nil {
 				return fmt.Errorf("lock old attributes: %w", err)
 			}
 			a := o.actor
-			rows, err := tx.QueryContext(ctx, o.sql.queue.reviewBatch, pq.Array(ids), event, req.Note, a.ChangedBy, a.Type,
+			rows, err := tx.QueryContext(ctx, o.sql.Queue.ReviewBatch, pq.Array(ids), event, req.Note, a.ChangedBy, a.Type,
 				a.RequestID, a.SessionID, a.Operator, a.OperatorSource)
 			if err != nil {
 				return err

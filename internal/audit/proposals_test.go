@@ -10,11 +10,11 @@ import (
 	"testing"
 
 	"github.com/supersessiond/supersessiond/internal/audit"
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
-	"github.com/supersessiond/supersessiond/sweep"
+	"github.com/supersessiond/supersessiond/jobs"
+	"github.com/supersessiond/supersessiond/jobs/sweep"
 )
 
 // queueFixture: two agents' contradictions swept in shadow mode, one
@@ -488,8 +488,8 @@ func TestProposalDetail(t *testing.T) {
 // with t.Error, which any goroutine may call.
 func liveSweep(t *testing.T, db *pgtest.DB) {
 	log := slog.New(slog.DiscardHandler)
-	engine := supersession.New(job.Deps{DB: db.DB, Logger: log})
-	if _, err := sweep.New(job.Deps{DB: db.DB, Logger: log}, engine).Once(ctx, cfg(), sweep.Options{}); err != nil {
+	engine := supersession.New(jobs.Deps{DB: db.DB, Logger: log})
+	if _, err := sweep.New(jobs.Deps{DB: db.DB, Logger: log}, engine).Once(ctx, cfg(), sweep.Options{}); err != nil {
 		t.Error(err)
 	}
 }

@@ -20,23 +20,23 @@ type Ops struct {
 // New returns the operator's commands for the database names describes
 // (nil: the reference schema).
 func New(db *sqlx.DB, names *schema.Names, engine *supersession.Engine) *Ops {
-	if names == nil {
-		names = schema.ReferenceNames()
-	}
-	return &Ops{db: db, engine: engine, actor: Operator{Channel: ChannelCLI}.actor(), sql: statements{
-		history: names.SQL(historySQL), entry: names.SQL(entrySQL), insertHistory: names.SQL(insertHistorySQL),
-		shareAttribute: names.SQL(shareAttributeSQL), priorReview: names.SQL(priorReviewSQL),
-		appliedFrom: names.SQL(appliedFromSQL), pairState: names.SQL(pairStateSQL), priorRevert: names.SQL(priorRevertSQL),
-		lockForUndo: names.SQL(lockForUndoSQL), restore: names.SQL(restoreSQL), lockForSupersede: names.SQL(lockForSupersedeSQL),
-		lockForProtect: names.SQL(lockForProtectSQL), protect: names.SQL(protectSQL),
-		queue: renderQueue(names),
-	}}
+	return &Ops{db: db, engine: engine, actor: Operator{Channel: ChannelCLI}.actor(), sql: schema.Render(names, auditSQL)}
 }
 
+// statements are the operator's commands' SQL, rendered for one database
+// (schema.Render).
 type statements struct {
-	history, entry, insertHistory, shareAttribute, priorReview, appliedFrom, pairState, priorRevert,
-	lockForUndo, restore, lockForSupersede, lockForProtect, protect string
-	queue queueStatements // the review queue's (proposals.go)
+	Entry, ShareAttribute, PriorReview, AppliedFrom, PairState, PriorRevert,
+	LockForUndo, LockForSupersede, LockForProtect, Protect string
+	History, InsertHistory, Restore schema.Named
+	Queue                           queueStatements // the review queue's (proposals.go)
+}
+
+var auditSQL = statements{
+	History: schema.NamedSQL(historySQL), Entry: entrySQL, InsertHistory: schema.NamedSQL(insertHistorySQL), ShareAttribute: shareAttributeSQL,
+	PriorReview: priorReviewSQL, AppliedFrom: appliedFromSQL, PairState: pairStateSQL, PriorRevert: priorRevertSQL,
+	LockForUndo: lockForUndoSQL, Restore: schema.NamedSQL(restoreSQL), LockForSupersede: lockForSupersedeSQL,
+	LockForProtect: lockForProtectSQL, Protect: protectSQL, Queue: queueSQL,
 }
 
 // historySQL serves every filter combination from the indexes migrate
@@ -50,23 +50,22 @@ SELECT h.id, h.memory_id, h.event, h.old_content, h.new_content, h.changed_by, h
          SELECT r.id FROM {{.History}} r
          WHERE r.event = 'supersession_reverted' AND {{meta "r"}} ->> 'reverted_history_id' = h.id LIMIT 1) END AS undone_by
 FROM {{.History}} h
-WHERE ($1 = '' OR {{meta "h"}} ->> 'agent_id' = $1)
-  AND ($2 = '' OR h.event = $2)
-  AND ($3::timestamptz IS NULL OR h.created_at >= $3)
+WHERE (:agent = '' OR {{meta "h"}} ->> 'agent_id' = :agent)
+  AND (:event = '' OR h.event = :event)
+  AND (CAST(:since AS timestamptz) IS NULL OR h.created_at >= :since)
 ORDER BY h.created_at DESC, h.id DESC
-LIMIT $4`
+LIMIT :limit`
 
 const entrySQL = `
 SELECT id, memory_id, event, old_content, new_content, changed_by, reason, metadata, created_at,
        actor_type, session_id, request_id
 FROM {{.History}} WHERE id = $1`
 
-// insertHistorySQL writes an operator's history row. $1 memory_id, $2
-// event, $3 old content, $4 new content, $5 changed_by, $6 reason, $7
-// metadata (JSON), $8 actor_type, $9 request_id, $10 session_id.
+// insertHistorySQL writes an operator's history row (historyRow).
 const insertHistorySQL = `
 INSERT INTO {{.History}} (id, memory_id, event, old_content, new_content, changed_by, reason, metadata, actor_type, request_id, session_id)
-VALUES (gen_random_uuid()::text, $1, $2, $3, $4, $5, $6, {{metaIn "$7::jsonb"}}, $8, $9, $10)
+VALUES (CAST(gen_random_uuid() AS text), :memory_id, :event, :old_content, :new_content, :changed_by, :reason,
+        {{metaIn "CAST(:metadata AS jsonb)"}}, :actor_type, :request_id, :session_id)
 RETURNING id`
 
 // shareAttributeSQL takes the old attribute's lock while a review is
@@ -92,7 +91,8 @@ SELECT agent_id, status, superseded_by, superseded_at, updated_at
 FROM {{.Attributes}} WHERE id = $1 AND agent_id = $2 FOR UPDATE`
 
 const restoreSQL = `
-UPDATE {{.Attributes}} SET status = $2, superseded_by = $3, superseded_at = $4, updated_at = now() WHERE id = $1`
+UPDATE {{.Attributes}} SET status = :status, superseded_by = :superseded_by, superseded_at = :superseded_at, updated_at = now()
+WHERE id = :id`
 
 // lockForSupersedeSQL reads and locks only the named agent's rows: an id of
 // another agent is, to the command, an id that does not exist.

@@ -119,7 +119,7 @@ func (o *Ops) Stats(ctx context.Context, f StatsFilter, e Enforcement) (*Stats, 
 		Key string `db:"key"`
 		Counts
 	}
-	if err := o.db.SelectContext(ctx, &rows, o.sql.queue.stats, f.Agent, since); err != nil {
+	if err := o.db.SelectContext(ctx, &rows, o.sql.Queue.Stats, f.Agent, since); err != nil {
 		return nil, fmt.Errorf("stats: read memory_history: %w", err)
 	}
 	for _, r := range rows {
@@ -163,7 +163,7 @@ func (o *Ops) Rules(ctx context.Context, f StatsFilter) ([]earned.Record, error)
 		Decided int    `db:"decided"`
 		Correct int    `db:"correct"`
 	}
-	if err := o.db.SelectContext(ctx, &rows, o.sql.queue.rules, f.Agent, since); err != nil {
+	if err := o.db.SelectContext(ctx, &rows, o.sql.Queue.Rules, f.Agent, since); err != nil {
 		return nil, fmt.Errorf("stats: read the rules' records from memory_history: %w", err)
 	}
 	out := make([]earned.Record, len(rows))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/audit"
+	"github.com/supersessiond/supersessiond/internal/ident"
 )
 
 // sessionCookie holds a browser session's id, nothing else.
@@ -250,7 +251,7 @@ func sameOrigin(r *http.Request) bool {
 func CredentialsOf(h config.HTTP, getenv func(string) string) []Credential {
 	var out []Credential
 	if t := getenv(h.AdminTokenEnv); t != "" {
-		out = append(out, Credential{Name: config.AdminTokenName, Token: t})
+		out = append(out, Credential{Name: ident.Admin, Token: t})
 	}
 	for _, n := range h.Tokens {
 		if t := getenv(n.Env); t != "" {

@@ -3,7 +3,7 @@ package console
 import (
 	"net/http"
 
-	"github.com/supersessiond/supersessiond/internal/compaction"
+	"github.com/supersessiond/supersessiond/jobs/compaction"
 )
 
 // The compaction watch's page (SPEC §14): where the compaction job cannot

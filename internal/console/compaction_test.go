@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/supersessiond/supersessiond/config"
-	"github.com/supersessiond/supersessiond/internal/compaction"
 	"github.com/supersessiond/supersessiond/internal/console"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
+	"github.com/supersessiond/supersessiond/jobs/compaction"
 )
 
 // Beside clawbolt the supersession job is off and the compaction job only

@@ -21,7 +21,7 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/audit"
-	"github.com/supersessiond/supersessiond/internal/compaction"
+	"github.com/supersessiond/supersessiond/jobs/compaction"
 )
 
 //go:embed templates/*.html

@@ -22,12 +22,12 @@ import (
 	"github.com/supersessiond/supersessiond/internal/audit"
 	"github.com/supersessiond/supersessiond/internal/console"
 	"github.com/supersessiond/supersessiond/internal/earned"
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
 	"github.com/supersessiond/supersessiond/internal/testkit/proctest"
-	"github.com/supersessiond/supersessiond/sweep"
+	"github.com/supersessiond/supersessiond/jobs"
+	"github.com/supersessiond/supersessiond/jobs/sweep"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -65,10 +65,10 @@ func newSite(t *testing.T, tok string, mut ...func(*config.Config)) *site {
 			memtest.Attr{ID: p.agent + "-" + p.aspect + "-2", Agent: p.agent, Aspect: asp, Content: p.new})
 	}
 	log := slog.New(slog.NewTextHandler(&st.logs, nil))
-	engine := supersession.New(job.Deps{DB: db.DB, Logger: log})
+	engine := supersession.New(jobs.Deps{DB: db.DB, Logger: log})
 	shadow := config.Default()
 	shadow.Memory.PipelineV2.ShadowMode = true
-	if _, err := sweep.New(job.Deps{DB: db.DB, Logger: log}, engine).Once(context.Background(), shadow, sweep.Options{}); err != nil {
+	if _, err := sweep.New(jobs.Deps{DB: db.DB, Logger: log}, engine).Once(context.Background(), shadow, sweep.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := db.Query(`SELECT metadata->>'old_attribute_id', id FROM memory_history WHERE event = 'supersession_proposal'`)

@@ -13,8 +13,8 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/audit"
+	"github.com/supersessiond/supersessiond/internal/ident"
 )
 
 // pages are the console's server-rendered pages: one template set per page,
@@ -443,7 +443,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	case len(creds) == 0:
 		fail(http.StatusForbidden, "This console is closed: "+c.needToken(creds)+".")
 		return
-	case name != "" && !config.ValidOperatorName(name):
+	case name != "" && !ident.ValidOperator(name):
 		fail(http.StatusBadRequest, "A name is 1 to 64 letters, digits or . _ @ - (it is what the audit trail records).")
 		return
 	}
@@ -467,7 +467,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	}
 	c.guesses.succeed(client)
 	operator, source := cred.Name, audit.SourceToken
-	if cred.Name == config.AdminTokenName && name != "" {
+	if cred.Name == ident.Admin && name != "" {
 		operator, source = name, audit.SourceLogin
 	}
 	id, sess := c.sessions.create(cred, operator, source, now)

@@ -23,7 +23,6 @@ import (
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/audit"
 	"github.com/supersessiond/supersessiond/internal/bench"
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/supersession"
@@ -31,6 +30,7 @@ import (
 	"github.com/supersessiond/supersessiond/internal/testkit/pgcluster"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
 	"github.com/supersessiond/supersessiond/internal/testkit/proctest"
+	"github.com/supersessiond/supersessiond/jobs"
 )
 
 // cli runs the real binary against a database and returns its output.
@@ -496,6 +496,6 @@ func TestThreeDaemonsLeaveTheAgentItsConnections(t *testing.T) {
 
 // opsOf is the operator commands on a test database of the reference schema.
 func opsOf(db *sqlx.DB) *audit.Ops {
-	engine := supersession.New(job.Deps{DB: db, Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry()})
+	engine := supersession.New(jobs.Deps{DB: db, Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry()})
 	return audit.New(db, nil, engine)
 }

@@ -1,7 +1,8 @@
 // Package ident makes the identities the daemon gives things that are not
 // rows of the agent's: runs (sweep run ids, inline batches), lease and claim
 // holders, and the ids of the memories and history rows compaction writes.
-// Random parts come from crypto/rand, so two daemons never collide.
+// Random parts come from crypto/rand, so two daemons never collide. It also
+// says what an operator's name, as the audit trail records it, may be.
 package ident
 
 import (

@@ -42,14 +42,17 @@ type Manager struct {
 // reference layout). holder must be unique per process; ttl bounds how long
 // a dead holder keeps a lease.
 func New(db *sqlx.DB, names *schema.Names, holder string, ttl time.Duration) *Manager {
-	if names == nil {
-		names = schema.ReferenceNames()
-	}
-	return &Manager{db: db, holder: holder, ttl: ttl,
-		sql: statements{acquire: names.SQL(acquireSQL), renew: names.SQL(renewSQL), release: names.SQL(releaseSQL)}}
+	return &Manager{db: db, holder: holder, ttl: ttl, sql: schema.Render(names, leaseSQL)}
 }
 
-type statements struct{ acquire, renew, release string }
+// statements are the leases' SQL, rendered for one database
+// (schema.Render).
+type statements struct {
+	Acquire, Renew schema.Named
+	Release        string
+}
+
+var leaseSQL = statements{Acquire: schema.NamedSQL(acquireSQL), Renew: schema.NamedSQL(renewSQL), Release: releaseSQL}
 
 // Lease is a held lease.
 type Lease struct {
@@ -64,7 +67,7 @@ func (l *Lease) Term() int64 { return l.term }
 
 const acquireSQL = `
 INSERT INTO {{.Leases}} AS l (name, holder, term, tick, acquired_at, expires_at)
-VALUES ($1, $2, 1, $3, now(), now() + make_interval(secs => $4))
+VALUES (:name, :holder, 1, :tick, now(), now() + make_interval(secs => :ttl))
 ON CONFLICT (name) DO UPDATE
 SET holder = EXCLUDED.holder,
     term = l.term + 1,
@@ -79,7 +82,10 @@ RETURNING term`
 // another holder has it, or when this tick already ran (here or elsewhere).
 func (m *Manager) Acquire(ctx context.Context, name string, tick time.Time) (*Lease, error) {
 	var term int64
-	err := m.db.GetContext(ctx, &term, m.sql.acquire, name, m.holder, tick, m.ttl.Seconds())
+	q, args, err := m.sql.Acquire.Bind(map[string]any{"name": name, "holder": m.holder, "tick": tick, "ttl": m.ttl.Seconds()})
+	if err == nil {
+		err = m.db.GetContext(ctx, &term, q, args...)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -91,8 +97,8 @@ func (m *Manager) Acquire(ctx context.Context, name string, tick time.Time) (*Le
 
 const (
 	renewSQL = `
-UPDATE {{.Leases}} SET expires_at = now() + make_interval(secs => $4)
-WHERE name = $1 AND holder = $2 AND term = $3`
+UPDATE {{.Leases}} SET expires_at = now() + make_interval(secs => :ttl)
+WHERE name = :name AND holder = :holder AND term = :term`
 	releaseSQL = `
 UPDATE {{.Leases}} SET expires_at = now()
 WHERE name = $1 AND holder = $2 AND term = $3`
@@ -103,7 +109,11 @@ var ErrLost = errors.New("lease lost")
 
 // Renew extends the lease by the TTL; ErrLost when it is no longer ours.
 func (l *Lease) Renew(ctx context.Context) error {
-	res, err := l.m.db.ExecContext(ctx, l.m.sql.renew, l.name, l.m.holder, l.term, l.m.ttl.Seconds())
+	q, args, err := l.m.sql.Renew.Bind(map[string]any{"name": l.name, "holder": l.m.holder, "term": l.term, "ttl": l.m.ttl.Seconds()})
+	var res sql.Result
+	if err == nil {
+		res, err = l.m.db.ExecContext(ctx, q, args...)
+	}
 	if err != nil {
 		return fmt.Errorf("lease: renew %s: %w", l.name, err)
 	}
@@ -116,7 +126,7 @@ func (l *Lease) Renew(ctx context.Context) error {
 // Release frees the lease at once, keeping its tick so this tick does not run
 // again elsewhere.
 func (l *Lease) Release(ctx context.Context) error {
-	_, err := l.m.db.ExecContext(ctx, l.m.sql.release, l.name, l.m.holder, l.term)
+	_, err := l.m.db.ExecContext(ctx, l.m.sql.Release, l.name, l.m.holder, l.term)
 	if err != nil {
 		return fmt.Errorf("lease: release %s: %w", l.name, err)
 	}

@@ -526,77 +526,34 @@ func keysOf[V any](m map[string]V) []string {
 	return out
 }
 
-// checkPrivileges records, per job that is on, each privilege the
-// connecting role lacks on the tables it found: a statement that would
-// fail for want of one is a problem now, not at three in the morning.
 // placeholder is a statement's $n.
 var placeholder = regexp.MustCompile(`\$[0-9]+`)
 
+// privilegeNeed is one privilege a job that is on needs, and the question
+// that asks whether the connecting role has it.
+type privilegeNeed struct {
+	job         Job
+	what, table string // for the message
+	query       string
+	args        []any
+}
+
+// checkPrivileges records, per job that is on, each privilege the
+// connecting role lacks on the tables it found: a statement that would
+// fail for want of one is a problem now, not at three in the morning.
 func (l *Layout) checkPrivileges(ctx context.Context, db sqlx.QueryerContext) error {
-	type need struct {
-		job         Job
-		what, table string // for the message
-		query       string
-		args        []any
-	}
-	var needs []need
+	var needs []privilegeNeed
 	for _, job := range Jobs {
-		r := l.Reports[job]
-		if !r.On || len(r.Problems) > 0 {
-			continue
-		}
-		schemas := map[string]bool{}
-		for _, p := range l.Plan.privilegesOf(job) {
-			t := l.Tables[p.table]
-			if t == nil {
-				continue
-			}
-			schemas[t.Schema] = true
-			if p.kind != "UPDATE" {
-				needs = append(needs, need{job, p.kind, t.Display(), `SELECT has_table_privilege($1::oid, $2)`, []any{t.OID, p.kind}})
-				continue
-			}
-			for _, col := range p.columns {
-				if t.hasColumn(col) {
-					needs = append(needs, need{job, "UPDATE (" + col + ")", t.Display(),
-						`SELECT has_column_privilege($1::oid, $2, 'UPDATE')`, []any{t.OID, col}})
-				}
-			}
-		}
-		for s := range schemas {
-			needs = append(needs, need{job, "USAGE", "schema " + s, `SELECT has_schema_privilege($1, 'USAGE')`, []any{s}})
-		}
-		for _, name := range l.Plan.ownTablesOf(job) {
-			if t := l.Own[name]; t != nil {
-				for _, kind := range []string{"SELECT", "INSERT", "UPDATE", "DELETE"} {
-					needs = append(needs, need{job, kind, t.Display(), `SELECT has_table_privilege($1::oid, $2)`, []any{t.OID, kind}})
-				}
-			}
-		}
-		if len(l.Own) > 0 {
-			needs = append(needs, need{job, "USAGE", "schema " + l.Plan.Own, `SELECT has_schema_privilege($1, 'USAGE')`, []any{l.Plan.Own}})
+		if r := l.Reports[job]; r.On && len(r.Problems) == 0 {
+			needs = l.privilegesNeeded(job, needs)
 		}
 	}
 	if len(needs) == 0 {
 		return nil
 	}
-	// One statement asks them all: SELECT ARRAY[has_..._privilege($1, ...), ...].
-	exprs := make([]string, len(needs))
-	var args []any
-	for i, n := range needs {
-		offset := len(args)
-		exprs[i] = placeholder.ReplaceAllStringFunc(strings.TrimPrefix(n.query, "SELECT "), func(p string) string {
-			k, _ := strconv.Atoi(p[1:])
-			return "$" + strconv.Itoa(k+offset)
-		})
-		args = append(args, n.args...)
-	}
-	var granted pq.BoolArray
-	if err := sqlx.GetContext(ctx, db, &granted, "SELECT ARRAY["+strings.Join(exprs, ", ")+"]", args...); err != nil {
-		return fmt.Errorf("schema: check the role's privileges: %w", err)
-	}
-	if len(granted) != len(needs) {
-		return fmt.Errorf("schema: check the role's privileges: %d answers to %d questions", len(granted), len(needs))
+	granted, err := askPrivileges(ctx, db, needs)
+	if err != nil {
+		return err
 	}
 	lacking := map[Job]map[string][]string{} // job → table → privileges lacking
 	for i, n := range needs {
@@ -619,6 +576,67 @@ func (l *Layout) checkPrivileges(ctx context.Context, db sqlx.QueryerContext) er
 			l.User, strings.Join(parts, "; "), l.User))
 	}
 	return nil
+}
+
+// privilegesNeeded appends to needs the privileges job needs on the tables
+// found: on the agent's tables and their schemas, and every privilege on
+// the daemon's own tables and schema.
+func (l *Layout) privilegesNeeded(job Job, needs []privilegeNeed) []privilegeNeed {
+	schemas := map[string]bool{}
+	for _, p := range l.Plan.privilegesOf(job) {
+		t := l.Tables[p.table]
+		if t == nil {
+			continue
+		}
+		schemas[t.Schema] = true
+		if p.kind != "UPDATE" {
+			needs = append(needs, privilegeNeed{job, p.kind, t.Display(), `SELECT has_table_privilege($1::oid, $2)`, []any{t.OID, p.kind}})
+			continue
+		}
+		for _, col := range p.columns {
+			if t.hasColumn(col) {
+				needs = append(needs, privilegeNeed{job, "UPDATE (" + col + ")", t.Display(),
+					`SELECT has_column_privilege($1::oid, $2, 'UPDATE')`, []any{t.OID, col}})
+			}
+		}
+	}
+	for s := range schemas {
+		needs = append(needs, privilegeNeed{job, "USAGE", "schema " + s, `SELECT has_schema_privilege($1, 'USAGE')`, []any{s}})
+	}
+	for _, name := range l.Plan.ownTablesOf(job) {
+		if t := l.Own[name]; t != nil {
+			for _, kind := range []string{"SELECT", "INSERT", "UPDATE", "DELETE"} {
+				needs = append(needs, privilegeNeed{job, kind, t.Display(), `SELECT has_table_privilege($1::oid, $2)`, []any{t.OID, kind}})
+			}
+		}
+	}
+	if len(l.Own) > 0 {
+		needs = append(needs, privilegeNeed{job, "USAGE", "schema " + l.Plan.Own, `SELECT has_schema_privilege($1, 'USAGE')`, []any{l.Plan.Own}})
+	}
+	return needs
+}
+
+// askPrivileges asks every question of needs in one statement:
+// SELECT ARRAY[has_..._privilege($1, ...), ...].
+func askPrivileges(ctx context.Context, db sqlx.QueryerContext, needs []privilegeNeed) ([]bool, error) {
+	exprs := make([]string, len(needs))
+	var args []any
+	for i, n := range needs {
+		offset := len(args)
+		exprs[i] = placeholder.ReplaceAllStringFunc(strings.TrimPrefix(n.query, "SELECT "), func(p string) string {
+			k, _ := strconv.Atoi(p[1:])
+			return "$" + strconv.Itoa(k+offset)
+		})
+		args = append(args, n.args...)
+	}
+	var granted pq.BoolArray
+	if err := sqlx.GetContext(ctx, db, &granted, "SELECT ARRAY["+strings.Join(exprs, ", ")+"]", args...); err != nil {
+		return nil, fmt.Errorf("schema: check the role's privileges: %w", err)
+	}
+	if len(granted) != len(needs) {
+		return nil, fmt.Errorf("schema: check the role's privileges: %d answers to %d questions", len(granted), len(needs))
+	}
+	return granted, nil
 }
 
 // stringArray passes a []string as a text[] parameter.

@@ -22,7 +22,7 @@ type Names struct {
 	// attribute whose aspect is missing is skipped as dangling).
 	HasAspects bool
 	// MetaCast: memory_history.metadata is text or json, not jsonb; it is
-	// read as (metadata::jsonb) and written as text.
+	// read as CAST(metadata AS jsonb) and written as text.
 	MetaCast string
 	// ToolCalls: messages has a tool_calls column (a message with no body
 	// is shown to the LLM as its calls).
@@ -93,7 +93,7 @@ func (n *Names) meta(alias string) string {
 		col = alias + ".metadata"
 	}
 	if n.MetaCast != "" {
-		return "(" + col + "::jsonb)"
+		return "CAST(" + col + " AS jsonb)"
 	}
 	return col
 }
@@ -101,7 +101,7 @@ func (n *Names) meta(alias string) string {
 // metaIn is a jsonb expression as the history metadata column stores it.
 func (n *Names) metaIn(expr string) string {
 	if n.MetaCast != "" {
-		return "(" + expr + ")::" + n.MetaCast
+		return "CAST(" + expr + " AS " + n.MetaCast + ")"
 	}
 	return expr
 }

@@ -20,7 +20,7 @@ type AspectChanges struct {
 	Whole             bool
 }
 
-// Narrowed is what LoadChanged found: groups holding only the changed
+// Narrowed is what loadChanged found: groups holding only the changed
 // attributes and the siblings their keys can meet, with the changed ones
 // as the focus, and the aspects that must be read whole, with why.
 type Narrowed struct {
@@ -42,7 +42,7 @@ const maxFragments = 16
 
 type aspectRef struct{ agent, aspect string }
 
-// narrowing is one aspect while LoadChanged works on it.
+// narrowing is one aspect while loadChanged works on it.
 type narrowing struct {
 	ch      AspectChanges
 	digests []*digest
@@ -50,7 +50,7 @@ type narrowing struct {
 	whole   string // why it is read whole; "" while it is not
 }
 
-// LoadChanged narrows each aspect of changes to its changed attributes and
+// loadChanged narrows each aspect of changes to its changed attributes and
 // the siblings that may pair with them (SPEC §11): the siblings whose keys
 // meet a changed attribute's, per the aspect's stored key digest, and the
 // siblings whose keys meet those (a partner older than a change is decided
@@ -58,8 +58,9 @@ type narrowing struct {
 // with the focus then decides exactly what a pass over the whole aspect
 // would decide about the changes. An aspect without a usable digest, or
 // where a change meets a key held by many siblings, is returned in Whole.
-// Not with the semantic fallback: its candidates are not in a digest.
-func (e *Engine) LoadChanged(ctx context.Context, changes []AspectChanges) (*Narrowed, error) {
+// Not with the semantic fallback: its candidates are not in a digest. The
+// groups are unnamed (the feed names them with what it reads whole).
+func (e *Engine) loadChanged(ctx context.Context, changes []AspectChanges) (*Narrowed, error) {
 	n := &Narrowed{Focus: map[string]bool{}, Why: map[string]int{}}
 	byRef := map[aspectRef]*narrowing{}
 	var order []*narrowing
@@ -86,7 +87,7 @@ func (e *Engine) LoadChanged(ctx context.Context, changes []AspectChanges) (*Nar
 		named = append(named, &Group{AgentID: ref.agent, AspectID: ref.aspect})
 	}
 	if len(named) > 0 {
-		if err := e.name(ctx, named); err != nil {
+		if err := e.attrs.name(ctx, named); err != nil {
 			return nil, err
 		}
 	}
@@ -95,7 +96,7 @@ func (e *Engine) LoadChanged(ctx context.Context, changes []AspectChanges) (*Nar
 		nameOf[aspectRef{g.AgentID, g.AspectID}] = g
 	}
 	load := func(ctx context.Context, ids []string) ([]*Group, error) {
-		groups, err := e.attributesByID(ctx, ids)
+		groups, err := e.attrs.byID(ctx, ids)
 		for _, g := range groups {
 			if ng := nameOf[aspectRef{g.AgentID, g.AspectID}]; ng != nil {
 				g.Name(ng.AspectName)
@@ -116,7 +117,7 @@ func (e *Engine) LoadChanged(ctx context.Context, changes []AspectChanges) (*Nar
 }
 
 // narrow loads, through load, the changed attributes of each aspect of
-// byRef and the siblings their keys meet, and fills n. It is LoadChanged
+// byRef and the siblings their keys meet, and fills n. It is loadChanged
 // without the database.
 func narrow(ctx context.Context, n *Narrowed, byRef map[aspectRef]*narrowing, order []*narrowing,
 	load func(context.Context, []string) ([]*Group, error)) error {
@@ -198,7 +199,7 @@ func narrow(ctx context.Context, n *Narrowed, byRef map[aspectRef]*narrowing, or
 
 // readDigests reads the digest fragments of the aspects in byRef.
 func (e *Engine) readDigests(ctx context.Context, agents, aspects []string, byRef map[aspectRef]*narrowing) error {
-	rows, err := e.db.QueryContext(ctx, e.sql.keys, pq.Array(agents), pq.Array(aspects), heuristics.Version)
+	rows, err := e.db.QueryContext(ctx, e.sql.Keys, pq.Array(agents), pq.Array(aspects), heuristics.Version)
 	if err != nil {
 		return fmt.Errorf("supersession: read key digests: %w", err)
 	}
@@ -230,12 +231,6 @@ func (e *Engine) readDigests(ctx context.Context, agents, aspects []string, byRe
 		return fmt.Errorf("supersession: read key digests: %w", err)
 	}
 	return nil
-}
-
-// attributesByID loads the active attributes with the given ids, grouped
-// by aspect, unnamed (LoadChanged names them).
-func (e *Engine) attributesByID(ctx context.Context, ids []string) ([]*Group, error) {
-	return e.loadGroups(ctx, "load changed attributes", e.sql.attributes, pq.Array(ids))
 }
 
 // take adds the attributes of groups to the aspects of byRef still being
@@ -320,7 +315,12 @@ func (e *Engine) StoreKeys(ctx context.Context, db sqlx.ExecerContext, frags []F
 	if replace != "" {
 		snap = replace
 	}
-	if _, err := db.ExecContext(ctx, e.sql.storeKeys, pq.Array(agents), pq.Array(aspects), heuristics.Version, all, pq.Array(ends), snap); err != nil {
+	q, args, err := e.sql.StoreKeys.Bind(map[string]any{"agents": pq.Array(agents), "aspects": pq.Array(aspects),
+		"heuristics": heuristics.Version, "keys": all, "ends": pq.Array(ends), "replace": snap})
+	if err == nil {
+		_, err = db.ExecContext(ctx, q, args...)
+	}
+	if err != nil {
 		return fmt.Errorf("supersession: store key digests: %w", err)
 	}
 	return nil
@@ -329,7 +329,7 @@ func (e *Engine) StoreKeys(ctx context.Context, db sqlx.ExecerContext, frags []F
 // DropKeys deletes every digest fragment the snapshot saw committed: a
 // complete full pass has replaced those of the aspects it read.
 func (e *Engine) DropKeys(ctx context.Context, db sqlx.ExecerContext, snapshot string) error {
-	if _, err := db.ExecContext(ctx, e.sql.dropKeys, snapshot); err != nil {
+	if _, err := db.ExecContext(ctx, e.sql.DropKeys, snapshot); err != nil {
 		return fmt.Errorf("supersession: drop replaced key digests: %w", err)
 	}
 	return nil

@@ -29,6 +29,11 @@
 // inside a transaction; a failed, slow or unreadable answer counts as "no
 // contradiction" for this run, is counted, and is asked again later.
 //
+// The store. Every statement that reads or writes the agent's attributes,
+// its aspects' names or the supersession rows of its history is the
+// attribute store's (attributes.go); the engine, the change feed and the
+// operator's commands ask it for rows.
+//
 // Windows (window.go; SPEC §13) are how the judge is to ask: a window is
 // statements of one aspect, oldest first, shown to the LLM as numbered
 // lines, and the pending pairs its answer settles; planWindows covers the
@@ -51,6 +56,13 @@
 // stops where the writing begins: it reads siblings, vetoes, cached verdicts
 // and the proposals that exist, may ask the LLM, and writes nothing, not
 // even the verdict it was given; its decisions are what a real pass writes.
+//
+// The change feed (feed.go): the change records the trigger appends, read
+// by the incremental sweep and the inline hook through one protocol: take a
+// snapshot, load what the changes can meet through the key digests, decide,
+// then store the keys of what was decided and consume the records in one
+// statement. A record goes only with the keys that let the next reader
+// find its attribute.
 //
 // The change log: every supersession applied (by the sweep, the inline
 // hook or an operator) is one log line with its ids and clipped contents;

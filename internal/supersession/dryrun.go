@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-
-	"github.com/lib/pq"
 )
 
 // Planned is a decision a dry run found: what a real pass would write.
@@ -43,15 +41,9 @@ func (e *Engine) dryRun(ctx context.Context, cands []Candidate, t *Tally) error 
 	}
 	exists := map[[2]string]bool{}
 	if len(olds) > 0 {
-		var rows []struct {
-			Old string `db:"old_id"`
-			New string `db:"new_id"`
-		}
-		if err := e.db.SelectContext(ctx, &rows, e.sql.proposed, pq.Array(olds), pq.Array(news)); err != nil {
-			return fmt.Errorf("supersession: dry run: read existing proposals: %w", err)
-		}
-		for _, r := range rows {
-			exists[[2]string{r.Old, r.New}] = true
+		var err error
+		if exists, err = e.attrs.proposed(ctx, olds, news); err != nil {
+			return fmt.Errorf("supersession: dry run: %w", err)
 		}
 	}
 	for _, c := range cands {

@@ -11,10 +11,10 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/supersessiond/supersessiond/config"
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/store"
+	"github.com/supersessiond/supersessiond/jobs"
 )
 
 // Engine decides and writes supersessions for groups of siblings.
@@ -24,23 +24,22 @@ type Engine struct {
 	log     *slog.Logger
 	metrics *Metrics
 	llms    *llm.Provider
-	// hasAspects: the stack has an aspects table (groups are named, and an
-	// aspect missing from it is dangling).
-	hasAspects bool
-	keys       *keyCache
+	attrs   *attributeStore // what reads and writes the agent's attributes
+	keys    *keyCache
 }
 
 // New returns an Engine for the database deps describe. Its metrics are
 // registered on deps.Registry; without an LLM there is no semantic
 // fallback.
-func New(deps job.Deps) *Engine {
+func New(deps jobs.Deps) *Engine {
 	deps = deps.WithDefaults()
 	names := deps.Names
 	if names == nil {
 		names = schema.ReferenceNames()
 	}
-	return &Engine{db: deps.DB, sql: render(names), log: deps.Logger, metrics: NewMetrics(deps.Registry), llms: deps.LLM,
-		hasAspects: names.HasAspects, keys: newKeyCache(keyCacheSize)}
+	return &Engine{db: deps.DB, sql: schema.Render(names, engineSQL), log: deps.Logger, metrics: NewMetrics(deps.Registry), llms: deps.LLM,
+		attrs: &attributeStore{db: deps.DB, sql: schema.Render(names, attributeSQL), hasAspects: names.HasAspects},
+		keys:  newKeyCache(keyCacheSize)}
 }
 
 // Tally counts what a pass over some groups found and did.
@@ -283,7 +282,7 @@ func (e *Engine) planVetoed(ctx context.Context, preps []*prepared, in *planInpu
 		}
 		olds = outs[i].deciding(olds)
 	}
-	vetoed, err := e.loadVetoes(ctx, olds, agents)
+	vetoed, err := e.attrs.vetoes(ctx, olds, agents)
 	if err != nil || vetoed.empty() {
 		return outs, err
 	}

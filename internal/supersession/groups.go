@@ -3,10 +3,7 @@ package supersession
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"slices"
-
-	"github.com/lib/pq"
 )
 
 // scanRow reads one row of a sibling query (bareColumns) without
@@ -106,33 +103,12 @@ type Cursor struct {
 // LoadAspects loads the active attributes of the given (agent, aspect)
 // pairs, one group each (an aspect with no active attribute left is absent).
 func (e *Engine) LoadAspects(ctx context.Context, agents, aspects []string) ([]*Group, error) {
-	return e.queryGroups(ctx, "load siblings", e.sql.aspects, pq.Array(agents), pq.Array(aspects))
-}
-
-// queryGroups runs a query of the engine's columns (bareColumns), reads its
-// rows into groups (scanGroups) and names each group's aspect (name); what
-// names it in an error.
-func (e *Engine) queryGroups(ctx context.Context, what, query string, args ...any) ([]*Group, error) {
-	groups, err := e.loadGroups(ctx, what, query, args...)
-	if err != nil || len(groups) == 0 {
-		return groups, err
-	}
-	if err := e.name(ctx, groups); err != nil {
+	groups, err := e.attrs.siblings(ctx, agents, aspects)
+	if err != nil {
 		return nil, err
 	}
-	return groups, nil
-}
-
-// loadGroups is queryGroups without the names.
-func (e *Engine) loadGroups(ctx context.Context, what, query string, args ...any) ([]*Group, error) {
-	rows, err := e.db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("supersession: %s: %w", what, err)
-	}
-	defer rows.Close()
-	groups, err := scanGroups(rows)
-	if err != nil {
-		return nil, fmt.Errorf("supersession: %s: %w", what, err)
+	if err := e.attrs.name(ctx, groups); err != nil {
+		return nil, err
 	}
 	return groups, nil
 }
@@ -144,13 +120,9 @@ func (e *Engine) loadGroups(ctx context.Context, what, query string, args ...any
 // many aspects it names. The sizes are counted first, in one query. Each
 // batch is analysed on up to workers goroutines before fn sees it (Analyze).
 func (e *Engine) LoadAspectsBounded(ctx context.Context, agents, aspects []string, maxAttributes, workers int, fn func([]*Group) error) error {
-	var sizes []struct {
-		AgentID  string `db:"agent_id"`
-		AspectID string `db:"aspect_id"`
-		N        int    `db:"n"`
-	}
-	if err := e.db.SelectContext(ctx, &sizes, e.sql.aspectSizes, pq.Array(agents), pq.Array(aspects)); err != nil {
-		return fmt.Errorf("supersession: count siblings: %w", err)
+	sizes, err := e.attrs.sizes(ctx, agents, aspects)
+	if err != nil {
+		return err
 	}
 	var batchAgents, batchAspects []string
 	held := 0

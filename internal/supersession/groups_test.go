@@ -10,10 +10,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/supersessiond/supersessiond/internal/job"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
+	"github.com/supersessiond/supersessiond/jobs"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -46,7 +46,7 @@ func TestScanGroupsOrdersEachGroupWhateverTheRowOrder(t *testing.T) {
 	// LoadAspects does not sort: the rows come in whatever order the table
 	// holds them (here: interleaved, as inserted), and each group must still
 	// be oldest first.
-	engine := supersession.New(job.Deps{DB: db.DB, Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry()})
+	engine := supersession.New(jobs.Deps{DB: db.DB, Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry()})
 	groups, err := engine.LoadAspects(t.Context(), []string{"a", "a", "b"}, []string{home, work, other})
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +98,7 @@ func TestScanHandsOverEveryAspectWholeOnceWhateverTheChunkSize(t *testing.T) {
 		}
 	}
 	s.Add(attrs...)
-	engine := supersession.New(job.Deps{DB: db.DB, Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry()})
+	engine := supersession.New(jobs.Deps{DB: db.DB, Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry()})
 
 	// Inserted in an order the index does not follow.
 	slices.Reverse(attrs)
@@ -185,7 +185,7 @@ func TestLoadAspectsBoundedHandsOverEveryAspectWholeOnceWithinTheBound(t *testin
 	}
 	slices.Reverse(attrs)
 	s.Add(attrs...)
-	engine := supersession.New(job.Deps{DB: db.DB, Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry()})
+	engine := supersession.New(jobs.Deps{DB: db.DB, Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry()})
 	for _, bound := range []int{1, 3, 4, 10, 1000} {
 		got := map[string][]string{}
 		batches := 0
@@ -224,7 +224,7 @@ func TestLoadAspectsBoundedHandsOverEveryAspectWholeOnceWithinTheBound(t *testin
 func TestStoredKeyFragmentsComeBackWhole(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
-	engine := supersession.New(job.Deps{DB: db.DB, Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry()})
+	engine := supersession.New(jobs.Deps{DB: db.DB, Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry()})
 	frags := []supersession.Fragment{
 		{AgentID: "a", AspectID: "x", Keys: []byte{1, 2, 3}},
 		{AgentID: "a", AspectID: "y", Keys: bytes.Repeat([]byte{0, 0xff, '\\', '"', 7}, 3000)},
@@ -288,7 +288,7 @@ func TestLoadAspectsNamesOnlyTheAgentsOwnAspects(t *testing.T) {
 		memtest.Attr{ID: "x1", Agent: "a", Aspect: theirs, Content: "Lives in Quito"},
 		memtest.Attr{ID: "x2", Agent: "a", Aspect: theirs, Content: "Lives in Hobart", At: memtest.Base.Add(time.Hour)},
 	)
-	engine := supersession.New(job.Deps{DB: db.DB, Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry()})
+	engine := supersession.New(jobs.Deps{DB: db.DB, Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry()})
 	groups, err := engine.LoadAspects(t.Context(), []string{"a", "a"}, []string{own, theirs})
 	if err != nil {
 		t.Fatal(err)

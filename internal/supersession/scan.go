@@ -2,10 +2,8 @@ package supersession
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
-	"github.com/lib/pq"
 	"github.com/supersessiond/supersessiond/heuristics"
 )
 
@@ -38,7 +36,7 @@ func (e *Engine) Scan(ctx context.Context, after Cursor, agent string, lim Limit
 	s := scan{e: e, lim: lim, fn: fn}
 	from, inclusive := after, false
 	for {
-		groups, full, err := e.chunk(ctx, from, inclusive, agent, lim.ChunkRows)
+		groups, full, err := e.attrs.chunk(ctx, from, inclusive, agent, lim.ChunkRows)
 		if err != nil {
 			return err
 		}
@@ -87,39 +85,6 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
-// chunk reads up to n rows of the scan into groups, in order; full is true
-// when it read n rows (the last group may then be incomplete).
-func (e *Engine) chunk(ctx context.Context, from Cursor, inclusive bool, agent string, n int) (groups []*Group, full bool, err error) {
-	q := e.sql.chunkAfter
-	if inclusive {
-		q = e.sql.chunkFrom
-	}
-	rows, err := e.db.QueryContext(ctx, q, from.AgentID, from.AspectID, agent, n)
-	if err != nil {
-		return nil, false, fmt.Errorf("supersession: read attributes after (%q, %q): %w", from.AgentID, from.AspectID, err)
-	}
-	defer rows.Close()
-	var g *Group
-	var slab attributeSlab
-	read := 0
-	for rows.Next() {
-		a := slab.next()
-		if err := scanRow(rows, a); err != nil {
-			return nil, false, fmt.Errorf("supersession: read attributes after (%q, %q): %w", from.AgentID, from.AspectID, err)
-		}
-		read++
-		if g == nil || g.AgentID != a.AgentID || g.AspectID != a.AspectID {
-			g = &Group{AgentID: a.AgentID, AspectID: a.AspectID}
-			groups = append(groups, g)
-		}
-		g.Attrs = append(g.Attrs, a)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, false, fmt.Errorf("supersession: read attributes after (%q, %q): %w", from.AgentID, from.AspectID, err)
-	}
-	return groups, read == n, nil
-}
-
 // scan accumulates the groups of a Scan into batches.
 type scan struct {
 	e     *Engine
@@ -146,7 +111,7 @@ func (s *scan) flush(ctx context.Context) error {
 	if len(s.batch) == 0 {
 		return nil
 	}
-	if err := s.e.name(ctx, s.batch); err != nil {
+	if err := s.e.attrs.name(ctx, s.batch); err != nil {
 		return err
 	}
 	if s.lim.Analyze > 0 {
@@ -158,44 +123,6 @@ func (s *scan) flush(ctx context.Context) error {
 	batch := s.batch
 	s.batch, s.attrs = nil, 0
 	return s.fn(batch)
-}
-
-// name sets the aspect name of each group, or marks it dangling when its
-// aspect is not among its agent's; without an aspects table every group is
-// unnamed and none is dangling.
-func (e *Engine) name(ctx context.Context, groups []*Group) error {
-	if !e.hasAspects {
-		return nil
-	}
-	type key struct{ agent, aspect string }
-	agents := make([]string, len(groups))
-	aspects := make([]string, len(groups))
-	for i, g := range groups {
-		agents[i], aspects[i] = g.AgentID, g.AspectID
-	}
-	rows, err := e.db.QueryContext(ctx, e.sql.names, pq.Array(agents), pq.Array(aspects))
-	if err != nil {
-		return fmt.Errorf("supersession: name aspects: %w", err)
-	}
-	defer rows.Close()
-	names := make(map[key]string, len(groups))
-	for rows.Next() {
-		var k key
-		var name string
-		if err := rows.Scan(&k.agent, &k.aspect, &name); err != nil {
-			return fmt.Errorf("supersession: name aspects: %w", err)
-		}
-		names[k] = name
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("supersession: name aspects: %w", err)
-	}
-	for _, g := range groups {
-		name, ok := names[key{g.AgentID, g.AspectID}]
-		g.Name(name)
-		g.Dangling = !ok
-	}
-	return nil
 }
 
 // Analyze computes the blocking keys of every attribute of the groups that

@@ -30,7 +30,7 @@ func (e *Engine) resolve(ctx context.Context, cfg *config.Config, client *llm.Cl
 		olds = append(olds, k.old[:])
 		news = append(news, k.new[:])
 	}
-	rows, err := e.db.QueryContext(ctx, e.sql.cachedVerdicts, client.Model(), olds, news)
+	rows, err := e.db.QueryContext(ctx, e.sql.CachedVerdicts, client.Model(), olds, news)
 	if err != nil {
 		return nil, fmt.Errorf("supersession: read cached verdicts: %w", err)
 	}
@@ -121,8 +121,12 @@ func (e *Engine) recordAnswer(out verdicts, k pairKey, v semanticVerdict, err er
 // cacheVerdict stores one verdict. A failure to store costs a repeated
 // question later, never a wrong decision, so it is logged and not returned.
 func (e *Engine) cacheVerdict(ctx context.Context, model string, k pairKey, v semanticVerdict) {
-	_, err := e.db.ExecContext(ctx, e.sql.storeVerdicts, model, pq.ByteaArray{k.old[:]}, pq.ByteaArray{k.new[:]},
-		pq.BoolArray{v.contradicts}, pq.Float64Array{v.confidence}, pq.StringArray{v.reasoning})
+	q, args, err := e.sql.StoreVerdicts.Bind(map[string]any{"model": model,
+		"old_hashes": pq.ByteaArray{k.old[:]}, "new_hashes": pq.ByteaArray{k.new[:]}, "contradicts": pq.BoolArray{v.contradicts},
+		"confidences": pq.Float64Array{v.confidence}, "reasonings": pq.StringArray{v.reasoning}})
+	if err == nil {
+		_, err = e.db.ExecContext(ctx, q, args...)
+	}
 	if err != nil {
 		e.log.Warn("supersession: could not cache an LLM verdict; the pair may be asked again", "err", err)
 	}

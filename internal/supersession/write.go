@@ -3,15 +3,24 @@ package supersession
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 
 	"github.com/supersessiond/supersessiond/heuristics"
-	"github.com/supersessiond/supersessiond/internal/store"
 )
+
+// Apply writes supersessions inside tx and returns those whose guards held;
+// the others were no-ops (already superseded, changed, gone, vetoed). The
+// caller commits.
+func (e *Engine) Apply(ctx context.Context, tx *sqlx.Tx, actor Actor, items []Supersession) ([]Applied, error) {
+	return e.attrs.apply(ctx, tx, actor, items)
+}
+
+// Propose writes proposals and returns those that were new.
+func (e *Engine) Propose(ctx context.Context, q sqlx.ExtContext, actor Actor, items []Proposal) ([]Proposed, error) {
+	return e.attrs.propose(ctx, q, actor, items)
+}
 
 // Metadata is the common part of supersession_proposal and
 // attribute_superseded history rows (SPEC §5).
@@ -86,64 +95,6 @@ type Applied struct {
 	OldAttributeID string
 }
 
-// Apply writes supersessions inside tx and returns those whose guards held;
-// the others were no-ops (already superseded, changed, gone, vetoed). The
-// caller commits.
-func (e *Engine) Apply(ctx context.Context, tx *sqlx.Tx, actor Actor, items []Supersession) ([]Applied, error) {
-	if len(items) == 0 {
-		return nil, nil
-	}
-	type reqRow struct {
-		Ord           int      `json:"ord"`
-		OldID         string   `json:"old_id"`
-		NewID         string   `json:"new_id"`
-		AgentID       string   `json:"agent_id"`
-		OldContent    string   `json:"old_content"`
-		NewContent    string   `json:"new_content"`
-		Meta          Metadata `json:"meta"` // encoded once, with the batch (a RawMessage is compacted again)
-		Reason        string   `json:"reason"`
-		ForceChain    bool     `json:"force_chain"`
-		AnyAspect     bool     `json:"any_aspect"`
-		RespectVetoes bool     `json:"respect_vetoes"`
-	}
-	reqs := make([]reqRow, len(items))
-	olds := make([]string, len(items))
-	for i, it := range items {
-		meta := it.Meta
-		if actor.Operator != "" {
-			meta.Operator, meta.OperatorSource = actor.Operator, actor.OperatorSource
-		}
-		reqs[i] = reqRow{i, it.Meta.OldAttributeID, it.Meta.NewAttributeID, it.Meta.AgentID, it.OldContent, it.NewContent,
-			meta, it.Reason, it.ForceChain, it.AnyAspect, it.RespectVetoes}
-		olds[i] = it.Meta.OldAttributeID
-	}
-	body, err := json.Marshal(reqs)
-	if err != nil {
-		return nil, fmt.Errorf("supersession: encode batch: %w", err)
-	}
-	if _, err := tx.ExecContext(ctx, e.sql.lock, pq.Array(olds)); err != nil {
-		return nil, fmt.Errorf("supersession: lock %d attributes: %w", len(items), err)
-	}
-	rows, err := tx.QueryxContext(ctx, e.sql.apply, string(body), actor.ChangedBy, actor.Type, store.Nullable(actor.RequestID),
-		store.Nullable(actor.SessionID))
-	if err != nil {
-		return nil, fmt.Errorf("supersession: apply %d supersessions: %w", len(items), err)
-	}
-	defer rows.Close()
-	var out []Applied
-	for rows.Next() {
-		var a Applied
-		if err := rows.Scan(&a.HistoryID, &a.OldAttributeID); err != nil {
-			return nil, fmt.Errorf("supersession: apply: %w", err)
-		}
-		out = append(out, a)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("supersession: apply %d supersessions: %w", len(items), err)
-	}
-	return out, nil
-}
-
 // Proposed is one proposal that was written.
 type Proposed struct {
 	HistoryID      string
@@ -157,51 +108,6 @@ type Proposal struct {
 	Meta       Metadata
 	NewContent string
 	Reason     string
-}
-
-// Propose writes proposals and returns those that were new.
-func (e *Engine) Propose(ctx context.Context, q sqlx.ExtContext, actor Actor, items []Proposal) ([]Proposed, error) {
-	if len(items) == 0 {
-		return nil, nil
-	}
-	type reqRow struct {
-		OldID      string   `json:"old_id"`
-		AgentID    string   `json:"agent_id"`
-		NewContent string   `json:"new_content"`
-		Meta       Metadata `json:"meta"`
-		Reason     string   `json:"reason"`
-	}
-	seen := map[[2]string]bool{}
-	reqs := make([]reqRow, 0, len(items))
-	for _, it := range items {
-		k := [2]string{it.Meta.OldAttributeID, it.Meta.NewAttributeID}
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		reqs = append(reqs, reqRow{it.Meta.OldAttributeID, it.Meta.AgentID, it.NewContent, it.Meta, it.Reason})
-	}
-	body, err := json.Marshal(reqs)
-	if err != nil {
-		return nil, fmt.Errorf("supersession: encode batch: %w", err)
-	}
-	rows, err := q.QueryxContext(ctx, e.sql.propose, string(body), actor.ChangedBy, actor.Type, store.Nullable(actor.RequestID))
-	if err != nil {
-		return nil, fmt.Errorf("supersession: propose %d pairs: %w", len(reqs), err)
-	}
-	defer rows.Close()
-	var out []Proposed
-	for rows.Next() {
-		var p Proposed
-		if err := rows.Scan(&p.HistoryID, &p.Mode, &p.OldAttributeID, &p.NewAttributeID); err != nil {
-			return nil, fmt.Errorf("supersession: propose: %w", err)
-		}
-		out = append(out, p)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("supersession: propose %d pairs: %w", len(reqs), err)
-	}
-	return out, nil
 }
 
 // Vetoes are what operators said no to, about some old attributes: the
@@ -240,34 +146,4 @@ func (v *Vetoes) touches(id string) bool {
 		}
 	}
 	return false
-}
-
-// loadVetoes returns the vetoes about the given old attributes.
-func (e *Engine) loadVetoes(ctx context.Context, oldIDs []string, agents []string) (*Vetoes, error) {
-	out := &Vetoes{pairs: map[[2]string]bool{}, undone: map[string]time.Time{}}
-	if len(oldIDs) == 0 {
-		return out, nil
-	}
-	rows, err := e.db.QueryxContext(ctx, e.sql.vetoes, pq.Array(oldIDs), pq.Array(agents))
-	if err != nil {
-		return nil, fmt.Errorf("supersession: load vetoes: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var o, n *string
-		var undoneAt *time.Time
-		if err := rows.Scan(&o, &n, &undoneAt); err != nil {
-			return nil, fmt.Errorf("supersession: load vetoes: %w", err)
-		}
-		if o == nil {
-			continue
-		}
-		if n != nil {
-			out.pairs[[2]string{*o, *n}] = true
-		}
-		if undoneAt != nil && undoneAt.After(out.undone[*o]) {
-			out.undone[*o] = *undoneAt
-		}
-	}
-	return out, rows.Err()
 }
