@@ -127,6 +127,14 @@ var hand = [...]Pair{
 	{Direction, Hand, []string{"arrive", "arrives", "arrived", "arriving"}, []string{"depart", "departs", "departed", "departing"}},
 }
 
+// Derivations returns WordNet's derivationally related forms: a verb or an
+// adjective and the noun made from it ("allergic" and "allergy",
+// "contribute" and "contribution"), by which a statement says of a state or
+// an act what another says with the other form. A copy.
+func Derivations() [][2]string {
+	return append([][2]string(nil), derivationPairs[:]...)
+}
+
 // Pairs returns a copy of every pair, in a stable order: the hand-written
 // pairs, then WordNet's, then the morphological ones, each left out when an
 // earlier pair already opposes its two lemmas. Pair i of the result is the

@@ -16,6 +16,11 @@
 // (on/off), groups it splits (accepted and approved against denied and
 // rejected).
 //
+// It also holds, from the same database, WordNet's derivationally related
+// forms of verbs and adjectives and the nouns made from them (Derivations:
+// "allergic" and "allergy"): the heuristics read a state or an act said
+// with either as one.
+//
 // Design:
 //   - A pair is bidirectional: either side may appear in the older or the
 //     newer statement.

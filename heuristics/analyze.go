@@ -12,12 +12,17 @@ type Input struct {
 	Content   string
 	CreatedAt time.Time // zero when unknown
 	Kind      string    // "attribute" (also when empty) or "constraint"
+	// Aspect is the name of the aspect the agent's classifier put the
+	// attribute in ("home city", "hobbies"), "" when unknown: what the
+	// statements are about, and whether that holds one value or many.
+	Aspect string
 }
 
 // Statement is an analysed attribute: its words and the clauses they make.
 // It is immutable once Analyze returns and safe for concurrent use.
 type Statement struct {
 	created    time.Time
+	asp        aspect // what its aspect's name says (see aspect)
 	constraint bool
 	failed     string // why the analysis failed (see Failure), "" when it did not
 	text       string // the strings of the tokens
@@ -48,6 +53,10 @@ type scratch struct {
 	anchors, probes []Key
 	seen            [256]seenKey // appendDistinct's set
 	gen             uint32
+	// The last aspect's name read, and what it says: a sweep analyses
+	// the statements of one aspect one after another.
+	aspectName string
+	aspect     aspect
 }
 
 // seenKey is a slot of appendDistinct's set: a key, current when its
@@ -86,7 +95,10 @@ func Reanalyze(st *Statement, in Input) *Statement {
 	defer contain(func(why string) {
 		*st = Statement{created: in.CreatedAt, constraint: isConstraint(in.Kind), failed: why}
 	})
-	*st = Statement{created: in.CreatedAt, constraint: isConstraint(in.Kind)}
+	if in.Aspect != sc.aspectName {
+		sc.aspectName, sc.aspect = in.Aspect, defaultLexicon().readAspect(in.Aspect)
+	}
+	*st = Statement{created: in.CreatedAt, constraint: isConstraint(in.Kind), asp: sc.aspect}
 	st.toks, sc.text = tokenize(sc.toks[:0], sc.text[:0], in.Content, defaultLexicon())
 	st.text = string(sc.text)
 	sc.segs = st.read(sc.segs[:0])
@@ -214,7 +226,7 @@ func (st *Statement) segments(out []segment, lo int) []segment {
 			i = st.sentenceEnd(i) - 1 // the reason is left out
 		case cur.hi == 0 && !st.hasContent(cur.lo, i) && t.flags&tFull == 0:
 			// "Actually, ...": markers join the clause they introduce.
-		case st.startsClause(i):
+		case st.startsClause(i) && !st.coordinatedSubject(cur.lo, i):
 			out = append(out, cur.closed(i))
 			cur = segment{lo: i}
 		case t.flags&tBreak == 0:
@@ -345,6 +357,10 @@ var labels = toSet(`update note fyi correction edit reminder ps nb btw`)
 // colon that follows one to four words, when no verb starts the value
 // ("Update: lives in Berlin" is a statement); an arrow is always a note's.
 func (st *Statement) noteKey(lo int) int {
+	if t := &st.toks[lo]; t.flags&(fReplace|fCease) != 0 && t.flags&tArrow == 0 ||
+		t.flags&fVerb != 0 && t.flags&fAttr == 0 && st.raw(t) != st.stem(t) && strings.HasSuffix(st.raw(t), "s") {
+		return 0 // "Manages three reports: Tom, Wei and Sofia", "Switched yarn -> pnpm" are clauses
+	}
 	for k := lo + 1; k < len(st.toks) && k <= lo+4; k++ {
 		if t := &st.toks[k]; t.flags&tColon != 0 {
 			if t.flags&tArrow == 0 && (t.flags&(verbalFlags&^(fVerb|fAdv)) != 0 || t.flags&fVerb != 0 && !st.participle(k) && st.verbal(k, len(st.toks))) {
@@ -476,4 +492,25 @@ func (st *Statement) nounReadings() {
 func (st *Statement) isYear(t *token) bool {
 	w := st.raw(t)
 	return t.flags&tNumber != 0 && len(w) == 4 && (strings.HasPrefix(w, "19") || strings.HasPrefix(w, "20"))
+}
+
+// coordinatedSubject reports an "and" or "or" at i after a name or two
+// and no verb: "ESLint and Prettier replaced by Biome" has one clause,
+// whose subject they both are.
+func (st *Statement) coordinatedSubject(lo, i int) bool {
+	if w := st.raw(&st.toks[i]); (w != "and" && w != "or") || st.toks[i].flags&tBreak != 0 {
+		return false
+	}
+	if i-lo > 3 {
+		return false
+	}
+	name := false
+	for k := lo; k < i; k++ {
+		t := &st.toks[k]
+		if st.verbal(k, i) || t.flags&tBreak != 0 && k > lo || t.flags&(fSelf|fDet) != 0 {
+			return false // "Hurt my knee and don't enjoy running": two clauses
+		}
+		name = name || named(st, t)
+	}
+	return name
 }

@@ -43,8 +43,29 @@ func (st *Statement) BlockKeys(anchors, probes []Key) (outA, outP []Key) {
 		a, p = c.valueKeys(a, p)
 		a, p = c.temporalKeys(a, p, subj)
 		if gone, _ := c.ends(); gone.idx != 0 {
-			p = append(p, Key(mix(tagTempWord, uint64(c.tok(pickWord(gone)).hash)))) // ended: who is in the older's core
+			p = append(p, wordKey(c.tok(pickWord(gone)))) // ended: who is in the older's core
 		}
+		if c.pending() && !c.negated {
+			for t := range c.sel(c.planned().idx & c.st.allIdx).words {
+				p = append(p, wordKey(t)) // resolved: a word of the plan is the newer's
+			}
+		}
+		if k := c.pauseAt(); k >= 0 {
+			for _, t := range c.pausedThings(k) {
+				if t.idx != 0 {
+					p = append(p, wordKey(c.tok(pickWord(t)))) // resumed: what was paused is the newer's
+				}
+			}
+		}
+		if thing, _ := c.endedThing(); thing.idx != 0 {
+			for _, t := range thing.conjuncts() {
+				p = append(p, wordKey(c.tok(pickWord(t)))) // a thing ended: in the older statement
+			}
+		}
+	}
+	a, p = st.measureKeys(a, p)
+	for t := range st.all().words {
+		a = append(a, wordKey(t)) // a thing the newer ends (see thingEnded)
 	}
 	sc.anchors, sc.probes = a, p
 	return sc.appendDistinct(anchors, a), sc.appendDistinct(probes, p)
@@ -76,6 +97,7 @@ const (
 	tagTempWord    // "switched from X", "replaced X": X is in the older fact
 	tagMorph       // a word and its negation by a prefix
 	tagQuantity    // the same statement but for a number
+	tagMeasure     // a measure of a thing (see measure)
 )
 
 // Stand-ins for a word where a key needs one: an empty selection, a
@@ -111,7 +133,7 @@ func (c *clause) negationKeys(anchors, probes []Key, subj uint64) ([]Key, []Key)
 			base := mix(tagNegation, s, b2u(c.irreal))
 			for _, ns := range c.denied() {
 				if i := pickWord(ns); i >= 0 {
-					w := uint64(c.tok(i).hash)
+					w := uint64(defaultLexicon().fam(c.tok(i).hash)) // kin meet (see negation)
 					if verb == keyNoVerb {
 						probes = append(probes, Key(mix(base, keyAnyVerb, w)))
 					} else {
@@ -130,7 +152,8 @@ func (c *clause) negationKeys(anchors, probes []Key, subj uint64) ([]Key, []Key)
 	base := mix(tagNegation, subj, b2u(c.irreal))
 	withVerb, anyVerb := mix(base, verb), mix(base, keyAnyVerb) // mix(base, v, w) == mixOn(mix(base, v), w)
 	for t := range words.words {
-		anchors = append(anchors, Key(mixOn(withVerb, uint64(t.hash))), Key(mixOn(anyVerb, uint64(t.hash))))
+		f := uint64(defaultLexicon().fam(t.hash))
+		anchors = append(anchors, Key(mixOn(withVerb, f)), Key(mixOn(anyVerb, f)))
 	}
 	return anchors, probes
 }
@@ -265,15 +288,13 @@ func (c *clause) temporalKeys(anchors, probes []Key, subj uint64) ([]Key, []Key)
 		} else if c.copular {
 			anchors = append(anchors, Key(mix(tagTempVerb, subj, keyNoVerb)))
 		}
-		for t := range c.core().words {
-			anchors = append(anchors, Key(mix(tagTempWord, uint64(t.hash))))
-		}
+		// (Its words' keys: BlockKeys anchors every word of the statement.)
 	}
 	if c.replaceAt < 0 && !c.strong && !c.now || c.addAdv || c.addVerb && !c.strong && c.replaceAt < 0 {
 		return anchors, probes
 	}
 	if i := pickWord(c.from()); i >= 0 {
-		probes = append(probes, Key(mix(tagTempWord, uint64(c.tok(i).hash))))
+		probes = append(probes, wordKey(c.tok(i)))
 	}
 	if c.replaceAt < 0 {
 		if c.verb >= 0 {
@@ -284,19 +305,27 @@ func (c *clause) temporalKeys(anchors, probes []Key, subj uint64) ([]Key, []Key)
 		return anchors, probes
 	}
 	probes = append(probes, Key(mix(tagTempSubject, subj)))
+	if i := pickWord(c.subject()); i >= 0 {
+		probes = append(probes, wordKey(c.tok(i))) // thingChanged: in the older's subject
+	}
 	// "replaced X", or the object of any change verb when it names what
 	// the older clause is about ("switched my main email to ...").
 	if i := pickWord(c.value()); i >= 0 {
-		probes = append(probes, Key(mix(tagTempWord, uint64(c.tok(i).hash))))
+		probes = append(probes, wordKey(c.tok(i)))
 	}
 	if i := pickWord(c.sel(c.valIdx &^ c.tgtIdx)); i >= 0 {
-		probes = append(probes, Key(mix(tagTempWord, uint64(c.tok(i).hash))))
+		probes = append(probes, wordKey(c.tok(i)))
 	}
 	if i := c.sel(c.tgtIdx &^ c.flagged(tNumber) &^ c.models()).last(); i >= 0 && c.subjIdx == 0 {
-		probes = append(probes, Key(mix(tagTempWord, uint64(c.tok(i).hash)))) // sameKind
+		probes = append(probes, wordKey(c.tok(i))) // sameKind
 	}
 	return anchors, probes
 }
+
+// wordKey is the key of a word a temporal or ending signal needs in the
+// other statement: its family's (see lexicon.family), so that "allergy"
+// meets "allergic".
+func wordKey(t *token) Key { return Key(mix(tagTempWord, uint64(defaultLexicon().fam(t.hash)))) }
 
 // pickWord returns the token of s that a probe names, or -1 when s is
 // empty. Any word of s would keep the guarantee; the last one is usually

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -17,11 +18,12 @@ type corpusPair struct {
 	Older, Newer         string
 	OlderAt, NewerAt     time.Time
 	OlderKind, NewerKind string
+	Aspect               string
 }
 
 func (p corpusPair) inputs() (Input, Input) {
-	return Input{Content: p.Older, CreatedAt: p.OlderAt, Kind: p.OlderKind},
-		Input{Content: p.Newer, CreatedAt: p.NewerAt, Kind: p.NewerKind}
+	return Input{Content: p.Older, CreatedAt: p.OlderAt, Kind: p.OlderKind, Aspect: p.Aspect},
+		Input{Content: p.Newer, CreatedAt: p.NewerAt, Kind: p.NewerKind, Aspect: p.Aspect}
 }
 
 // The labelled corpora, and those of whole aspects. The blocking
@@ -62,6 +64,43 @@ func loadCorpora(t testing.TB, names []string) []corpusPair {
 
 // corpusInputs is every distinct statement of the cross-product corpora.
 func corpusInputs(t testing.TB) []Input { return inputsOf(loadCorpora(t, crossCorpora)) }
+
+// aspectInputs is every statement of the corpora of whole aspects written
+// for them (testdata/aspects_w*.jsonl, SPEC §12), under its aspect's name.
+// (aspects_probe*.jsonl are the statements of pairs_aspects*.jsonl.)
+func aspectInputs(t testing.TB) []Input {
+	t.Helper()
+	names, err := filepath.Glob("../testdata/aspects_w*.jsonl")
+	if err != nil || len(names) == 0 {
+		t.Fatalf("no corpus of whole aspects: %v", err)
+	}
+	var out []Input
+	for _, name := range names {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.TrimSpace(line) == "" {
+				continue
+			}
+			var a struct {
+				Aspect     string
+				Statements []struct {
+					Text, Kind string
+					At         time.Time
+				}
+			}
+			if err := json.Unmarshal([]byte(line), &a); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			for _, s := range a.Statements {
+				out = append(out, Input{Content: s.Text, CreatedAt: s.At, Kind: s.Kind, Aspect: a.Aspect})
+			}
+		}
+	}
+	return out
+}
 
 // inputsOf is every distinct statement of the pairs.
 func inputsOf(pairs []corpusPair) []Input {
@@ -219,11 +258,22 @@ func TestBlockKeysCorpusPairs(t *testing.T) {
 	t.Logf("labelled pairs: %v", s)
 }
 
-// TestBlockKeysCorpusCross: every pair of statements of both corpora, each
-// in both orders: 800 statements, 320,000 pairs, whatever their label.
+// TestBlockKeysCorpusCross: every pair of statements of the labelled
+// corpora and of the corpora of whole aspects, each in both orders,
+// whatever their label.
 func TestBlockKeysCorpusCross(t *testing.T) {
 	t.Parallel()
 	ins := inputsOf(loadCorpus(t)) // all of them: the contract is what a sweep's recall rests on
+	seen := map[Input]bool{}       // what the analysis reads but the time
+	for _, in := range ins {
+		seen[Input{Content: in.Content, Kind: in.Kind, Aspect: in.Aspect}] = true
+	}
+	for _, in := range aspectInputs(t) {
+		if k := (Input{Content: in.Content, Kind: in.Kind, Aspect: in.Aspect}); !seen[k] {
+			seen[k] = true
+			ins = append(ins, in)
+		}
+	}
 	if testing.Short() {
 		ins = ins[:200]
 	}
@@ -265,14 +315,17 @@ var (
 	genVerbs = []string{"lives in", "works at", "works as", "likes", "dislikes", "loves", "hates", "prefers",
 		"plays", "owns", "uses", "drinks", "eats", "speaks", "drives", "reports to", "is married to", "is", "are",
 		"has", "visited", "wakes up at", "commutes by", "banks with", "keeps", "takes", "avoids", "moved to",
-		"switched from", "replaced", "migrated", "traded", "is from", "lived in", "started", "goes to", ""}
+		"switched from", "replaced", "migrated", "traded", "is from", "lived in", "started", "goes to", "joined",
+		"moved into", "sold", "paid off", "lost", "removed", "is training for", "finished", "cancelled",
+		"is evaluating", "stopped using", "raised", ""}
 	genValues = []string{"Toronto", "Vancouver", "downtown Toronto", "coffee", "black coffee", "tea", "green tea",
 		"spicy food", "mild food", "dark mode", "light mode", "the piano", "tennis", "Neovim", "VS Code", "enabled",
 		"disabled", "on", "off", "open", "closed", "single", "married", "a dog", "$1,800", "$2,100",
 		"34 years old", "35 years old", "Shopify", "Stripe", "Priya", "remote", "on-site", "early", "late", "blue",
 		"green", "a Tesla", "a Toyota Corolla", "train", "bike", "Wells Fargo", "Android", "an iPhone",
 		"Android to an iPhone", "Slack", "Discord", "vegetarian", "9am", "10am", "the guitar", "Python",
-		"the Corolla for a Tesla", "Heroku", "Fly.io", "hot", "cold", "high", "low", "up", "down", "a manager"}
+		"the Corolla for a Tesla", "Heroku", "Fly.io", "hot", "cold", "high", "low", "up", "down", "a manager",
+		"metformin 500 mg", "metformin to 1000 mg", "the car loan", "a flat in Lyon", "the Boston Marathon"}
 	genQuals = []string{"", "", "", "", "on weekends", "in the summer", "every morning", "as the main editor",
 		"anymore", "again", "in the living room", "with friends", "because it is cheap", "since 2019",
 		"for team chat", "as a backend engineer", "instead", "now", "too", "at night", "in the evenings",
@@ -405,19 +458,24 @@ func (g *generator) emit(words []string, n int) {
 	if r.IntN(50) == 0 {
 		in.Kind = "constraint"
 	}
+	in.Aspect = genAspects[r.IntN(len(genAspects))] // a name that enters a slot, or none
 	g.out = append(g.out, in)
 }
+
+// genAspects are aspects' names for generated statements: some name a
+// slot the statements' verbs may enter (see aspect).
+var genAspects = []string{"", "", "home city", "job", "hobbies", "employer"}
 
 // FuzzBlockKeys: for statements built from fuzzed text, a decision that
 // fires in either order implies that the keys meet, and the content keys
 // count what SharedContentTokens counts.
 func FuzzBlockKeys(f *testing.F) {
 	for _, p := range loadCorpus(f) {
-		f.Add(p.Older, p.Newer, int8(3))
+		f.Add(p.Older, p.Newer, int8(3), p.Aspect)
 	}
-	f.Fuzz(func(t *testing.T, older, newer string, days int8) {
+	f.Fuzz(func(t *testing.T, older, newer string, days int8, aspect string) {
 		t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-		ins := []Input{{Content: older, CreatedAt: t0}, {Content: newer, CreatedAt: t0.Add(time.Duration(days) * 24 * time.Hour)}}
+		ins := []Input{{Content: older, CreatedAt: t0, Aspect: aspect}, {Content: newer, CreatedAt: t0.Add(time.Duration(days) * 24 * time.Hour), Aspect: aspect}}
 		if days == 0 {
 			ins[1].CreatedAt = time.Time{}
 		}

@@ -38,6 +38,7 @@ type clause struct {
 	now, strong       bool   // "now", "currently"; "instead" (or an arrow)
 	arrow             bool   // the value changes by an arrow ("free -> pro")
 	anew              bool   // the change makes its subject anew ("was rewritten in Go"): it is not what changes
+	holder            bool   // the value is the subject, who holds a role of a thing ("is CFO of Acme", see roleOf)
 	subjIdx, predIdx  uint64 // content words of the subject and of the rest of the clause
 	objIdx, coreIdx   uint64 // the value and qualifiers; subject and predicate
 	scopeIdx, whenIdx uint64 // recurring scopes ("on Fridays"); the time anchor ("until next year")
@@ -203,7 +204,9 @@ func (c *clause) chain(i int, copula bool) (next int, cop, aux bool) {
 		if t.flags&fReplace != 0 {
 			c.replaceAt, c.verb = j, j
 			c.roles[rVerb] |= 1 << j
-			c.passive = copula && c.st.participle(j)
+			c.passive = copula && c.st.participle(j) ||
+				// A headline's passive: "Prisma replaced by Drizzle".
+				!copula && !aux && j > c.start && c.st.participle(j) && (c.is(j+1, wordWith) || c.raw(min(j+1, c.hi-1)) == "by")
 			return j + 1, copula, aux
 		}
 		if t.flags&(fVerb|fCease) != 0 || copula && t.flags&nonContent == 0 && strings.HasSuffix(c.raw(j), "ed") && j+1 < c.hi && c.tok(j+1).flags&fPrep != 0 {
@@ -264,6 +267,8 @@ func (c *clause) chainWord(j int, copula, aux *bool) (int, bool) {
 		return take(0)
 	case f&(fAdv|fNow|fStrong|fAddAdv|fWhen) != 0 || t.word == wordTo:
 		return take(0)
+	case c.irreal && (t.word == wordOf || c.raw(j) == "about") && j+1 < c.hi && c.tok(j+1).flags&(fVerb|fReplace|fCease) != 0:
+		return take(0) // "thinking of switching", "thinking about selling": the plan's verb follows
 	case f&fLight != 0 && j+1 < c.hi && c.st.participle(j+1):
 		*aux = true // "has been", "had given up", "got engaged"
 		c.perfect = c.perfect || haveForms[c.raw(j)]

@@ -69,6 +69,9 @@ func DecideAnalyzed(older, newer *Statement) (d Decision) {
 			}
 		}
 	}
+	if f, ok := measured(older, newer); ok && (best == nil || f.conf > best[0].conf) {
+		best = []fired{f}
+	}
 	e.miss("No contradiction signal: the statements do not oppose each other on a shared subject and slot.")
 	if best == nil {
 		return Decision{Reason: e.why}

@@ -16,7 +16,10 @@
 // I, the user, she and they one subject; a passive with an agent reads as
 // the active; "key: value" is the key's copula; a one-value slot comes from
 // a predicate table ("lives in", "works at") or the head noun of a copula's
-// subject ("the staging timeout is").
+// subject ("the staging timeout is"). A graph store's relation names are
+// read as the verb phrases they name ("REPORTS_TO" is "reports to"), and
+// Input.Aspect, the aspect's name, says which slot the statements fill and
+// whether it holds one value or many ("home city"; "hobbies").
 //
 // # The four signals
 //
@@ -24,15 +27,18 @@
 //
 //   - negation_polarity: one denies what the other asserts, same subject and
 //     verb, the denied words contained in the asserted ones; cessation
-//     ("quit", "sold", "used to") is a negation.
+//     ("quit", "used to") is a negation; so is the end of a thing the older
+//     speaks of ("sold", "paid off", "decommissioned", "put on hold").
 //   - antonym: the same once a pair of opposite words is set aside; a word
 //     of a subject, or one that says which object of a many-valued verb
 //     ("owns small boats"), names a thing rather than opposing a state.
 //   - value_conflict: the same one-value slot with values that neither equal
-//     nor refine each other; or a number changed in an otherwise identical
-//     statement.
+//     nor refine each other; or a measure of the same thing restated (a
+//     number of the same kind of unit, "raised to 1000 mg").
 //   - temporal_supersession: the newer says something changed (switched,
-//     replaced by, instead of, now) and the change lands on the older.
+//     replaced by, instead of, now) and the change lands on the older; or
+//     the older is pending (a plan, an evaluation, a pause) and the newer
+//     tells how it came out.
 //
 // The decision's confidence is the maximum over the signals that fired, on
 // the strongest pair of clauses. Sure contradictions score ≥ 0.75; changes

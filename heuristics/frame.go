@@ -19,8 +19,13 @@ func (c *clause) findFrame(j int, copula, aux bool) {
 		// is news, "turned 35" a new state) or "born" (a birthplace does
 		// not expire).
 		p, n := c.lookupPred(c.verb)
+		entered := false
+		if p == nil {
+			p, n = c.aspectPred(c.verb) // "moved into a flat in Lyon" in an aspect about where one lives
+			entered = p != nil
+		}
 		switch {
-		case c.replaceAt >= 0 || c.stem(c.verb) == "born" || c.stem(c.verb) == "turn":
+		case c.replaceAt >= 0 || entered || c.stem(c.verb) == "born" || c.stem(c.verb) == "turn":
 			c.past = false
 		case !copula && !aux:
 			// "Married to Jon" is a state, as a participle of a stative
@@ -125,7 +130,7 @@ func (c *clause) numberAfter(k int) int {
 }
 
 // approximators say how near a number is.
-var approximators = toSet(`about around roughly approximately nearly almost`)
+var approximators = toSet(`about around roughly approximately nearly almost like ~`)
 
 // quantityObject is the object of a quantity verb without a subject of
 // its own, from word k to a "to" and a number ("raised the rate limit to
@@ -339,6 +344,20 @@ func (c *clause) readChange() {
 			c.fromIdx = c.phrase(m + 1)
 			return
 		}
+		if c.raw(m) == "off" && m == c.replaceAt+1 && m+1 < c.hi && c.tok(m+1).content() {
+			// "migrated off MySQL": off is from.
+			c.fromIdx = c.phrase(m + 1)
+			c.roles[rChain] |= 1 << m
+			return
+		}
+		if c.raw(m) == "out" && c.is(m+1, wordOf) {
+			// "moved sessions out of Redis into Postgres": out of is from.
+			c.fromIdx = c.phrase(m + 2)
+			c.valIdx &^= 1 << m
+			c.roles[rVal] &^= 1 << m
+			c.roles[rChain] |= 1 << m
+			return
+		}
 	}
 	if c.passive && !c.anew {
 		c.fromIdx = c.roles[rSubj] // "Jenkins was replaced by ..."
@@ -387,9 +406,27 @@ func (c *clause) findSlot() {
 				break
 			}
 		}
+	case c.pred != nil && c.pred.slot == "role":
+		c.roleAt()
+	case c.copular && c.subjSpan != 0 && c.roleOf():
 	case c.pred != nil:
 	case c.copular && c.roles[rSubj] != 0 && c.valIdx != 0:
 		c.nounSlot()
+	}
+}
+
+// roleAt reads "works as a data analyst at Flipkart" as "works at Flipkart
+// as a data analyst": the employer is the slot, the role says what as
+// (see value), so that "Joined Razorpay as a senior data analyst" changes it.
+func (c *clause) roleAt() {
+	for m := c.verb + 1; m+1 < c.hi; m++ {
+		if c.roles[rQual]&(1<<m) == 0 || !(c.raw(m) == "at" || c.is(m, wordFor)) {
+			continue
+		}
+		if at := c.phrase(m + 1); at != 0 && c.tok(bits.TrailingZeros64(at)).flags&tCap != 0 {
+			c.asIdx, c.valIdx, c.pred = c.valIdx, at, defaultLexicon().preds["work at"]
+		}
+		return
 	}
 }
 
@@ -416,8 +453,8 @@ func (c *clause) age() bool {
 	if c.verb >= 0 && c.stem(c.verb) == "turn" {
 		return true // "turned 35"
 	}
-	if !c.copular {
-		return false
+	if n := bits.TrailingZeros64(v); !c.copular || c.valuePrep() != "" || n > c.start && c.tok(n-1).flags&(fTime|fWhen) != 0 {
+		return false // "is in Year 4" is a school year
 	}
 	subj := c.roles[rSubj] & c.contentMask()
 	return subj == 0 || bits.OnesCount64(subj) == 1 && c.tok(bits.TrailingZeros64(subj)).flags&tCap != 0 && c.tok(bits.TrailingZeros64(subj)).flags&fAttr == 0
@@ -535,6 +572,9 @@ func (c *clause) markers() {
 // "Moving from Datadog to Grafana"): under way, not done, so the older
 // value still holds, as it does against a plan.
 func (c *clause) underWay() bool {
+	if c.replaceAt > c.start && c.raw(c.replaceAt-1) == "being" {
+		return true // "Deploy is being moved to Fly.io"
+	}
 	if c.replaceAt < c.start || !strings.HasSuffix(c.raw(c.replaceAt), "ing") {
 		return false
 	}
@@ -570,4 +610,25 @@ func (c *clause) sets() {
 	for k := range c.alts {
 		c.alts[k] &= content
 	}
+}
+
+// headRoles are roles one holds at a time of a thing that has one: "Per
+// Holm is CFO of Lindqvist Bygg" says who the CFO of Lindqvist Bygg is.
+var headRoles = toSet(`ceo cfo cto coo cio ciso cmo chair chairman chairwoman chairperson president principal
+	treasurer secretary captain mayor headmaster headmistress`)
+
+// roleOf reads a copula whose value is a role one holds of a thing ("is
+// CFO of Lindqvist Bygg", "is the chair of the board") as that role's
+// slot, whose value is the subject: someone else in it is a change.
+func (c *clause) roleOf() bool {
+	lo := bits.TrailingZeros64(c.valIdx)
+	if c.valIdx == 0 || !headRoles[c.raw(lo)] || !c.is(lo+1, wordOf) {
+		return false
+	}
+	end := lo + 2
+	for end < c.hi && c.tok(end).flags&(fPrep|fConj|fSub) == 0 && (end == lo+2 || c.tok(end).flags&tBreak == 0) {
+		end++
+	}
+	c.pred, c.slotIdx, c.valIdx, c.ownerIdx, c.holder = defaultLexicon().nounPred, span(lo, end), c.roles[rSubj], 0, true
+	return true
 }

@@ -250,6 +250,120 @@ var decideCases = []struct {
 	{"a quantity for all of it", "Storage limit is 10 GB", "Raised the storage limit to 50 GB", 0.8, 1, SignalValue, "10 gb → 50 gb"},
 	{"a clipped name is its full name", "Main database is Postgres 15", "Upgraded PostgreSQL from 15 to 17", 0.85, 1, SignalTemporal, "15 → 17"},
 	{"a version the older does not state", "Uses Postgres for analytics", "Upgraded PostgreSQL to version 17", 0, 0, "", ""},
+	// A graph store's relation names are the verb phrases they name.
+	{"a relation name", "Lena WORKS_AT Globex", "Lena WORKS_AT Initech", 0.85, 1, SignalValue, "globex → initech"},
+	{"a relation name of a move", "Tomas LIVES_IN Porto", "Tomas MOVED_TO Braga", 0.85, 1, SignalValue, "porto → braga"},
+	{"a relation that has a noun", "Ivo HAS_DENTIST Dr. Sousa", "Ivo HAS_DENTIST Dr. Reis", 0.8, 1, SignalValue, "dr sousa → dr reis"},
+	{"a relation that is a participle holds now", "Lena WORKS_AT Globex", "Lena EMPLOYED_BY Initech", 0.85, 1, SignalValue, "globex → initech"},
+	{"capitals are emphasis, not a name", "Phone is a Pixel 7", "THE PHONE IS CHARGED", 0, 0, "", ""},
+	// A change of another thing than the older's.
+	{"a change of something of a pet's", "Has a cockatoo named Pip", "Switched Pip's seed mix to a pellet diet", 0, 0.69, "", ""},
+	{"a change of the teacher of what one plays", "Plays the cello", "Switched cello teachers to Ms. Ortiz", 0, 0.69, "", ""},
+	{"a change of the provider of what one uses", "Uses Fastmail for email", "Switched the email host to Proton", 0.75, 1, SignalTemporal, "fastmail → proton"},
+	{"out of is from", "Keeps the backups in Dropbox", "Moved the backups out of Dropbox into S3", 0.85, 1, SignalTemporal, "dropbox → s3"},
+	// A measure restated in another frame.
+	{"a dose raised", "Takes sertraline 50 mg daily", "Sertraline raised to 100 mg daily", 0.85, 1, SignalValue, "50 → 100"},
+	{"doses of two drugs", "Takes sertraline 50 mg", "Takes vitamin D 1000 IU", 0, 0.69, "", ""},
+	{"a note's amount restated", "Rent 1,100 EUR/month", "Rent up to 1,180 EUR from May", 0.75, 1, SignalValue, "1,100 → 1,180"},
+	{"a contribution restated as a noun", "Contributes $300 a month to the Roth IRA", "Increased Roth IRA contributions to $450 a month", 0.85, 1, SignalValue, "300 → 450"},
+	{"contributions to two accounts", "Contributes $300 a month to the Roth IRA", "Contributes $100 a month to the HSA", 0, 0.69, "", ""},
+	{"a rating said apart from its game", "Plays go online; rating around 1800", "Go rating climbed to 1950", 0.85, 1, SignalValue, "1800 → 1950"},
+	{"budgets of two things", "Budget for the trip is $2,000", "Budget for groceries is $500", 0, 0.69, "", ""},
+	{"one of two timeouts", "Staging timeout: 30s, prod timeout: 60s", "prod timeout lowered to 45s", 0.85, 1, SignalValue, "60s → 45s"},
+	{"times of two events", "The flight departs at 7:40", "The flight lands at 11:05", 0, 0.69, "", ""},
+	{"a number that names", "Is on team 4", "Is on team 7", 0, 0.69, "", ""},
+	{"sizes of two things", "The desktop has 32 GB of RAM", "The desktop has 2 TB of storage", 0, 0.69, "", ""},
+	{"a balance in thousands", "Owes about $9k on the car loan", "Car loan down to $6k", 0.85, 1, SignalValue, "9k → 6k"},
+	{"a compound is another thing", "Rent is $1,800", "Garage rent is $150 now", 0, 0.69, "", ""},
+	// A thing ended, whatever the older's verb.
+	{"a cessation of using a thing", "Budgets with Quicken", "Stopped using Quicken", 0.75, 1, SignalNegation, "quicken"},
+	{"a thing sold", "Drives a 2015 Subaru Forester", "Sold the Forester last month", 0.75, 1, SignalNegation, "forester"},
+	{"a debt paid off", "Owes $6,500 on the boat loan", "Paid off the boat loan", 0.75, 1, SignalNegation, "boat loan"},
+	{"a tool removed", "Pre-commit hook runs Ruff", "Ruff removed from the hooks", 0.75, 1, SignalNegation, "ruff"},
+	{"a condition healed", "Physio for tennis elbow twice a week", "Tennis elbow has healed", 0.75, 1, SignalNegation, "tennis elbow"},
+	{"a need denied", "Wears glasses to drive", "had LASIK, glasses no longer needed", 0.75, 1, SignalNegation, "glasses"},
+	{"a plan cancelled", "Is planning a trip to Peru in May", "Cancelled the Peru trip", 0.75, 1, SignalNegation, "peru trip"},
+	{"an ending word that says which", "Tracks open tickets", "Tracks closed tickets", 0, 0.69, "", ""},
+	{"closed on some days", "Works from the office", "The office is closed on Saturdays", 0, 0.69, "", ""},
+	{"ended for a season", "Plays in a rec soccer league", "The soccer league ended for the season", 0, 0.69, "", ""},
+	{"given away, still what it is", "Kiwi is a green budgie", "Gave Kiwi to a neighbour", 0, 0.69, "", ""},
+	{"a habit of selling", "Collects vinyl records", "Sells used records on weekends", 0, 0.69, "", ""},
+	{"the trip is not the trips", "Flies often for work trips", "The trip is cancelled", 0, 0.69, "", ""},
+	{"weight lost is a number", "Weighs 80 kg", "Lost 5 kg", 0, 0.69, "", ""},
+	{"what is left instead is not taken", "Used to take the 6:40 bus", "Takes the 7:10 bus now instead of the 6:40", 0, 0.69, "", ""},
+	{"a rate per something says nothing of it", "Doesn't do night shifts anymore", "Pages average 4 per night shift", 0, 0.69, "", ""},
+	{"a preference for some of it", "Prefers aisle seats", "Prefers window seats on night flights", 0, 0.69, "", ""},
+	{"a size for some of it", "Shoe size 9 US", "Shoe size is 9.5 in hiking boots", 0, 0.69, "", ""},
+	// A plan, a trial or a thing under way, and how it came out.
+	{"training, then the race run", "Is training for the Lisbon Half Marathon", "Finished the Lisbon Half Marathon in 1:58", 0.75, 1, SignalTemporal, "lisbon half marathon"},
+	{"interviewing, then an offer", "Is interviewing at Canva", "Accepted an offer from Canva", 0.75, 1, SignalTemporal, "canva"},
+	{"a note's plan, then where it is now", "Plan: move the docs to Docusaurus", "Docs now live on Docusaurus", 0.75, 1, SignalTemporal, "docusaurus"},
+	{"an evaluation, then the cutover", "Evaluating Tempo for tracing", "Tempo cutover complete", 0.75, 1, SignalTemporal, "tempo"},
+	{"a plan given up", "Thinking about adopting a second rabbit", "A second rabbit is off the table for now", 0.75, 1, SignalTemporal, "second rabbit"},
+	{"reading, then finished", "Currently reading Dune", "Finished Dune last night", 0.75, 1, SignalTemporal, "dune"},
+	{"another race run", "Is training for the Boston Marathon", "Ran the Berlin Marathon in 3:30", 0, 0.69, "", ""},
+	{"news of whom a plan is for", "Considering piano lessons for Ava", "Ava started second grade", 0, 0.69, "", ""},
+	{"news of whom a plan is with", "Planning to move in with Priya", "Priya and the user got engaged", 0, 0.69, "", ""},
+	{"another visit of the kind scheduled", "Scheduled a dentist visit on Monday", "Had a dentist visit this morning", 0, 0.69, "", ""},
+	{"a move being made is under way", "Deploys to Heroku", "Deploys are being moved to Render", 0, 0.69, "", ""},
+	// A negation of another object; a refinement is no change.
+	{"a negation of another food", "Doesn't eat lamb", "Not a fan of dry ciders", 0, 0, "", ""},
+	{"a negation of another drink", "Is a fan of stouts", "Not a fan of dry ciders", 0, 0, "", ""},
+	{"a move within the city the older names", "moved to Porto in June", "moved into a flat in Ribeira, Porto", 0, 0, "", ""},
+	{"a city named from afar is no refinement", "Lives in Oslo", "Moved to Bergen, three hours from Oslo", 0.85, 1, SignalValue, "oslo → bergen"},
+	// The thing as the subject of its change or replacement.
+	{"the thing switched", "The wiki search uses Algolia", "Search switched to Meilisearch", 0.75, 1, SignalTemporal, "algolia → meilisearch"},
+	{"someone moved is not their things", "Daughter Ines loves judo", "Ines moved to a new school", 0, 0.69, "", ""},
+	{"a move of what runs something", "The cluster runs Nomad 1.6", "The cluster moved to us-west-2", 0, 0.69, "", ""},
+	{"a headline's passive replacement", "Builds use Webpack and Babel", "Webpack and Babel replaced by Rspack", 0.85, 1, SignalTemporal, "webpack babel → rspack"},
+	{"the holder of a role", "Lars Berg is CEO of Fjord Labs", "Ingrid Dahl is CEO of Fjord Labs", 0.85, 1, SignalValue, "lars berg → ingrid dahl"},
+	{"the holder of a role, as a relation", "Lars Berg CTO_OF Fjord Labs", "Ingrid Dahl CTO_OF Fjord Labs", 0.85, 1, SignalValue, "lars berg → ingrid dahl"},
+	{"members are many", "Lars Berg is a member of the rowing club", "Ingrid Dahl is a member of the rowing club", 0, 0, "", ""},
+	{"a role changed with now", "Dana is the treasurer of the chess club", "Dana is the secretary of the chess club now", 0.75, 1, SignalTemporal, "secretary"},
+	{"a time moved to another day", "weekly sync: Tue 14:00", "weekly sync moved to Thu 15:00", 0.85, 1, SignalValue, "14:00 → 15:00"},
+	{"times of two meetings", "Standup Mon 9:30", "Retro Fri 16:00", 0, 0, "", ""},
+	// An adjective and the noun WordNet derives from it say one state.
+	{"an allergy ruled out", "Allergic to latex", "The latex allergy was ruled out", 0.75, 1, SignalNegation, "latex allergy"},
+	{"an allergy denied as an adjective", "Has a peanut allergy", "No longer allergic to peanuts", 0.75, 1, SignalNegation, "allergic peanuts"},
+	{"another allergy ruled out", "Allergic to cats", "The dog allergy was ruled out", 0, 0, "", ""},
+	// Denials of anyone, avoidance, events that stay true.
+	{"a denial of anyone", "Mentors three juniors", "No longer mentors anyone", 0.75, 1, SignalNegation, "mentors"},
+	{"a list after a verb and a colon is no note", "Supervises two interns: Ana and Bo", "Doesn't supervise anyone now", 0.75, 1, SignalNegation, "supervise"},
+	{"avoiding agrees with a denial", "No shellfish", "Still avoids shellfish", 0, 0, "", ""},
+	{"what one avoids, eaten again", "Avoids dairy", "Eats dairy again", 0.75, 1, SignalNegation, "dairy"},
+	{"a purchase stays true when sold", "Bought the Mazda used from a dealer", "Sold the Mazda to a neighbour", 0, 0.69, "", ""},
+	{"someone else's outcome of a plan", "Lena said Omar plans to move to Porto", "Lena moved into a flat in Porto", 0, 0.69, "", ""},
+	{"a plan to switch, news of another thing", "thinking of switching Ana to a Montessori school", "Ana finished swimming level 2", 0, 0.69, "", ""},
+	{"a school year is no age", "Rui is 6", "Rui is in Year 2 at the local school", 0, 0.69, "", ""},
+	// Versions, coordinated endings, a change verb that leads a note, withdrawals.
+	{"a version upgraded", "Pinned to Django 4.2", "Upgraded to Django 5.1", 0.85, 1, SignalValue, "django: 4.2 → 5.1"},
+	{"two versions both in use", "Runs Postgres 14", "Also runs Postgres 16 for the analytics box", 0, 0.69, "", ""},
+	{"what is said of a version stays true", "Python 3.9 is supported", "Upgraded to Python 3.12", 0, 0.69, "", ""},
+	{"a change verb before an arrow is a clause", "Task runner: make", "Switched make -> mage; targets live in magefile.go", 0.9, 1, SignalTemporal, "make → mage"},
+	{"each of the things removed", "Edits with Vim", "Editor moved to Zed; Vim and Emacs removed", 0.75, 1, SignalNegation, "vim"},
+	{"each of the things removed, after the verb", "Uses tox4 for test runs", "Dropped nox and tox4", 0.75, 1, SignalNegation, "tox4"},
+	{"a common word among things removed", "Takes tea black", "flake8 and black removed", 0, 0.69, "", ""},
+	{"a thing's cluster decommissioned", "Deploys go through Atlas", "The Atlas cluster was decommissioned", 0.75, 1, SignalNegation, "atlas"},
+	{"a withdrawal resolves training", "Is training for the Lyon 10K", "Withdrew from the Lyon 10K", 0.75, 1, SignalTemporal, "lyon"},
+	{"an event of a thing stays true", "drill done: db-7 promoted, then switched back", "db-7 decommissioned", 0, 0.69, "", ""},
+	{"a dose raised is no event", "Insulin raised to 12 units nightly", "No longer takes insulin", 0.75, 1, SignalNegation, "insulin"},
+	// A pause over; a thing wrecked; a budget is a quantity of its thing.
+	{"a pause over", "Piano lessons paused over the summer", "Piano lessons restarted in September", 0.75, 1, SignalTemporal, "resumes: piano lessons"},
+	{"back from a leave", "Tomas is on sabbatical until spring", "Tomas is back at the lab after his sabbatical", 0.75, 1, SignalTemporal, "resumes: tomas"},
+	{"another is back from leave", "Ines is on parental leave", "Bo is back from parental leave", 0, 0.69, "", ""},
+	{"a back is no return", "Is on sick leave", "Hurt her back lifting boxes", 0, 0.69, "", ""},
+	{"whom a speaker says is back", "Lena is on sabbatical until June", "Lena said Omar came back from sabbatical", 0, 0.69, "", ""},
+	{"a car totalled", "Drives a 2015 Honda Fit", "The Fit was totalled in a collision", 0.75, 1, SignalNegation, "fit"},
+	{"a budget and its thing", "Electricity budget 900 SEK a month", "Electricity 1,100 SEK a month now", 0.85, 1, SignalValue, "900 → 1,100"},
+	{"budgets of two things", "Travel budget 2,000 EUR", "Hotel budget 300 EUR", 0, 0.69, "", ""},
+	// A spaced hyphen is a dash; a thing put on hold; a hedge is no agent.
+	{"a dash ends a clause", "Weaving class on Sundays", "Gave up weaving - the loom broke", 0.75, 1, SignalNegation, "weaving"},
+	{"a thing put on hold", "Is learning Greek on Duolingo", "Put Greek on hold to focus on exams", 0.75, 1, SignalNegation, "greek"},
+	{"a thing put elsewhere", "Keeps the bike in the hall", "Put the bike on the balcony", 0, 0.69, "", ""},
+	{"a hedge is not who ended it", "Ana plays the cello", "Ana seems to have sold the cello", 0.75, 1, SignalNegation, "cello"},
+	{"an -ing noun ended, as an action", "Does 5:2 fasting", "Dropped the fasting - felt faint", 0.75, 1, SignalNegation, "fasting"},
+	{"an -ing noun is no adjective", "The build is fast", "Dropped the fasting - felt faint", 0, 0.69, "", ""},
+	{"a move into someone's place keeps them", "Engaged to Marek", "Moved into Marek's flat in the old town", 0, 0.69, "", ""},
 }
 
 // TestDecide is the specification of the signals: decideCases, one case per
@@ -424,6 +538,76 @@ func TestPreparedFormOnCorpus(t *testing.T) {
 			if !reflect.DeepEqual(want, got) {
 				t.Errorf("%s / %s: Decide %+v, DecideAnalyzed %+v", p.Older, p.Newer, want, got)
 			}
+		}
+	}
+}
+
+// aspectCases specify what an aspect's name says: the slot a verb enters
+// ("moved into" where one lives, "joined" for whom one works), and no slot
+// for a plural or a compound of another noun.
+var aspectCases = []struct {
+	name, aspect, older, newer string
+	min, max                   float64
+	signal, detail             string
+}{
+	{"a move into a kind of home, about where one lives", "home city", "Lives in Porto", "Moved into a flat in Braga", 0.85, 1, SignalValue, "porto → braga"},
+	{"the same move, in no aspect", "", "Lives in Porto", "Moved into a flat in Braga", 0, 0.69, "", ""},
+	{"the same move, in an aspect of many cities", "cities", "Lives in Porto", "Moved into a flat in Braga", 0, 0.69, "", ""},
+	{"joined, about a job", "job", "Works as a nurse at Kaiser", "Joined Sutter Health as a charge nurse", 0.85, 1, SignalValue, "kaiser → sutter health"},
+	{"joined, about an employer", "employer", "Works at Kaiser", "Joined Sutter Health", 0.85, 1, SignalValue, "kaiser → sutter health"},
+	{"the same, in no aspect", "", "Works at Kaiser", "Joined Sutter Health", 0, 0.69, "", ""},
+	{"joined, about hobbies", "hobbies", "Works at Kaiser", "Joined a climbing gym", 0, 0.69, "", ""},
+	{"a compound names another noun's slot", "package manager", "Works at Kaiser", "Joined Sutter Health", 0, 0.69, "", ""},
+	{"a move within the city, about where one lives", "home city", "moved to Porto in June", "moved into a flat in Ribeira, Porto", 0, 0, "", ""},
+}
+
+// TestDecideInAspect is the specification of what the aspect's name says.
+func TestDecideInAspect(t *testing.T) {
+	t.Parallel()
+	for _, tt := range aspectCases {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			d := Decide(Input{Content: tt.older, CreatedAt: at(1), Aspect: tt.aspect}, Input{Content: tt.newer, CreatedAt: at(5), Aspect: tt.aspect})
+			if d.Confidence < tt.min || d.Confidence > tt.max {
+				t.Fatalf("confidence %.2f, want [%.2f, %.2f]; decision %+v", d.Confidence, tt.min, tt.max, d)
+			}
+			if tt.signal != "" && (len(d.Signals) == 0 || d.Signals[0].Name != tt.signal || !strings.Contains(d.Signals[0].Detail, tt.detail)) {
+				t.Fatalf("strongest signal: want %s with %q, got %+v", tt.signal, tt.detail, d.Signals)
+			}
+		})
+	}
+}
+
+// TestReadAspect: what a name says of one value or many, and the slot.
+func TestReadAspect(t *testing.T) {
+	t.Parallel()
+	lx := defaultLexicon()
+	for _, tt := range []struct {
+		name string
+		many bool
+		slot string // the slot's predicate's display, "" for none
+	}{
+		{"", false, ""},
+		{"home city", false, "lives in"},
+		{"residence", false, "lives in"},
+		{"manager", false, "reports to"},
+		{"employer", false, "works at"},
+		{"job", false, "works as"},
+		{"hobbies", true, ""},
+		{"cities", true, ""},
+		{"music, podcasts, books & TV", true, ""},
+		{"home and relocation", true, "lives in"},
+		{"package manager", false, ""},
+		{"diet", false, ""},
+		{"home_network", false, ""},
+	} {
+		a := lx.readAspect(tt.name)
+		slot := ""
+		if a.slot != nil {
+			slot = a.slot.display
+		}
+		if a.many != tt.many || slot != tt.slot {
+			t.Errorf("%q: many %v slot %q, want %v %q", tt.name, a.many, slot, tt.many, tt.slot)
 		}
 	}
 }

@@ -78,12 +78,23 @@ type lexicon struct {
 	// tokens, by the hash a token of the word gets (its stem's): a clear
 	// bit means the token's word is not in the set.
 	labelWords, reportingWords, anchorWords hashBits
+	// ruleWords are the words the endings and the plans look up by name
+	// (endingWords, pendingWords...).
+	ruleWords hashBits
 	// Predicates that statements point to besides the table's: "be from",
 	// a noun slot ("main editor is", "rent is") and an age.
 	beFrom, nounPred, agePred *predicate
 	// nounSlots are the nouns that name a predicate's slot: "Employer:
 	// Stripe" says what "Works at Stripe" says.
 	nounSlots map[string]*predicate
+	// entering are the verbs that enter a predicate's slot in an aspect
+	// that names it (see entryVerbs).
+	entering map[*predicate][]entering
+	// family maps the stem hash of a word WordNet derives from another, or
+	// another from, to its family's: "allergy" and "allergic" are one
+	// (antonyms.Derivations); familyWords filters the lookups.
+	family      map[uint32]uint32
+	familyWords hashBits
 }
 
 // Words the analysis recognises by name (token.word).
@@ -101,12 +112,13 @@ const (
 	wordGoing
 	wordGive // gave, give, gives, giving, given
 	wordOld  // "old" in "N years old"
+	wordOf
 )
 
 var namedWords = map[string]uint8{
 	"to": wordTo, "from": wordFrom, "as": wordAs, "no": wordNo, "up": wordUp, "into": wordInto, "in": wordIn,
 	"with": wordWith, "for": wordFor, "going": wordGoing,
-	"old": wordOld, "gave": wordGive, "give": wordGive, "gives": wordGive, "giving": wordGive, "given": wordGive,
+	"old": wordOld, "of": wordOf, "gave": wordGive, "give": wordGive, "gives": wordGive, "giving": wordGive, "given": wordGive,
 }
 
 // token makes t the token of a word of the text, with the flags the text
@@ -286,6 +298,7 @@ func newLexicon() *lexicon {
 	lx.labelWords = lx.filterOf(labels)
 	lx.reportingWords = lx.filterOf(reportingVerbs)
 	lx.anchorWords = lx.filterOf(timeAnchorWords)
+	lx.ruleWords = lx.filterOf(ruleWordSet())
 	return lx
 }
 
@@ -327,7 +340,7 @@ var wordClasses = []struct {
 		jan feb mar apr jun jul aug sep sept oct nov dec year years month months week weeks today
 		tonight tomorrow yesterday`},
 	{fCease, `quit quitting stopped ceased gave give gives giving given left cancelled canceled dropped
-		ditched abandoned ended sold rid`},
+		ditched abandoned ended sold rid avoid avoids avoided avoiding`},
 	{fReplace, `switched switch switches switching migrated migrate migrates migrating moved move moves
 		moving changed change changes changing replaced replace replaces replacing swapped swap swaps
 		traded trade trades relocated relocate relocates relocating converted convert transitioned
@@ -350,7 +363,8 @@ var wordClasses = []struct {
 	{fScope, `weekend weekends weekday weekdays monday mondays tuesday tuesdays wednesday wednesdays
 		thursday thursdays friday fridays saturday saturdays sunday sundays morning mornings afternoon
 		afternoons evening evenings night nights summer summers winter winters spring autumn fall
-		holiday holidays vacation vacations sometimes occasionally weeknights weeknight`},
+		holiday holidays vacation vacations sometimes occasionally weeknights weeknight mon tue tues wed thu thur
+		thurs fri sat sun`},
 	{fSingleMod, `favourite favorite main primary default preferred usual current go-to home native
 		daily regular everyday`},
 	{fAttr, `rent salary pay wage income budget timezone zone birthday age address email e-mail phone
@@ -458,7 +472,7 @@ func (lx *lexicon) compile() {
 	lx.agePred = &predicate{display: "age", slot: slotAge, val: single}
 	lx.nounSlots = map[string]*predicate{}
 	for key, nouns := range map[string]string{
-		"live in": "home residence city address location", "work at": "employer company", "work as": "role job occupation title position",
+		"live in": "home residence city address location", "work at": "employer company employment", "work as": "role job occupation title position",
 		"report to": "manager boss supervisor", "marry to": "spouse wife husband", "date": "partner girlfriend boyfriend",
 		"study at": "school university college", "major in": "major", "go to bed at": "bedtime", "weigh": "weight",
 		"earn": "income salary", "commute by": "commute", "bank with": "bank", "grow up in": "hometown",
@@ -469,6 +483,29 @@ func (lx *lexicon) compile() {
 		}
 	}
 	lx.nounSlots["age"] = lx.agePred
+	lx.entering = lx.entriesOf()
+	lx.family = map[uint32]uint32{}
+	for _, d := range antonyms.Derivations() {
+		head := fnv1a(lx.stemOf(d[0]))
+		for _, w := range d {
+			h := fnv1a(lx.stemOf(w))
+			if _, ok := lx.family[h]; !ok {
+				lx.family[h] = head
+				lx.familyWords.set(h)
+			}
+		}
+	}
+}
+
+// fam is the family of a word by its stem's hash: the hash of the word its
+// family is derived from, or its own.
+func (lx *lexicon) fam(h uint32) uint32 {
+	if lx.familyWords.has(h) {
+		if f, ok := lx.family[h]; ok {
+			return f
+		}
+	}
+	return h
 }
 
 // hashBits is a set of 32-bit hashes that may answer "maybe" for a hash
@@ -550,7 +587,8 @@ const verbs = `live reside work report marry date engage study attend wake sleep
 	engage split break breakfast lunch supervise own rent mortgage insure drive sleep wake approve
 	accept include exclude renew depend expose contain require trigger process serve route store
 	archive merge sign encrypt mount ship cost charge listen point default expire sponsor review
-	log call maintain handle stay depart arrive register pay sync succeed fail`
+	log call maintain handle stay depart arrive register pay sync succeed fail remove delete uninstall
+	decommission deprecate disband expire heal cure pause terminate discontinue scrap withdraw resume restart`
 
 // irregular lists irregular forms as "base:form form...".
 const irregular = `go:went gone goes going come:came run:ran drive:drove driven ride:rode ridden
@@ -563,7 +601,7 @@ const irregular = `go:went gone goes going come:came run:ran drive:drove driven 
 	be:is are am was were been being have:has had having do:does did done doing get:got gotten
 	sleep:slept wake:woke woken break:broke broken split:split born:born bear:bore
 	fight:fought catch:caught hear:heard say:said tell:told find:found rebuild:rebuilt rewrite:rewrote
-	rewritten`
+	rewritten withdraw:withdrew withdrawn`
 
 // addVerbs adds every form of the known verbs, each with its base form as
 // the canonical stem so that "uses", "using" and "used" compare equal.

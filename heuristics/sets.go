@@ -62,6 +62,29 @@ func (s sel) has(stem string) bool {
 
 func (s sel) count() int { return bits.OnesCount64(s.idx) }
 
+// hasKin reports whether s contains t's word or, when neither is a verb,
+// a word of its family ("allergic" for "allergy", see lexicon.family; a
+// verb is an act: "manages" is not "management").
+func (s sel) hasKin(t *token) bool {
+	f := defaultLexicon().fam(t.hash)
+	for u := range s.words {
+		if u.hash == t.hash || u.flags&fVerb == 0 && t.flags&fVerb == 0 && defaultLexicon().fam(u.hash) == f {
+			return true
+		}
+	}
+	return false
+}
+
+// kinOf reports whether every word of s has kin in o.
+func (s sel) kinOf(o sel) bool {
+	for t := range s.words {
+		if !o.hasKin(t) {
+			return false
+		}
+	}
+	return true
+}
+
 // subsetOf reports whether every token of s is in o.
 func (s sel) subsetOf(o sel) bool { return s.minus(o).idx == 0 }
 

@@ -86,6 +86,9 @@ func negation(a, b *clause, e *explain) (fired, bool) {
 	if f, ok := ended(a, b); ok {
 		return f, true
 	}
+	if f, ok := thingEnded(a, b); ok {
+		return f, true
+	}
 	if a.negated == b.negated {
 		return fired{}, false
 	}
@@ -98,6 +101,7 @@ func negation(a, b *clause, e *explain) (fired, bool) {
 		neg, pos, side = b, a, "newer negates"
 	}
 	ps := pos.predicate()
+	ps.idx &^= pos.fromIdx // "takes the 8:05 now instead of the 7:15" does not take the 7:15
 	switch {
 	case neg.subject().equal(pos.subject()):
 	case pos.implicit && !neg.implicit && sameVerb(neg, pos) && pos.subject().subsetOf(neg.predicate()):
@@ -115,16 +119,17 @@ func negation(a, b *clause, e *explain) (fired, bool) {
 			return fired{}, false
 		}
 	}
+	ps.idx &^= pos.perPhrase() // "pages average 5 per on-call week" says nothing of being on call
 	if !sameTime(neg, pos) {
 		e.miss("No contradiction: the statements are about different times.")
 		return fired{}, false
 	}
 	for _, ns := range neg.denied() {
-		if ns.count() == 0 || !ns.subsetOf(ps) {
+		if ns.count() == 0 || !ns.kinOf(ps) { // "no longer allergic to shellfish" / "has a shellfish allergy"
 			continue
 		}
 		conf := confNegationSubset
-		if ps.subsetOf(ns) {
+		if ps.kinOf(ns) {
 			conf = confNegationExact
 		}
 		return fired{SignalNegation, conf, side + ": " + ns.text()}, true
@@ -144,6 +149,9 @@ func sameVerb(a, b *clause) bool {
 // A cessation's reasons and replacements are not what it ends: "ditched
 // Chrome for Firefox", "quit smoking after the diagnosis".
 func (c *clause) denied() []sel {
+	if c.verb >= 0 && c.tok(c.verb).content() && c.indefinite0() {
+		return []sel{c.sel(1 << c.verb)} // "doesn't manage anyone": whoever it was
+	}
 	pred := c.predIdx
 	if k := bits.TrailingZeros64(c.roles[rQual] & c.flagged(fPrep)); c.cease && k < c.hi && (circumstances[c.raw(k)] || c.is(k, wordFor)) {
 		pred &^= span(k, c.hi)
@@ -348,7 +356,7 @@ func value(a, b *clause, e *explain) (fired, bool) {
 	if va.count() == 0 || vb.count() == 0 {
 		return fired{}, false
 	}
-	if ka, kb := a.valueKind(), b.valueKind(); ka != kb || ka == valueNone || a.pred.slot == slotNoun && (a.valuePrep() != b.valuePrep() || a.partOf() != b.partOf()) {
+	if ka, kb := a.valueKind(), b.valueKind(); ka != kb || ka == valueNone || a.pred.slot == slotNoun && !a.holder && (a.valuePrep() != b.valuePrep() || a.partOf() != b.partOf()) {
 		e.miss("No contradiction: the values are of different kinds (a city and a kind of home, an employer and a time, a model and a colour).")
 		return fired{}, false
 	}
@@ -367,7 +375,7 @@ func value(a, b *clause, e *explain) (fired, bool) {
 		e.miss("No contradiction: the values agree.")
 		return fired{}, false
 	}
-	if va.subsetOf(b.tail()) || vb.subsetOf(a.tail()) {
+	if va.subsetOf(b.sel(b.coreIdx|b.apposition())) || vb.subsetOf(a.sel(a.coreIdx|a.apposition())) {
 		e.miss("No contradiction: the newer statement refines the older value.")
 		return fired{}, false
 	}
@@ -424,6 +432,10 @@ func slotConfidence(a, b *clause, va, vb sel, e *explain) (float64, bool) {
 		return confValueUsually, true
 	case category:
 		switch {
+		case b.sel(b.objIdx&^b.valIdx).minus(a.tail()).count() > 0:
+			// "prefers aisle seats" / "prefers window seats on long
+			// flights": for some of it, perhaps.
+			return confValueUsually, true
 		case a.stem(va.last()) == b.stem(vb.last()):
 			return confValueCategory, true
 		case va.count() == 1 && vb.count() == 1 && a.objIdx == a.valIdx && b.objIdx == b.valIdx:
@@ -596,7 +608,7 @@ func (c *clause) counts(i int) bool {
 // A temporal word on an addition ("recently started reading poetry") is
 // not a change.
 func temporal(a, b *clause, e *explain) (fired, bool) {
-	if f, ok := reverted(a, b); ok {
+	if f, ok := undoneOrResolved(a, b); ok {
 		return f, true
 	}
 	if b.replaceAt < 0 && !b.strong && !b.now {
@@ -639,7 +651,7 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 	// "switched from X to Y", "Y instead of X", "replaced X with Y" where X
 	// is the older value; in "vim -> neovim" the older value is all of the
 	// note's key ("python version -> 3.12" is no change from "version").
-	if f := b.from(); f.count() > 0 && f.subsetOf(a.core()) && !(b.tgtIdx != 0 && b.target().subsetOf(a.target())) && b.asSel().subsetOf(a.tail()) && (b.noteKey == 0 || b.tok(b.noteKey).flags&tArrow == 0 || a.value().count() > 0 && a.value().subsetOf(b.sel(b.coreIdx&span(b.start, b.noteKey)))) {
+	if f := b.from(); f.count() > 0 && (f.subsetOf(a.core()) || f.shared(a.core()) > 0 && f.subsetOf(a.st.all())) && !(b.tgtIdx != 0 && b.target().subsetOf(a.target())) && b.asSel().subsetOf(a.tail()) && (b.noteKey == 0 || b.tok(b.noteKey).flags&tArrow == 0 || a.value().count() > 0 && a.value().subsetOf(b.sel(b.coreIdx&span(b.start, b.noteKey)))) {
 		t := b.target()
 		if t.count() == 0 {
 			t = b.sel(b.objIdx &^ b.fromIdx) // "reads on a Kobo instead"
@@ -704,6 +716,42 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 	return changeVerb(a, b, marker, e)
 }
 
+// otherThing reports a change that names the thing it changes, whose
+// head the older clause a does not mention, and whose other words are
+// whose thing it is: a possessor ("switched Zahra's grooming to a mobile
+// van" against "walks Zahra"), or the value of a's many-valued predicate
+// ("switched oud teacher to Nadia" against "plays oud"). The words it
+// shares with a say whose thing changed, not which. (A word a says of its
+// value's use is the thing's: "switched the internet provider to Sonic"
+// against "uses Comcast for internet".)
+func (c *clause) otherThing(a *clause) bool {
+	thing := c.changed()
+	thing.idx &^= c.flagged(tNumber) | c.models()
+	h := thing.last()
+	if h < 0 || a.tail().has(c.stem(h)) {
+		return false
+	}
+	shared := thing.minus(thing.minus(a.tail()))
+	for t := range shared.words {
+		if strings.HasSuffix(c.st.raw(t), "'s") {
+			return true
+		}
+	}
+	return shared.count() > 0 && a.pred != nil && a.pred.val == multi && shared.subsetOf(a.value())
+}
+
+// undoneOrResolved: a change the older made is undone (reverted), or a
+// plan the older made came out (resolved).
+func undoneOrResolved(a, b *clause) (fired, bool) {
+	if f, ok := reverted(a, b); ok {
+		return f, true
+	}
+	if f, ok := resumed(a, b); ok {
+		return f, true
+	}
+	return resolved(a, b)
+}
+
 // changed is the thing a change names as changed ("the ingestion service"
 // of "rewrote the ingestion service from Python to Go"), without what it
 // leaves and what it leads to; empty when it names none or is no change.
@@ -749,7 +797,7 @@ func (c *clause) replaces() bool {
 // them holds no more.
 func ended(a, b *clause) (fired, bool) {
 	gone, breakup := b.ends()
-	if gone.count() == 0 || a.past || a.negated || a.irreal || b.irreal || b.negated || !gone.subsetOf(a.core()) {
+	if gone.count() == 0 || a.past || a.negated || a.irreal || b.irreal || b.negated || !gone.subsetOf(a.tail()) {
 		return fired{}, false
 	}
 	if g, _ := a.ends(); g.count() > 0 {
@@ -770,12 +818,13 @@ func ended(a, b *clause) (fired, bool) {
 // a longer name ("HBO Max") nor before the noun it modifies ("Max
 // connections"), but a possessive ("Biscuit's vet").
 func (st *Statement) lone(i int) bool {
-	if i > 0 && st.toks[i-1].flags&tCap != 0 && st.toks[i-1].content() && st.toks[i].flags&tBreak == 0 {
+	if p := &st.toks[max(i-1, 0)]; i > 0 && p.flags&tCap != 0 && p.content() && st.toks[i].flags&tBreak == 0 &&
+		!(p.flags&lexiconFlags != 0 && (i == 1 || p.flags&tFull != 0)) { // "Walks Kinako": a verb that starts the sentence
 		return false
 	}
 	if i+1 < len(st.toks) && !strings.HasSuffix(st.raw(&st.toks[i]), "'s") { // "Biscuit's vet" is his
 		n := &st.toks[i+1]
-		if n.flags&tBreak == 0 && n.content() && n.flags&(tCap|fVerb|tNumber) == 0 {
+		if n.flags&tBreak == 0 && n.content() && n.flags&(tCap|fVerb|tNumber|fSingleMod|fScope) == 0 {
 			return false
 		}
 	}
@@ -1093,6 +1142,11 @@ func (c *clause) models() uint64 {
 func changedSlot(a, b *clause, marker string) (fired, bool) {
 	changed := b.sel(b.valIdx &^ b.tgtIdx)
 	t := b.target()
+	if b.replaceAt >= 0 && changed.count() == 0 && b.thingChanged(a) {
+		// "Search switched to Typesense" / "Docs search uses Lunr": the
+		// thing is the subject of its change.
+		return fired{SignalTemporal, confTemporalVerb, change(marker, a.value(), t)}, true
+	}
 	if b.replaceAt < 0 || changed.count() == 0 || t.count() == 0 || !changed.subsetOf(a.subject()) || t.subsetOf(a.core()) ||
 		!b.subject().subsetOf(a.subject()) { // "the mobile team moved their CI" is not ours
 		return fired{}, false
@@ -1112,7 +1166,11 @@ func nowChange(a, b *clause, marker string) (fired, bool) {
 		return fired{}, false
 	}
 	oa, ob := a.object(), b.object()
-	if oa.subsetOf(ob) || ob.subsetOf(oa) || copulas && a.value().equal(b.value()) || b.narrows(a) {
+	same := a.value().equal(b.value())
+	if a.holder && b.holder {
+		same = a.slotSel().equal(b.slotSel()) // "is the treasurer of the club" / "is the secretary of the club now"
+	}
+	if oa.subsetOf(ob) || ob.subsetOf(oa) || copulas && same || b.narrows(a) {
 		return fired{}, false
 	}
 	conf := confTemporalWeak
@@ -1144,7 +1202,7 @@ func changeVerb(a, b *clause, marker string, e *explain) (fired, bool) {
 		e.miss("No contradiction: the change leads to what the older statement already says.")
 		return fired{}, false
 	}
-	if v := a.value(); (a.oneValue() || b.anew) && v.count() > 0 && v.subsetOf(b.core().minus(t)) {
+	if v := a.value(); (a.oneValue() || b.anew) && v.count() > 0 && v.subsetOf(b.sel(b.coreIdx|b.apposition()).minus(t)) {
 		e.miss("No contradiction: the older value still holds after the change.")
 		return fired{}, false // "works at Stripe" / "moved to a new desk at Stripe"; "is building an app" / "rewrote the app in Go"
 	}
@@ -1167,12 +1225,103 @@ func changeVerb(a, b *clause, marker string, e *explain) (fired, bool) {
 	}
 	pb.idx &^= b.models() // "an iPhone 15 Pro" shares nothing with "a MacBook Pro"
 	pb.idx &^= compoundsApart(a, b, pa, pb)
+	pb.idx &^= t.owners() // "moved into Marek's flat" says nothing against "engaged to Marek"
 	conf := confTemporalBare
 	switch {
+	case b.otherThing(a):
+		// "switched Zahra's grooming to a van" / "walks Zahra": what it
+		// changes is the grooming, which the older does not mention.
 	case pb.sharedFlag(pa, fSingleMod|fAttr):
 		conf = confTemporalSlot
 	case pb.shared(pa) > 0:
 		conf = confTemporalContext
 	}
 	return fired{SignalTemporal, conf, change(marker, a.value(), t)}, true
+}
+
+// owners is the bitmap of the possessives of s that say whose a thing
+// after them is ("Marek's" of "Marek's flat").
+func (s sel) owners() uint64 {
+	var m uint64
+	for k := range s.st.toks {
+		if s.idx&(1<<k) != 0 && strings.HasSuffix(s.st.raw(&s.st.toks[k]), "'s") && s.idx&(1<<(k+1)) != 0 {
+			m |= 1 << k
+		}
+	}
+	return m
+}
+
+// perPhrase is the bitmap of the words that say what a rate is per ("per
+// on-call week", "each way").
+func (c *clause) perPhrase() uint64 {
+	var m uint64
+	for i := c.start; i < c.hi; i++ {
+		if w := c.raw(i); w == "per" || w == "each" {
+			for k := i + 1; k < c.hi && c.tok(k).flags&(fPrep|fConj|tBreak) == 0; k++ {
+				m |= 1 << k
+			}
+		}
+	}
+	return m
+}
+
+// apposition is the bitmap of the words of the clause's fragments that
+// name what its value is in, not where it stands from: "Lisbon" of "moved
+// into a flat in Arroios, Lisbon", not "Oslo" of "moved to Bergen, three
+// hours from Oslo".
+func (c *clause) apposition() uint64 {
+	var m uint64
+	for k := c.hi; k < c.end; k++ {
+		t := c.tok(k)
+		if t.flags&(fPrep|fSub|tNumber) != 0 || t.flags&fVerb != 0 && t.content() {
+			return 0
+		}
+		if t.content() {
+			m |= 1 << k
+		}
+	}
+	return m
+}
+
+// thingChanged reports an intransitive change of a thing the older clause
+// a is about ("Search switched to Typesense" / "Docs search uses Lunr"):
+// the change's subject is the head of a's subject, a thing, not someone
+// (a person moves elsewhere, not their things), and both a's value and
+// the change's target are names, so that the change is of what a names.
+func (c *clause) thingChanged(a *clause) bool {
+	s, t := c.subject(), c.target()
+	if s.count() == 0 || t.count() == 0 || c.passive || t.subsetOf(a.core()) || !s.subsetOf(a.subject()) ||
+		!a.copular && !(a.verb >= 0 && a.stem(a.verb) == "use") || // what it is or uses, not what it runs
+		c.raw(s.last()) != a.raw(a.subject().last()) { // "search" is "search", not "hosting" "host"
+		return false
+	}
+	for u := range s.words {
+		if kinWords[c.st.raw(u)] || a.capitalised(c.st.stem(u)) {
+			return false // "Emma moved to ..." / "Daughter Emma ...": someone
+		}
+	}
+	return named(a.st, &a.st.toks[max(a.value().last(), 0)]) && a.value().count() > 0 && named(c.st, &c.st.toks[t.last()])
+}
+
+// capitalised reports a word of the clause written with a capital where no
+// sentence starts: a name.
+func (c *clause) capitalised(stem string) bool {
+	for i := c.start; i < c.end; i++ {
+		if t := c.tok(i); t.flags&tCap != 0 && i > 0 && t.flags&tFull == 0 && c.stem(i) == stem {
+			return true
+		}
+	}
+	return false
+}
+
+// indefinite0 reports an object that is anyone or anything: "doesn't
+// manage anyone (directly)", "no longer owns anything".
+func (c *clause) indefinite0() bool {
+	for i := c.verb + 1; i < c.hi && c.tok(i).flags&fPrep == 0; i++ {
+		switch c.raw(i) {
+		case "anyone", "anybody", "anything", "anymore":
+			return c.raw(i) != "anymore"
+		}
+	}
+	return false
 }

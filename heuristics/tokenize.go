@@ -24,7 +24,15 @@ type token struct {
 	raw, stem str    // lowercased surface form; what comparisons use
 	ant       uint16 // index+1 into lexicon.ants, 0 when none
 	word      uint8  // wordTo...: the word's name, when the lexicon knows it by name
+	sign      uint8  // a number's sign: signMoney ($ € £ before it), signPercent (% after it)
 }
+
+// Signs of a number, written as symbols the words leave out.
+const (
+	signNone uint8 = iota
+	signMoney
+	signPercent
+)
 
 // str is the string text[lo:hi] of a statement's text.
 type str struct{ lo, hi uint16 }
@@ -35,6 +43,9 @@ var _ [tArrow - 2*fWhen]struct{}
 // Token strings fit a str: the input is cut at maxInput bytes, and a word
 // lowercased or stemmed grows by a few bytes at most.
 var _ [1<<16 - 8*maxInput]struct{}
+
+// lexiconFlags are the flags a token may get from the lexicon.
+const lexiconFlags = fWhen - 1
 
 // Flags a token gets from the text rather than the lexicon (high bits).
 const (
@@ -57,10 +68,18 @@ func tokenize(toks []token, text []byte, s string, lx *lexicon) ([]token, []byte
 		s = s[:maxInput]
 	}
 	var brk uint32 // the breaks before the next word
+	var sign uint8 // a currency symbol before the next word
 	for i := 0; i < len(s) && len(toks) < maxTokens; {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if !isWordRune(r, size) {
 			brk |= breakFlags(r)
+			if r == '-' && spacedDash(s, i) {
+				brk |= tBreak // "Gave up pottery - the studio shut": a dash
+			}
+			sign = signNone
+			if strings.ContainsRune("$€£¥₹", r) {
+				sign = signMoney
+			}
 			i += size
 			continue
 		}
@@ -73,12 +92,37 @@ func tokenize(toks []token, text []byte, s string, lx *lexicon) ([]token, []byte
 		if curly {
 			word = strings.NewReplacer("\u2019", "'", "\u02bc", "'").Replace(word)
 		}
-		toks = append(toks, token{})
-		t := &toks[len(toks)-1]
-		text = lx.token(t, word, flags, text)
+		var t *token
+		var parts []string
+		rel := false
+		if strings.IndexByte(word, '_') >= 0 { // a relation name has one; most words none
+			parts, rel = lx.relation(word)
+		}
+		if rel {
+			toks, text, t = lx.relationTokens(toks, text, parts, flags)
+		} else {
+			toks = append(toks, token{})
+			t = &toks[len(toks)-1]
+			text = lx.token(t, word, flags, text)
+			if flags&tCap != 0 && shouted(word) && (t.flags&lexiconFlags != 0 || t.ant != 0 || len(word) > 5) {
+				t.flags &^= tCap // "USES", "PAID OFF THE LOAN": emphasis, not a name; "AWS" stays one
+			}
+		}
+		if t == nil {
+			break // no room for its words
+		}
 		// What ends the word: a separator, perhaps a clause break. The
 		// period of "Dr. Nguyen" or "vs. Code" ends no clause.
 		r, size = utf8.DecodeRuneInString(s[end:])
+		if t.flags&tNumber != 0 {
+			switch {
+			case sign == signMoney:
+				t.sign = signMoney
+			case r == '%':
+				t.sign = signPercent
+			}
+		}
+		sign = signNone
 		brk = 0
 		if end < len(s) && !(r == '.' && abbreviations[string(text[t.raw.lo:t.raw.hi])]) {
 			brk = breakFlags(r)
@@ -86,6 +130,98 @@ func tokenize(toks []token, text []byte, s string, lx *lexicon) ([]token, []byte
 		i = end + size
 	}
 	return toks, text
+}
+
+// shouted reports a word written in capitals only ("USES", "HOMEOWNERS").
+func shouted(w string) bool {
+	if len(w) < 2 {
+		return false
+	}
+	for _, r := range w {
+		if unicode.IsLower(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// relation splits a relation name of a graph store's fact ("REPORTS_TO",
+// "LIVES_IN", "CEO_OF", "HAS_VET") into its lowercase words: capitals
+// joined by underscores, whose first word is a verb (by the lexicon or its
+// form) or "has", or whose last word is a preposition. Other such names
+// ("NODE_OPTIONS", "LEDGER_TEST_DSN") are names and stay one word.
+func (lx *lexicon) relation(w string) ([]string, bool) {
+	if !strings.Contains(w, "_") || !shouted(w) {
+		return nil, false
+	}
+	parts := strings.Split(strings.ToLower(w), "_")
+	for _, p := range parts {
+		if p == "" {
+			return nil, false
+		}
+	}
+	first, last := lx.flagsOf(parts[0]), lx.flagsOf(parts[len(parts)-1])
+	if first&(verbalFlags|fLight) == 0 && last&fPrep == 0 && !verbForm(parts[0]) {
+		return nil, false
+	}
+	return parts, true
+}
+
+// afterVerb reports a verb as the last token ("Sara REMAINS CFO_OF ..."):
+// a relation after it is its complement, not a clause of its own.
+func afterVerb(toks []token, lx *lexicon) bool {
+	return len(toks) > 0 && toks[len(toks)-1].flags&(fVerb|fCopula) != 0 && toks[len(toks)-1].flags&tNumber == 0
+}
+
+// verbForm reports a word that ends like an inflected verb ("evaluating",
+// "decommissioned", "commutes").
+func verbForm(w string) bool {
+	return len(w) > 4 && (strings.HasSuffix(w, "ed") || strings.HasSuffix(w, "ing") || strings.HasSuffix(w, "es"))
+}
+
+// flagsOf is the lexicon's flags of a lowercase word, 0 when it is unknown.
+func (lx *lexicon) flagsOf(w string) uint32 {
+	if i, ok := findWord(&lx.table, w, fnv1a(w)); ok {
+		return lx.entries[i].flags
+	}
+	return 0
+}
+
+// relationTokens appends the words of a relation name as tokens, read as
+// the verb phrase it names: "REPORTS_TO" is "reports to"; a relation that
+// starts with a noun is its copula ("CEO_OF" is "is CEO of"), and one that
+// has a noun ("HAS_VET") says what that noun is ("vet is"). It returns the
+// first token, which takes the break before the name.
+func (lx *lexicon) relationTokens(toks []token, text []byte, parts []string, flags uint32) ([]token, []byte, *token) {
+	flags &^= tCap
+	first := len(toks)
+	add := func(w string) {
+		if len(toks) < maxTokens {
+			toks = append(toks, token{})
+			t := &toks[len(toks)-1]
+			text = lx.token(t, w, flags, text)
+			t.flags &^= fPast                          // a relation holds: "EMPLOYED_BY" is "is employed by"
+			flags &^= tBreak | tFull | tColon | tArrow // the break is before the first word only
+		}
+	}
+	switch f := lx.flagsOf(parts[0]); {
+	case parts[0] == "has" && len(parts) > 1 && lx.flagsOf(parts[len(parts)-1])&fPrep == 0:
+		for _, p := range parts[1:] {
+			add(p)
+		}
+		add("is")
+	case (f&(verbalFlags|fLight) == 0 && !verbForm(parts[0]) || strings.HasSuffix(parts[0], "ing")) && !afterVerb(toks, lx):
+		add("is") // "CEO_OF" is "is CEO of", "RELOCATING_TO" "is relocating to"; but "REMAINS CFO_OF"
+		fallthrough
+	default:
+		for _, p := range parts {
+			add(p)
+		}
+	}
+	if first == len(toks) {
+		return toks, text, nil
+	}
+	return toks, text, &toks[first]
 }
 
 func isWordRune(r rune, size int) bool {
@@ -152,6 +288,13 @@ func joins(c, prev, next byte) bool {
 		return isASCIIAlnum(next) || next >= utf8.RuneSelf // wi-fi, sam@x, new_york
 	}
 	return false
+}
+
+// spacedDash reports the hyphen at i written as a dash: spaces (or more
+// hyphens) on both sides ("a - b", "a -- b"); not "wi-fi", "->", "-5".
+func spacedDash(s string, i int) bool {
+	apart := func(j int) bool { return j < 0 || j >= len(s) || s[j] == ' ' || s[j] == '-' }
+	return apart(i-1) && apart(i+1) && (i > 0 && s[i-1] == ' ' || i+1 < len(s) && s[i+1] == ' ')
 }
 
 // breakFlags says how punctuation breaks a clause: not at all, as a clause

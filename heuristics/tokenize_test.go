@@ -36,6 +36,10 @@ func TestTokenize(t *testing.T) {
 		{"studies cities", []string{"studies", "cities"}, []string{"study", "city"}},
 		{"bad\xffbyte", []string{"bad", "byte"}, []string{"bad", "byt"}},
 		{"'quoted' -dash- end.", []string{"quoted", "dash", "end"}, []string{"quot", "dash", "end"}},
+		{"Ana REPORTS_TO Bo", []string{"ana", "reports", "to", "bo"}, []string{"ana", "report", "to", "bo"}},
+		{"Ana CTO_OF Acme", []string{"ana", "is", "cto", "of", "acme"}, []string{"ana", "be", "cto", "of", "acm"}},
+		{"Ana HAS_VET Dr. Lee", []string{"ana", "vet", "is", "dr", "lee"}, []string{"ana", "vet", "be", "dr", "lee"}},
+		{"Set NODE_OPTIONS first", []string{"set", "node_options", "first"}, []string{"set", "node_options", "first"}},
 		{"", nil, nil},
 	}
 	for _, tt := range tests {

@@ -193,7 +193,9 @@ func groupsOf(aspects []*Aspect, scope bool) []*supersession.Group {
 			attrs[i] = &c
 		}
 		if !scope {
-			groups = append(groups, &supersession.Group{AgentID: "eval", AspectID: a.ID, AspectName: a.Name, Attrs: attrs})
+			g := &supersession.Group{AgentID: "eval", AspectID: a.ID, Attrs: attrs}
+			g.Name(a.Name)
+			groups = append(groups, g)
 			continue
 		}
 		entity := a.Entity

@@ -73,8 +73,8 @@ func ParseLine(line []byte) (Pair, error) {
 		return p, &LineError{ID: id, Err: `missing "newer"`}
 	}
 	var err error
-	p.Older = heuristics.Input{Content: *w.Older}
-	p.Newer = heuristics.Input{Content: *w.Newer}
+	p.Older = heuristics.Input{Content: *w.Older, Aspect: w.Aspect}
+	p.Newer = heuristics.Input{Content: *w.Newer, Aspect: w.Aspect}
 	if p.Older.CreatedAt, err = parseTime("older_at", w.OlderAt); err != nil {
 		return p, &LineError{ID: id, Err: err.Error()}
 	}

@@ -152,8 +152,9 @@ func (rep *Report) judgePairs(pairs []Pair, min, review float64, j LLMJudge) []R
 			return &supersession.Attribute{ID: id, AgentID: "eval", AspectID: "pair", Kind: supersession.Kind(in.Kind),
 				Content: nullString(in.Content), CreatedAt: in.CreatedAt}
 		}
-		groups[i] = &supersession.Group{AgentID: "eval", AspectID: "pair", AspectName: p.Aspect,
+		groups[i] = &supersession.Group{AgentID: "eval", AspectID: "pair",
 			Attrs: []*supersession.Attribute{mk("1", p.Older), mk("2", p.Newer)}}
+		groups[i].Name(p.Aspect) // the analysis reads it, as the LLM does
 	}
 	a := newAsker(j)
 	rep.LLM = a.counts

@@ -38,7 +38,7 @@ func readFile(t *testing.T, path string) []byte {
 
 // expected is what a live sweep must retire when the LLM is the truth: each
 // statement's newer siblings newest first, a pair counting at its heuristic
-// confidence when a signal decided it (at or above the review band) and
+// confidence (under its aspect's name, as a sweep reads it) when a signal decided it (at or above the review band) and
 // at the truth's otherwise (llmtest.Confidence when the corpus says the
 // newer retires it); the first at or above min retires it. Constraints are
 // never on either side. Scored as SPEC §12 says.
@@ -59,8 +59,8 @@ func expected(aspects []*Aspect, min, review float64) AspectCounts {
 				if nw.Kind != supersession.KindAttribute {
 					continue
 				}
-				d := heuristics.Decide(heuristics.Input{Content: old.Content.String, CreatedAt: old.CreatedAt, Kind: string(old.Kind)},
-					heuristics.Input{Content: nw.Content.String, CreatedAt: nw.CreatedAt, Kind: string(nw.Kind)})
+				d := heuristics.Decide(heuristics.Input{Content: old.Content.String, CreatedAt: old.CreatedAt, Kind: string(old.Kind), Aspect: a.Name},
+					heuristics.Input{Content: nw.Content.String, CreatedAt: nw.CreatedAt, Kind: string(nw.Kind), Aspect: a.Name})
 				conf := 0.0
 				switch {
 				case d.Blocked != "":

@@ -154,7 +154,8 @@ func (s *attributeStore) name(ctx context.Context, groups []*Group) error {
 	}
 	for _, g := range groups {
 		name, ok := names[key{g.AgentID, g.AspectID}]
-		g.AspectName, g.Dangling = name, !ok
+		g.Name(name)
+		g.Dangling = !ok
 	}
 	return nil
 }

@@ -80,8 +80,38 @@ func (e *Engine) loadChanged(ctx context.Context, changes []AspectChanges) (*Nar
 			return nil, err
 		}
 	}
-	if err := narrow(ctx, n, byRef, order, e.attrs.byID); err != nil {
+	// Named first: the analysis the rounds make to meet the digests reads
+	// the aspect's name.
+	named := make([]*Group, 0, len(byRef))
+	for ref := range byRef {
+		named = append(named, &Group{AgentID: ref.agent, AspectID: ref.aspect})
+	}
+	if len(named) > 0 {
+		if err := e.attrs.name(ctx, named); err != nil {
+			return nil, err
+		}
+	}
+	nameOf := make(map[aspectRef]*Group, len(named))
+	for _, g := range named {
+		nameOf[aspectRef{g.AgentID, g.AspectID}] = g
+	}
+	load := func(ctx context.Context, ids []string) ([]*Group, error) {
+		groups, err := e.attrs.byID(ctx, ids)
+		for _, g := range groups {
+			if ng := nameOf[aspectRef{g.AgentID, g.AspectID}]; ng != nil {
+				g.Name(ng.AspectName)
+			}
+		}
+		return groups, err
+	}
+	if err := narrow(ctx, n, byRef, order, load); err != nil {
 		return nil, err
+	}
+	for _, g := range n.Groups {
+		if ng := nameOf[aspectRef{g.AgentID, g.AspectID}]; ng != nil {
+			g.Name(ng.AspectName)
+			g.Dangling = ng.Dangling
+		}
 	}
 	return n, nil
 }

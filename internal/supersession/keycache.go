@@ -9,7 +9,8 @@ import (
 )
 
 // keyCache remembers the blocking keys of attributes, by id and what the
-// analysis reads (content, kind, creation time), least recently used out.
+// analysis reads (content, kind, creation time, aspect name), least
+// recently used out.
 // The inline hook loads whole aspects again and again (a classification in
 // an aspect of thousands) while only the new attribute needs reading: with
 // the keys of the others at hand, only the pairs that may contradict are
@@ -43,6 +44,8 @@ func (c *keyCache) sum(a *Attribute) uint64 {
 	h.SetSeed(c.seed)
 	h.WriteString(a.Content.String)
 	h.WriteString(string(a.Kind))
+	maphash.WriteComparable(&h, len(a.AspectName))
+	h.WriteString(a.AspectName)
 	maphash.WriteComparable(&h, a.CreatedAt.UnixNano())
 	return h.Sum64()
 }

@@ -54,3 +54,49 @@ func TestKeyCacheDecidesAsFreshKeys(t *testing.T) {
 		t.Fatalf("cache holds %d items (list %d), bound %d", len(cache.items), cache.order.Len(), cache.max)
 	}
 }
+
+// The cache keys on what the analysis reads, the aspect's name with it: an
+// aspect renamed ("" to "job") is not served the keys of its old name. In
+// an aspect about someone's job, "Joined Sutter Health" fills the employer
+// slot "Works at Kaiser" holds; under no name its keys meet nothing.
+func TestKeyCacheReadsTheAspectName(t *testing.T) {
+	t.Parallel()
+	cache := newKeyCache(100)
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	group := func(name string) *Group {
+		g := &Group{AgentID: "a", AspectID: "asp"}
+		for i, c := range []string{"Works at Kaiser", "Joined Sutter Health"} {
+			g.Attrs = append(g.Attrs, &Attribute{ID: fmt.Sprintf("x%d", i), AgentID: "a", AspectID: "asp", Kind: "attribute",
+				Content: sql.NullString{String: c, Valid: true}, CreatedAt: base.Add(time.Duration(i) * time.Hour)})
+		}
+		g.Name(name)
+		return g
+	}
+	in := planInput{thresholds: Thresholds{Min: 0.7, Review: 0.5}, keys: cache}
+	if got := planGroup(group(""), in).candidates; len(got) != 0 {
+		t.Fatalf("unnamed: %d candidates, want none", len(got))
+	}
+	got := planGroup(group("job"), in).candidates
+	if len(got) != 1 || got[0].Old.ID != "x0" || got[0].New.ID != "x1" || got[0].Confidence < 0.7 {
+		t.Fatalf("named \"job\": candidates %+v, want x1 retiring x0", got)
+	}
+}
+
+// Naming a group after its attributes were analysed analyses them again.
+func TestNamingAGroupAnalysesItAgain(t *testing.T) {
+	t.Parallel()
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	g := &Group{AgentID: "a", AspectID: "asp"}
+	for i, c := range []string{"Works at Kaiser", "Joined Sutter Health"} {
+		g.Attrs = append(g.Attrs, &Attribute{ID: fmt.Sprintf("x%d", i), AgentID: "a", AspectID: "asp", Kind: "attribute",
+			Content: sql.NullString{String: c, Valid: true}, CreatedAt: base.Add(time.Duration(i) * time.Hour)})
+	}
+	th := Thresholds{Min: 0.7, Review: 0.5}
+	if j := Judge(g, th); len(j.Decisions) != 0 {
+		t.Fatalf("unnamed: %+v, want no decision", j.Decisions)
+	}
+	g.Name("job")
+	if j := Judge(g, th); len(j.Decisions) != 1 || j.Decisions[0].Old.ID != "x0" {
+		t.Fatalf("named \"job\": %+v, want x1 retiring x0", j.Decisions)
+	}
+}

@@ -24,6 +24,9 @@ type Attribute struct {
 	// future. Such a row has no place in the newer/older order, so it takes
 	// no part in any pair (skipped with SkipBadTime).
 	BadTime bool `db:"-"`
+	// AspectName is its aspect's name ("home city"), which the analysis
+	// reads: its group's (Group.AspectName), set with it (Group.Name).
+	AspectName string `db:"-"`
 
 	// The analysis and its blocking keys, made on first use (by one
 	// goroutine: Analyze's workers, or the pass).
@@ -45,7 +48,7 @@ func (a *Attribute) statement() *heuristics.Statement {
 
 // input is what the analysis reads of a.
 func (a *Attribute) input() heuristics.Input {
-	return heuristics.Input{Content: a.Content.String, CreatedAt: a.CreatedAt, Kind: string(a.Kind)}
+	return heuristics.Input{Content: a.Content.String, CreatedAt: a.CreatedAt, Kind: string(a.Kind), Aspect: a.AspectName}
 }
 
 // blockKeys are the statement's blocking keys, computed once.
@@ -88,6 +91,19 @@ type Group struct {
 	// ahead is the group planned on the goroutines that analysed it
 	// (Limits.Plan), with the inputs its Process will use.
 	ahead *aheadPlan
+}
+
+// Name gives the group and its attributes the aspect's name. An attribute
+// analysed under another name is analysed again: the name is part of what
+// the analysis reads (heuristics.Input.Aspect), so every loader names a
+// group before its keys are made.
+func (g *Group) Name(name string) {
+	g.AspectName = name
+	for _, a := range g.Attrs {
+		if a.AspectName != name {
+			a.AspectName, a.stmt, a.keyed, a.anchors, a.probes = name, nil, false, nil, nil
+		}
+	}
 }
 
 // Skip reasons, for reports and the skips metric.

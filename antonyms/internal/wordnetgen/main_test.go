@@ -44,3 +44,29 @@ func TestForms(t *testing.T) {
 		}
 	}
 }
+
+// TestDerivedPair: what derivations keep of WordNet's derivational links.
+func TestDerivedPair(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		pos  byte
+		w    string
+		tpos byte
+		tw   string
+		a, b string
+		keep bool
+	}{
+		{'a', "allergic", 'n', "allergy", "allergic", "allergy", true},
+		{'n', "contribution", 'v', "contribute", "contribute", "contribution", true},
+		{'v', "retire", 'n', "retirement", "retire", "retirement", true},
+		{'v', "employ", 'n', "employer", "", "", false},   // a doer
+		{'a', "bright", 'n', "brightness", "", "", false}, // how, not what
+		{'v', "walk", 'n', "walking", "", "", false},      // an inflection
+		{'v', "run", 'v', "race", "", "", false},          // no noun
+	} {
+		p, ok := derivedPair(tt.pos, tt.w, tt.tpos, tt.tw)
+		if ok != tt.keep || ok && (p.a != tt.a || p.b != tt.b) {
+			t.Errorf("%s/%s: %+v %v, want %s/%s %v", tt.w, tt.tw, p, ok, tt.a, tt.b, tt.keep)
+		}
+	}
+}
