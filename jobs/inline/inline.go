@@ -101,6 +101,13 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 	if reg != nil {
 		reg.MustRegister(m.Lag, m.Processed, m.Backlog, m.Reconnect, m.Failed)
 	}
+	// Every known label value has its series at zero from the start.
+	for _, result := range []string{"decided", "gone", "given_up"} {
+		m.Processed.WithLabelValues(result)
+	}
+	for _, kind := range []string{"transient", "other"} {
+		m.Failed.WithLabelValues(kind)
+	}
 	return m
 }
 
@@ -108,6 +115,7 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 // engine (the daemon shares one with the sweep).
 func New(deps jobs.Deps, engine *supersession.Engine) *Hook {
 	deps = deps.WithDefaults()
+	engine.CountsFor(Name)
 	holder := ident.Holder()
 	h := &Hook{db: deps.DB, sql: schema.Render(deps.Names, hookSQL), log: deps.Logger.With("service", Name), engine: engine, feed: engine.Feed(holder),
 		metrics: newMetrics(deps.Registry), ClaimFor: time.Minute, holder: holder, guard: deps.Guard}

@@ -62,6 +62,7 @@ type Job struct {
 // deps.Config before every write batch whether the brake was engaged.
 func New(deps jobs.Deps, engine *supersession.Engine) *Job {
 	deps = deps.WithDefaults()
+	engine.CountsFor(Name)
 	return &Job{db: deps.DB, sql: schema.Render(deps.Names, sweepSQL), log: deps.Logger.With("job", Name), now: deps.Now, braked: deps.Braked,
 		guard: deps.Guard, engine: engine, feed: engine.Feed(ident.Holder()), BatchAspects: batchAspects, ChunkRows: chunkRows, ClaimFor: time.Minute}
 }
