@@ -238,7 +238,7 @@ func (d *Daemon) open(ctx context.Context, cfg *config.Config) (jobs.Deps, error
 	if err != nil {
 		return jobs.Deps{}, err
 	}
-	layout, err := schema.Inspect(ctx, db, schema.PlanFor(cfg))
+	layout, err := schema.Inspect(ctx, db, SettingsOf(cfg).Plan)
 	if err == nil {
 		err = layout.Require(schema.Jobs...)
 	}
@@ -255,7 +255,7 @@ func (d *Daemon) open(ctx context.Context, cfg *config.Config) (jobs.Deps, error
 	d.dbUp.Store(true)
 	d.metrics = metrics.New(db.DB)
 	d.metrics.DatabaseUp.Set(1)
-	d.guard = store.NewGuard(db, store.GuardOptions{Min: d.opts.MinFreeConnections, Pool: store.PoolOf(cfg.Maintenance.Database),
+	d.guard = store.NewGuard(db, store.GuardOptions{Min: d.opts.MinFreeConnections, Pool: SettingsOf(cfg).Pool,
 		Logger: d.log, Registry: d.metrics.Registry})
 	d.leases = lease.New(db, layout.Names, ident.Holder(), d.opts.LeaseTTL)
 	return jobs.Deps{DB: db, Names: layout.Names, Registry: d.metrics.Registry, Logger: d.log,
@@ -283,7 +283,7 @@ func (d *Daemon) connect(ctx context.Context, cfg *config.Config) (*sqlx.DB, err
 	delay := 250 * time.Millisecond
 	for {
 		dc := cfg.Maintenance.Database
-		db, err := store.Open(ctx, dc.URL, store.PoolOf(dc), 5*time.Second)
+		db, err := store.Open(ctx, dc.URL, SettingsOf(cfg).Pool, 5*time.Second)
 		if err == nil {
 			return db, nil
 		}

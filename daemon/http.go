@@ -63,7 +63,7 @@ func (d *Daemon) console(addr string) http.Handler {
 	}
 	cfg := d.Config()
 	// Lazily: the pool takes no slot of the server until someone reads.
-	db, err := store.OpenLazy(cfg.Maintenance.Database.URL, store.HTTPPool(cfg.Maintenance.HTTP))
+	db, err := store.OpenLazy(cfg.Maintenance.Database.URL, SettingsOf(cfg).ConsolePool)
 	if err != nil {
 		d.log.Error("review console unavailable: its connection pool did not open", "err", err)
 		return console.Off("its connection pool could not be set up (see the daemon's log).")

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/daemon"
 	"github.com/supersessiond/supersessiond/internal/bench"
 	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/supersession"
@@ -238,7 +239,7 @@ type runningHook struct {
 func startHook(ctx context.Context, dbURL string) (*runningHook, error) {
 	cfg := config.Default()
 	cfg.Maintenance.Database.URL = dbURL
-	db, err := store.Open(ctx, dbURL, store.PoolOf(cfg.Maintenance.Database), 10*time.Second)
+	db, err := store.Open(ctx, dbURL, daemon.SettingsOf(cfg).Pool, 10*time.Second)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/daemon"
 	"github.com/supersessiond/supersessiond/internal/audit"
 	"github.com/supersessiond/supersessiond/internal/ident"
 	"github.com/supersessiond/supersessiond/internal/schema"
@@ -142,7 +143,7 @@ func (m *Main) cliLogger(cfg *config.Config) *slog.Logger {
 
 // openDB connects to the configured database, failing with exit code 3.
 func openDB(ctx context.Context, cfg *config.Config) (*sqlx.DB, error) {
-	return store.Open(ctx, cfg.Maintenance.Database.URL, store.PoolOf(cfg.Maintenance.Database), 10*time.Second)
+	return store.Open(ctx, cfg.Maintenance.Database.URL, daemon.SettingsOf(cfg).Pool, 10*time.Second)
 }
 
 // cmdEnv is what a command that works on the database needs.
@@ -177,7 +178,7 @@ func (m *Main) open(ctx context.Context, cfgPath string, jobs ...schema.Job) (*c
 	if err != nil {
 		return nil, err
 	}
-	plan := schema.PlanFor(cfg)
+	plan := daemon.SettingsOf(cfg).Plan
 	for _, job := range jobs {
 		plan.On[job] = true
 	}

@@ -63,7 +63,7 @@ func (m *Main) runOnce(ctx context.Context, spec onceSpec, args []string) error 
 	if err != nil {
 		return err
 	}
-	if plan := schema.PlanFor(loaded.Config); !plan.On[spec.job] {
+	if plan := daemon.SettingsOf(loaded.Config).Plan; !plan.On[spec.job] {
 		return m.printReport(offReport{Job: string(spec.job), Disabled: offText(spec.job)}, *asJSON)
 	}
 	if spec.job == schema.Supersession {
@@ -80,7 +80,7 @@ func (m *Main) runOnce(ctx context.Context, spec onceSpec, args []string) error 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	live := m.follow(ctx, env)
-	guard := store.NewGuard(env.db, store.GuardOptions{Pool: store.PoolOf(cfg.Maintenance.Database), Logger: env.log})
+	guard := store.NewGuard(env.db, store.GuardOptions{Pool: daemon.SettingsOf(cfg).Pool, Logger: env.log})
 	if err := guard.Wait(ctx, spec.name); err != nil {
 		return err
 	}
