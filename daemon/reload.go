@@ -41,7 +41,7 @@ func (d *Daemon) reload(reason string) {
 	}
 
 	// Swap: from here on nothing can fail.
-	d.cfg.Store(next)
+	d.setConfig(next)
 	d.sched.commit(schedule)
 	d.svcs.apply(next)
 	d.level.Set(parseLevel(next.Maintenance.Log.Level))

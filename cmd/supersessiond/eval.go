@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/supersessiond/supersessiond/daemon"
 	"github.com/supersessiond/supersessiond/internal/detect"
 	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/supersession"
@@ -86,7 +87,7 @@ func (c *EvalCommand) judge(cfgPath string) (*detect.LLMJudge, error) {
 	if !cfg.LLMConfigured() {
 		return nil, usagef("eval --llm: no LLM is configured: set maintenance.llm.endpoint and maintenance.llm.model in the file --config names (or SUPERSESSIOND_MAINTENANCE__LLM__ENDPOINT and ..._MODEL)")
 	}
-	client := llm.NewProvider(c.m.getenv, nil).Client(cfg)
+	client := llm.NewProvider(c.m.getenv, nil).Client(daemon.SettingsOf(cfg).LLM)
 	timeout := time.Duration(cfg.Memory.PipelineV2.SemanticContradictionTimeoutMs) * time.Millisecond
 	l := cfg.Maintenance.LLM
 	return &detect.LLMJudge{

@@ -14,7 +14,6 @@ import (
 	"github.com/lib/pq"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/ident"
 	"github.com/supersessiond/supersessiond/internal/redact"
 	"github.com/supersessiond/supersessiond/internal/schema"
@@ -53,7 +52,7 @@ type Hook struct {
 	drainErr atomic.Pointer[string]
 	// current returns the configuration in force (set by Run): each batch
 	// decides under the newest one, and asks it again before writing.
-	current func() *config.Config
+	current func() Settings
 
 	// ObserveLag, when set before Run, receives every lag the histogram
 	// does (the bench command computes exact percentiles from it).
@@ -135,8 +134,21 @@ func (h *Hook) Name() string { return Name }
 // batch decides, after its reads and before its decisions.
 func (h *Hook) OnExamine(f func(agent, aspect string)) { h.examined = f }
 
+// Settings are what the hook runs and decides under, made once per load of
+// the configuration; Run reads the ones in force before each drain.
+type Settings struct {
+	// Enabled: supersessionEnabled and inlineHook.enabled.
+	Enabled bool
+	// ListenDSN is the LISTEN connection's URL (listenUrl, else url).
+	ListenDSN string
+	// PollInterval is how often the outbox is drained without a wake-up.
+	PollInterval time.Duration
+	// Engine is what the engine decides under.
+	Engine supersession.Settings
+}
+
 // Enabled: supersessionEnabled and inlineHook.enabled.
-func (h *Hook) Enabled(cfg *config.Config) bool { return cfg.InlineHookEnabled() }
+func (h *Hook) Enabled(cfg Settings) bool { return cfg.Enabled }
 
 // Ready is nil while the LISTEN connection is up and the last drain
 // succeeded.
@@ -154,7 +166,7 @@ func (h *Hook) Ready() error {
 }
 
 // Run listens and drains until ctx ends.
-func (h *Hook) Run(ctx context.Context, current func() *config.Config) error {
+func (h *Hook) Run(ctx context.Context, current func() Settings) error {
 	h.current = current
 	cfg := current()
 	listener := h.listen(cfg)
@@ -215,8 +227,8 @@ func (h *Hook) Run(ctx context.Context, current func() *config.Config) error {
 			wanted = false
 			running++
 			cfg = current()
-			go func(cfg *config.Config) { finished <- h.Drain(ctx, cfg) }(cfg)
-			poll.Reset(cfg.Maintenance.InlineHook.PollInterval)
+			go func(cfg Settings) { finished <- h.Drain(ctx, cfg) }(cfg)
+			poll.Reset(cfg.PollInterval)
 		}
 	}
 }
@@ -224,8 +236,8 @@ func (h *Hook) Run(ctx context.Context, current func() *config.Config) error {
 // listen makes the LISTEN connection's listener, which keeps Ready and the
 // log told of its state. The connection is opened (and reopened) only when
 // the guard finds a slot to spare for it.
-func (h *Hook) listen(cfg *config.Config) *pq.Listener {
-	return pq.NewDialListener(h.guard.Dialer("listen"), store.WithApplicationName(cfg.ListenDSN()), 250*time.Millisecond, 10*time.Second, func(ev pq.ListenerEventType, err error) {
+func (h *Hook) listen(cfg Settings) *pq.Listener {
+	return pq.NewDialListener(h.guard.Dialer("listen"), store.WithApplicationName(cfg.ListenDSN), 250*time.Millisecond, 10*time.Second, func(ev pq.ListenerEventType, err error) {
 		switch ev {
 		case pq.ListenerEventConnected:
 			h.connected.Store(true)
@@ -349,7 +361,7 @@ type DrainReport struct {
 // Drain handles the outbox until it is empty (or ctx ends). Before each
 // batch it waits until the database has connection slots to spare (the
 // guard): a crowded server's last slots are the agent's.
-func (h *Hook) Drain(ctx context.Context, cfg *config.Config) error {
+func (h *Hook) Drain(ctx context.Context, cfg Settings) error {
 	for ctx.Err() == nil {
 		if err := h.guard.Wait(ctx, Name); err != nil {
 			return fmt.Errorf("inline: %w", err)
@@ -375,7 +387,7 @@ func (h *Hook) Drain(ctx context.Context, cfg *config.Config) error {
 // drainBatch claims a batch of classifications and handles it. A batch that
 // fails gives its claims back at once, consuming nothing: its rows are
 // claimed again by the next drain (after a pause, see Run).
-func (h *Hook) drainBatch(ctx context.Context, cfg *config.Config) (int, error) {
+func (h *Hook) drainBatch(ctx context.Context, cfg Settings) (int, error) {
 	var rows []claimed
 	if err := h.db.SelectContext(ctx, &rows, h.sql.Claim, h.holder, h.ClaimFor.Seconds(), batchSize); err != nil {
 		return 0, fmt.Errorf("inline: claim classifications: %w", err)
@@ -426,7 +438,7 @@ func (h *Hook) split(rows []claimed) *batch {
 
 // handle decides a batch and deletes its outbox rows once the decisions
 // (and the keys of what it decided, with its change records) are committed.
-func (h *Hook) handle(ctx context.Context, cfg *config.Config, b *batch) error {
+func (h *Hook) handle(ctx context.Context, cfg Settings, b *batch) error {
 	if len(b.givenUp) > 0 {
 		if err := h.finish(ctx, b.givenUp, false); err != nil {
 			return err
@@ -438,7 +450,7 @@ func (h *Hook) handle(ctx context.Context, cfg *config.Config, b *batch) error {
 	}
 	t0 := time.Now()
 	var d decided
-	if cfg.InlineHookEnabled() {
+	if cfg.Enabled {
 		if err := h.decide(ctx, cfg, b, &d); err != nil {
 			return err
 		}
@@ -469,7 +481,7 @@ type decided struct {
 // change. With the semantic fallback it reads its aspects whole (the LLM's
 // candidates are not in the digests) and leaves the change records to the
 // sweep.
-func (h *Hook) decide(ctx context.Context, cfg *config.Config, b *batch, d *decided) error {
+func (h *Hook) decide(ctx context.Context, cfg Settings, b *batch, d *decided) error {
 	pass := supersession.Pass{
 		Actor:   supersession.Actor{ChangedBy: "supersessiond:inline", Type: "system", RequestID: ident.Random("inline-", 6)},
 		Source:  Name,
@@ -479,7 +491,7 @@ func (h *Hook) decide(ctx context.Context, cfg *config.Config, b *batch, d *deci
 		Questions: supersession.NewBudget(32),
 	}
 	if h.current != nil {
-		pass.Brake = func() bool { return h.current().Shadow() }
+		pass.Brake = func() bool { return h.current().Engine.Shadow }
 	}
 	d.present = map[string]bool{}
 	process := func(ctx context.Context, parts []supersession.Part) error {
@@ -501,12 +513,12 @@ func (h *Hook) decide(ctx context.Context, cfg *config.Config, b *batch, d *deci
 			}
 		}
 		d.groups += len(groups)
-		_, err := h.engine.Process(ctx, cfg, groups, p)
+		_, err := h.engine.Process(ctx, cfg.Engine, groups, p)
 		return err
 	}
 	stop := h.holdClaims(ctx, b.done)
 	defer stop()
-	if cfg.SemanticFallback() {
+	if cfg.Engine.SemanticFallback {
 		groups, err := h.loadGroups(ctx, b.agents, b.aspects)
 		if err != nil {
 			return err
