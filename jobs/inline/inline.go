@@ -50,8 +50,8 @@ type Hook struct {
 	// drainErr is the last drain's failure, "" after a successful one: a
 	// hook that keeps failing is not ready, whatever its listener says.
 	drainErr atomic.Pointer[string]
-	// current returns the configuration in force (set by Run): each batch
-	// decides under the newest one, and asks it again before writing.
+	// current returns the settings in force (set by Run): each batch
+	// decides under the newest, and asks them again before writing.
 	current func() Settings
 
 	// ObserveLag, when set before Run, receives every lag the histogram
@@ -165,7 +165,8 @@ func (h *Hook) Ready() error {
 	return nil
 }
 
-// Run listens and drains until ctx ends.
+// Run listens and drains until ctx ends; each drain takes the settings
+// current returns then.
 func (h *Hook) Run(ctx context.Context, current func() Settings) error {
 	h.current = current
 	cfg := current()
