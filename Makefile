@@ -41,6 +41,7 @@ prereqs:
 test: prereqs
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -count=1 -timeout 10m -run 'TestBlockKeysCorpusCross|TestBlockedSweepFindsEveryPair' ./heuristics
 
 # The main job end to end on a throwaway PostgreSQL with a demo agent database.
 demo: prereqs build

@@ -3,6 +3,7 @@ package heuristics
 import (
 	"cmp"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -59,6 +60,9 @@ func DecideAnalyzed(older, newer *Statement) (d Decision) {
 			reason = "Not superseded: the older attribute is a constraint, and constraints are never superseded."
 		}
 		return Decision{Reason: reason, Blocked: BlockedConstraint}
+	}
+	if datedRecords(older, newer) {
+		return Decision{Reason: "No contradiction: two entries of a log, each true of its own date."}
 	}
 	var e explain
 	var best []fired
@@ -120,4 +124,32 @@ func SharedContentTokens(a, b *Statement) int {
 		}
 	}
 	return n
+}
+
+// isoDate is a date as notes write it: 2024-06-10, 2024-06, 10/06/2024.
+var isoDate = regexp.MustCompile(`^(\d{4}-\d{2}(-\d{2})?|\d{1,2}/\d{1,2}/\d{2,4})$`)
+
+// datedRecords reports two notes keyed by the same record and different
+// dates ("restore drill 2024-03-02: passed, 41 min" / "restore drill
+// 2024-09-01: passed, 35 min"): entries of a log, each true of its date;
+// neither is a newer value of the other.
+func datedRecords(a, b *Statement) bool {
+	keyOf := func(st *Statement) (date string, words []string) {
+		k := st.noteKey(0)
+		if k == 0 {
+			return "", nil
+		}
+		for i := 0; i <= k; i++ {
+			t := &st.toks[i]
+			if raw := st.raw(t); isoDate.MatchString(raw) {
+				date += raw + " "
+			} else if t.flags&nonContent == 0 {
+				words = append(words, st.stem(t))
+			}
+		}
+		return date, words
+	}
+	da, wa := keyOf(a)
+	db, wb := keyOf(b)
+	return da != "" && db != "" && da != db && len(wa) > 0 && slices.Equal(wa, wb)
 }

@@ -364,6 +364,19 @@ var decideCases = []struct {
 	{"an -ing noun ended, as an action", "Does 5:2 fasting", "Dropped the fasting - felt faint", 0.75, 1, SignalNegation, "fasting"},
 	{"an -ing noun is no adjective", "The build is fast", "Dropped the fasting - felt faint", 0, 0.69, "", ""},
 	{"a move into someone's place keeps them", "Engaged to Marek", "Moved into Marek's flat in the old town", 0, 0.69, "", ""},
+	// Where one began stays; a change applied to a named thing keeps the
+	// thing; entries of a log are true of their dates.
+	{"a birthplace outlives a move", "Ravi was born in Chennai", "Ravi moved to Lyon", 0, 0.69, "", ""},
+	{"a graph's birthplace outlives a move", "Ines BORN_IN Braga", "Ines MOVED_TO Ghent", 0, 0.69, "", ""},
+	{"a hometown outlives a switch", "Grew up in Cork", "Switched to the Dublin office", 0, 0.69, "", ""},
+	{"a birthplace corrected", "Was born in Leeds", "Was born in York, not Leeds", 0.75, 1, "", ""},
+	{"a residence still moves", "Lives in Cork", "Moved to Dublin", 0.75, 1, SignalValue, "cork → dublin"},
+	{"a change applied to a named pet", "Has a beagle named Toby", "Switched Toby to a grain-free food", 0, 0.69, "", ""},
+	{"a change applied to the thing used", "Subscribes to Tidal", "Downgraded Tidal to the student plan", 0, 0.69, "", ""},
+	{"a plan of a thing changed", "Has Tidal HiFi Plus", "Downgraded Tidal to the student plan", 0.75, 1, SignalTemporal, ""},
+	{"a change of a change's thing", "Switched ISP to Comcast", "Switched ISPs to Sonic", 0.75, 1, SignalTemporal, ""},
+	{"entries of a log", "load test 2024-03-02: p99 210 ms", "load test 2024-05-07: p99 180 ms", 0, 0.69, "", ""},
+	{"a note of one key, as of a date", "as of 2024-06: rent $1,200", "as of 2025-01: rent $1,300", 0.75, 1, SignalValue, "1,200 → 1,300"},
 }
 
 // TestDecide is the specification of the signals: decideCases, one case per

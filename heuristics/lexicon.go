@@ -275,6 +275,10 @@ const (
 	slotNoun      = "noun" // named by nouns ("main editor", "rent"): compared by tokens
 )
 
+// originSlots are where something began: a later move, switch or change
+// does not undo them (only a correction of the same slot does).
+var originSlots = map[string]bool{"birthplace": true, "birthday": true, "hometown": true, "origin": true}
+
 func newLexicon() *lexicon {
 	lx := &lexicon{words: make(map[string]entry, 4096), preds: make(map[string]*predicate, 128)}
 	for _, c := range wordClasses {

@@ -614,6 +614,10 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 	if b.replaceAt < 0 && !b.strong && !b.now {
 		return fired{}, false
 	}
+	if a.pred != nil && originSlots[a.pred.slot] && (b.pred == nil || b.pred.slot != a.pred.slot) {
+		e.miss("No contradiction: where something began does not change when it moves or changes later.")
+		return fired{}, false // "born in Chennai" / "moved to Lyon"
+	}
 	// Two plans or rules change as facts do ("should use npm" / "should
 	// use pnpm now"); a plan does not change a fact.
 	if a.irreal != b.irreal || a.negated || b.negated || a.past {
@@ -661,6 +665,15 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 	// Netflix", "replaced the router" nothing of "uses Tailscale".
 	if old := b.left(); old.count() > 0 && old.shared(a.tail()) == 0 {
 		e.miss("No contradiction: the newer statement names what it changed from, and the older statement does not mention it.")
+		return fired{}, false
+	}
+	// A change applied to a thing the older statement names as what it
+	// has or is ("has a beagle named Toby" / "switched Toby to a grain-free
+	// food"; "uses Postgres" / "moved Postgres to RDS") changes something of
+	// that thing: the thing, and the older statement, remain.
+	if thing := b.sel(b.valIdx &^ b.tgtIdx &^ b.fromIdx); b.replaceAt >= 0 && a.replaceAt < 0 && thing.count() > 0 && thing.named() &&
+		(thing.equal(a.value()) || thing.equal(a.object()) || a.introduces(thing)) {
+		e.miss("No contradiction: the change is applied to the thing the older statement names, which remains.")
 		return fired{}, false
 	}
 	return inferredChange(a, b, marker, e)
@@ -965,6 +978,21 @@ func moves(c *clause) bool {
 	switch c.stem(c.replaceAt) {
 	case "move", "relocate":
 		return true
+	}
+	return false
+}
+
+// introduces reports that c gives the name of thing, a selection of
+// another statement: "has a beagle named Toby", "a cat called Pixel".
+func (c *clause) introduces(thing sel) bool {
+	first := &thing.st.toks[bits.TrailingZeros64(thing.idx)]
+	for i := c.start + 1; i < c.hi; i++ {
+		if c.st.stem(&c.st.toks[i]) == thing.st.stem(first) {
+			switch c.raw(i - 1) {
+			case "named", "called":
+				return true
+			}
+		}
 	}
 	return false
 }

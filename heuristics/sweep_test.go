@@ -233,7 +233,7 @@ func TestBlockedSweepFindsEveryPair(t *testing.T) {
 	corpus := corpusInputs(t)
 	for _, mix := range []float64{0, 0.1} {
 		spec := zipfSpec{attributes: 20000, maxSiblings: 700, planted: 0.05, mixShare: mix, seed: 7}
-		if testing.Short() {
+		if testing.Short() || raceDetector { // -race: ten times slower; `make test` runs it whole without
 			spec.attributes, spec.maxSiblings = 4000, 300
 		}
 		var s sweepStats
