@@ -23,4 +23,6 @@
 // Every Load is a fresh parse on top of Default(): a key deleted from the file
 // really returns to its default on reload. A Config is never mutated after
 // Load returns; the daemon swaps whole configs atomically (see package daemon).
+// Only the daemon and the commands import this package: the daemon makes
+// each layer's settings of a Config (daemon.SettingsOf).
 package config

@@ -116,7 +116,7 @@ func TestConsoleServesTheCompactionWatchBesideClawbolt(t *testing.T) {
 	loaded.Memory.PipelineV2.Structural.SupersessionEnabled = false
 	loaded.Maintenance.Database.Schema = "clawbolt"
 	loaded.Maintenance.Schedules.Tombstones = config.ScheduleOff
-	if _, err := schema.Migrate(context.Background(), db.DB, schema.PlanFor(loaded), schema.Options{}); err != nil {
+	if _, err := schema.Migrate(context.Background(), db.DB, daemon.SettingsOf(loaded).Plan, schema.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	h := start(t, db.URL, "", nil, clawbolt)

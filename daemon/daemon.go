@@ -92,6 +92,7 @@ type Options struct {
 type Daemon struct {
 	opts   Options
 	cfg    atomic.Pointer[config.Config]
+	set    atomic.Pointer[loadedSettings] // made of cfg, once per load
 	level  slog.LevelVar
 	log    *slog.Logger
 	notify *sdnotify.Notifier
@@ -103,6 +104,7 @@ type Daemon struct {
 	leases    *lease.Manager
 	layout    *schema.Layout // the database as inspected at startup
 	sched     *scheduler
+	std       *Standard // the engine, the jobs and the operators' commands
 	svcs      *services
 
 	reloads   chan struct{} // reload requests from the file watch and the health loop
@@ -148,7 +150,7 @@ func New(opts Options) (*Daemon, error) {
 	}
 	d := &Daemon{opts: opts, reloads: make(chan struct{}, 1)}
 	cfg := opts.Initial.Config
-	d.cfg.Store(cfg)
+	d.setConfig(cfg)
 	empty := ""
 	d.reloadErr.Store(&empty)
 	d.restart.Store(new([]string))
@@ -163,6 +165,30 @@ func New(opts Options) (*Daemon, error) {
 
 // Config returns the configuration currently in force.
 func (d *Daemon) Config() *config.Config { return d.cfg.Load() }
+
+// setConfig puts cfg in force, with the settings made of it.
+func (d *Daemon) setConfig(cfg *config.Config) {
+	d.set.Store(&loadedSettings{cfg: cfg, s: SettingsOf(cfg)})
+	d.cfg.Store(cfg)
+}
+
+// loadedSettings are the settings made of one loaded configuration.
+type loadedSettings struct {
+	cfg *config.Config
+	s   Settings
+}
+
+// settingsOf are cfg's settings: made once per load for the configuration
+// in force (or the one just replaced), made now for another.
+func (d *Daemon) settingsOf(cfg *config.Config) Settings {
+	if l := d.set.Load(); l != nil && l.cfg == cfg {
+		return l.s
+	}
+	return SettingsOf(cfg)
+}
+
+// settings are the settings of the configuration in force.
+func (d *Daemon) settings() Settings { return d.settingsOf(d.Config()) }
 
 // Run runs the daemon until a stop signal or ctx ends. It returns nil after a
 // graceful stop.
@@ -238,7 +264,7 @@ func (d *Daemon) open(ctx context.Context, cfg *config.Config) (jobs.Deps, error
 	if err != nil {
 		return jobs.Deps{}, err
 	}
-	layout, err := schema.Inspect(ctx, db, schema.PlanFor(cfg))
+	layout, err := schema.Inspect(ctx, db, SettingsOf(cfg).Plan)
 	if err == nil {
 		err = layout.Require(schema.Jobs...)
 	}
@@ -255,19 +281,19 @@ func (d *Daemon) open(ctx context.Context, cfg *config.Config) (jobs.Deps, error
 	d.dbUp.Store(true)
 	d.metrics = metrics.New(db.DB)
 	d.metrics.DatabaseUp.Set(1)
-	d.guard = store.NewGuard(db, store.GuardOptions{Min: d.opts.MinFreeConnections, Pool: store.PoolOf(cfg.Maintenance.Database),
+	d.guard = store.NewGuard(db, store.GuardOptions{Min: d.opts.MinFreeConnections, Pool: SettingsOf(cfg).Pool,
 		Logger: d.log, Registry: d.metrics.Registry})
 	d.leases = lease.New(db, layout.Names, ident.Holder(), d.opts.LeaseTTL)
 	return jobs.Deps{DB: db, Names: layout.Names, Registry: d.metrics.Registry, Logger: d.log,
-		LLM: llm.NewProvider(func(k string) string { return config.Getenv(d.opts.Environ, k) }, nil), Config: d.Config, Guard: d.guard}, nil
+		LLM: llm.NewProvider(func(k string) string { return config.Getenv(d.opts.Environ, k) }, nil), Brake: func() bool { return d.settings().Brake }, Guard: d.guard}, nil
 }
 
 // assemble makes the jobs and services (the standard ones, or the options').
 func (d *Daemon) assemble(ctx context.Context, deps jobs.Deps) {
-	std := newStandard(deps)
-	jobs, svcs := d.opts.Jobs, std.services(deps)
+	d.std = NewStandard(deps, StandardOptions{})
+	jobs, svcs := d.opts.Jobs, d.std.services(d.settingsOf)
 	if jobs == nil {
-		jobs = std.jobs(deps)
+		jobs = d.std.jobs(d.settingsOf)
 	}
 	if d.opts.Services != nil {
 		svcs = d.opts.Services(deps)
@@ -283,7 +309,7 @@ func (d *Daemon) connect(ctx context.Context, cfg *config.Config) (*sqlx.DB, err
 	delay := 250 * time.Millisecond
 	for {
 		dc := cfg.Maintenance.Database
-		db, err := store.Open(ctx, dc.URL, store.PoolOf(dc), 5*time.Second)
+		db, err := store.Open(ctx, dc.URL, SettingsOf(cfg).Pool, 5*time.Second)
 		if err == nil {
 			return db, nil
 		}

@@ -30,4 +30,11 @@
 // to the agent) and takes the job's lease for its tick (package lease), so
 // with several daemons on one database each job runs once per tick. The
 // jobs and the inline hook ask the same guard before each batch.
+//
+// The daemon is where agent.yaml meets the code that acts on it: SettingsOf
+// makes each layer's own settings of a loaded configuration (the engine's
+// thresholds and mode, each job's schedule and limits, the console's and the
+// operators' commands'), once per load, and nothing below the daemon imports
+// config. Standard is the composition root: `run` and the one-shot commands
+// build the engine, the jobs and the operators' commands through it.
 package daemon

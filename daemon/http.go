@@ -15,8 +15,6 @@ import (
 	"github.com/supersessiond/supersessiond/internal/console"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/store"
-	"github.com/supersessiond/supersessiond/internal/supersession"
-	"github.com/supersessiond/supersessiond/jobs"
 	"github.com/supersessiond/supersessiond/jobs/compaction"
 )
 
@@ -63,7 +61,7 @@ func (d *Daemon) console(addr string) http.Handler {
 	}
 	cfg := d.Config()
 	// Lazily: the pool takes no slot of the server until someone reads.
-	db, err := store.OpenLazy(cfg.Maintenance.Database.URL, store.HTTPPool(cfg.Maintenance.HTTP))
+	db, err := store.OpenLazy(cfg.Maintenance.Database.URL, d.settingsOf(cfg).ConsolePool)
 	if err != nil {
 		d.log.Error("review console unavailable: its connection pool did not open", "err", err)
 		return console.Off("its connection pool could not be set up (see the daemon's log).")
@@ -72,21 +70,21 @@ func (d *Daemon) console(addr string) http.Handler {
 	d.metrics.Registry.MustRegister(collectors.NewDBStatsCollector(db.DB, "console"))
 	var ops *audit.Ops
 	if review {
-		ops = audit.New(db, d.layout.Names, supersession.New(jobs.Deps{DB: db, Names: d.layout.Names, Logger: d.log}))
+		ops = d.std.Ops(db)
 	}
 	var watchlist func(ctx context.Context) (*compaction.Watch, error)
 	if watch {
 		watchlist = func(ctx context.Context) (*compaction.Watch, error) {
-			c := d.Config().Maintenance.Compaction
+			c := d.settings().Compaction
 			return compaction.Watchlist(ctx, db, d.layout.Names, c.StaleAfter, c.Lookback, c.StackMaxAttempts, time.Now())
 		}
 	}
 	ui, err := console.New(console.Options{
 		Ops:        ops,
 		Compaction: watchlist,
-		Config:     d.Config,
+		Settings:   func() console.Settings { return d.settings().Console },
 		Credentials: func() []console.Credential {
-			return console.CredentialsOf(d.Config().Maintenance.HTTP, func(k string) string { return config.Getenv(d.opts.Environ, k) })
+			return console.CredentialsOf(d.settings().Console, func(k string) string { return config.Getenv(d.opts.Environ, k) })
 		},
 		Listen:   addr,
 		Logger:   d.log,

@@ -41,7 +41,7 @@ func (d *Daemon) reload(reason string) {
 	}
 
 	// Swap: from here on nothing can fail.
-	d.cfg.Store(next)
+	d.setConfig(next)
 	d.sched.commit(schedule)
 	d.svcs.apply(next)
 	d.level.Set(parseLevel(next.Maintenance.Log.Level))
@@ -105,7 +105,7 @@ func (d *Daemon) sayNotes(notes []string) {
 // canRun checks, before anything is swapped, that every job the new
 // configuration turns on can run against the database.
 func (d *Daemon) canRun(old, next *config.Config) error {
-	was, will := schema.PlanFor(old), schema.PlanFor(next)
+	was, will := SettingsOf(old).Plan, SettingsOf(next).Plan
 	var turnedOn []schema.Job
 	for _, job := range schema.Jobs {
 		if will.On[job] && !was.On[job] {

@@ -56,6 +56,71 @@ func TestAlertRules(t *testing.T) {
 // answers nonsense.
 func TestDashboardAndAlertsNameExportedMetrics(t *testing.T) {
 	t.Parallel()
+	queries := queriedMetrics(t)
+	metrics := startBusyDaemon(t)
+	var missing []string
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		missing = missingMetrics(queries, metrics())
+		if len(missing) == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	for _, name := range missing {
+		t.Errorf("%s is not in the daemon's /metrics; used by %s", name, strings.Join(queries[name], ", "))
+	}
+}
+
+// A fresh daemon, on a fresh database where nothing has happened and no job
+// runs, already has every series the dashboard and the alerts query, with
+// its known label values at zero: a healthy new daemon shows zeros, not
+// "No data". Only the health loop's first round is waited for (it sets the
+// ready and database gauges once the daemon answers).
+func TestFreshDaemonHasEveryQueriedSeries(t *testing.T) {
+	t.Parallel()
+	queries := queriedMetrics(t)
+	db := pgtest.New(t)
+	metrics := startDaemon(t, fmt.Sprintf(`maintenance:
+  database:
+    url: %q
+  schedules:
+    sweep: "@every 8760h"
+    compactionRetry: "@every 8760h"
+    tombstones: "@every 8760h"
+  http:
+    listen: 127.0.0.1:0
+  log:
+    format: text
+`, db.URL))
+	var missing []string
+	for range 40 {
+		if missing = missingMetrics(queries, metrics()); len(missing) == 0 {
+			return
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	for _, name := range missing {
+		t.Errorf("a fresh daemon's /metrics lacks %s; used by %s", name, strings.Join(queries[name], ", "))
+	}
+}
+
+// missingMetrics returns the queried metric names not exported, sorted.
+func missingMetrics(queries map[string][]string, exported map[string]bool) []string {
+	var missing []string
+	for name := range queries {
+		if !exported[name] {
+			missing = append(missing, name)
+		}
+	}
+	sort.Strings(missing)
+	return missing
+}
+
+// queriedMetrics returns every metric name the dashboard's queries and the
+// alerts' expressions name, with where each is used.
+func queriedMetrics(t *testing.T) map[string][]string {
+	t.Helper()
 	queries := map[string][]string{} // metric → where it is used
 	for where, expr := range dashboardQueries(t) {
 		for _, name := range metricNames(expr) {
@@ -72,27 +137,7 @@ func TestDashboardAndAlertsNameExportedMetrics(t *testing.T) {
 	}
 	// Prometheus makes these itself for every target.
 	delete(queries, "up")
-
-	metrics := startBusyDaemon(t)
-	var missing []string
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		exported := metrics()
-		missing = missing[:0]
-		for name := range queries {
-			if !exported[name] {
-				missing = append(missing, name)
-			}
-		}
-		if len(missing) == 0 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	sort.Strings(missing)
-	for _, name := range missing {
-		t.Errorf("%s is not in the daemon's /metrics; used by %s", name, strings.Join(queries[name], ", "))
-	}
+	return queries
 }
 
 // dashboardQueries returns every PromQL expression of the dashboard: panel
@@ -252,8 +297,7 @@ func startBusyDaemon(t *testing.T) func() map[string]bool {
 	}))
 	t.Cleanup(llm.Close)
 
-	path := filepath.Join(t.TempDir(), "agent.yaml")
-	body := fmt.Sprintf(`memory:
+	metrics := startDaemon(t, fmt.Sprintf(`memory:
   pipelineV2:
     semanticContradictionEnabled: true
     structural:
@@ -276,7 +320,17 @@ maintenance:
   log:
     level: debug
     format: text
-`, db.URL, llm.URL)
+`, db.URL, llm.URL))
+	// The agent's classifier gives an attribute its aspect.
+	s.Exec(`UPDATE entity_attributes SET aspect_id = $1 WHERE id = 'home-3'`, home)
+	return metrics
+}
+
+// startDaemon starts the standard daemon on the agent.yaml body and returns
+// a function that reads the metric names of its /metrics.
+func startDaemon(t *testing.T, body string) func() map[string]bool {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "agent.yaml")
 	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -321,9 +375,6 @@ maintenance:
 			t.Logf("daemon log:\n%s", logs)
 		}
 	})
-	// The agent's classifier gives an attribute its aspect.
-	s.Exec(`UPDATE entity_attributes SET aspect_id = $1 WHERE id = 'home-3'`, home)
-
 	return func() map[string]bool {
 		resp, err := http.Get(base + "/metrics")
 		if err != nil {

@@ -631,14 +631,7 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 		e.miss("No contradiction: the statement announcing a change is the older one.")
 		return fired{}, false
 	}
-	marker := "now"
-	if b.replaceAt >= 0 {
-		marker = b.raw(b.replaceAt)
-	} else if b.arrow {
-		marker = "changed"
-	} else if b.strong {
-		marker = "instead"
-	}
+	marker := changeMarker(b)
 	// A change of a thing it names says nothing of what another thing is:
 	// "rewrote the ingestion service from Python to Go" leaves "the primary
 	// language is Python" and "upgraded the codebase to Python 3.12".
@@ -683,7 +676,27 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 		e.miss("No contradiction: the change is applied to the thing the older statement names, which remains.")
 		return fired{}, false
 	}
-	// Below, the older value is inferred, not named: the change must lead
+	return inferredChange(a, b, marker, e)
+}
+
+// changeMarker is the word of b that says a change happened: its
+// replacing verb, "changed" for an arrow, "instead", else "now".
+func changeMarker(b *clause) string {
+	switch {
+	case b.replaceAt >= 0:
+		return b.raw(b.replaceAt)
+	case b.arrow:
+		return "changed"
+	case b.strong:
+		return "instead"
+	}
+	return "now"
+}
+
+// inferredChange decides a change of b whose older value it does not
+// name, so the older value is inferred from a.
+func inferredChange(a, b *clause, marker string, e *explain) (fired, bool) {
+	// The older value is inferred, not named: the change must lead
 	// to a thing of the older value's kind where both kinds are known
 	// ("written in Go" / "migrated the backend to PostgreSQL" is a
 	// database, not a language).

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/daemon"
 	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
@@ -40,14 +41,14 @@ type reader interface {
 type sweepReader struct{ j *sweep.Job }
 
 func (r sweepReader) read(ctx context.Context) error {
-	_, err := r.j.Run(ctx, config.Default())
+	_, err := r.j.Run(ctx, daemon.SettingsOf(config.Default()).Sweep)
 	return err
 }
 func (r sweepReader) onExamine(f func(agent, aspect string)) { r.j.OnExamine(f) }
 
 type hookReader struct {
 	h   *inline.Hook
-	cfg *config.Config
+	cfg inline.Settings
 }
 
 func (r hookReader) read(ctx context.Context) error         { return r.h.Drain(ctx, r.cfg) }
@@ -72,7 +73,7 @@ var readers = []struct {
 		d := deps(db)
 		cfg := config.Default()
 		cfg.Maintenance.Database.URL = db.URL
-		return hookReader{inline.New(d, supersession.New(d)), cfg}
+		return hookReader{inline.New(d, supersession.New(d)), daemon.SettingsOf(cfg).Inline}
 	}},
 }
 
@@ -90,7 +91,7 @@ func swept(t *testing.T) (*pgtest.DB, *memtest.Seeder, string) {
 	}
 	s.Add(memtest.Attr{ID: "toronto", Agent: "a", Aspect: asp, Content: "Lives in Toronto"})
 	d := deps(db)
-	if rep, err := sweep.New(d, supersession.New(d)).Run(t.Context(), config.Default()); err != nil || !rep.(*sweep.Report).Complete {
+	if rep, err := sweep.New(d, supersession.New(d)).Run(t.Context(), daemon.SettingsOf(config.Default()).Sweep); err != nil || !rep.(*sweep.Report).Complete {
 		t.Fatalf("full pass: %v %+v", err, rep)
 	}
 	s.Exec(`DELETE FROM supersessiond.classified`)
@@ -231,7 +232,7 @@ func TestFeedTwoReadersNeverExamineOneChangeTwice(t *testing.T) {
 			s := memtest.New(t, db.DB)
 			aspects := s.Moves("a", "p", 30, "Toronto")
 			d := deps(db)
-			if _, err := sweep.New(d, supersession.New(d)).Run(t.Context(), config.Default()); err != nil {
+			if _, err := sweep.New(d, supersession.New(d)).Run(t.Context(), daemon.SettingsOf(config.Default()).Sweep); err != nil {
 				t.Fatal(err)
 			}
 			s.Exec(`DELETE FROM supersessiond.classified`)

@@ -1,8 +1,10 @@
 // Package jobs is what every scheduled job and long-running service of the
 // daemon is built from, and what a run of one says it did. One Deps for all
 // of them: the database and its names, the logger, the metrics registry, the
-// LLM, the clock, and the configuration in force; so a job is built the same
-// way by the daemon, by its one-shot command and by its tests.
+// LLM, the clock, and the brake in force; so a job is built the same way by
+// the daemon, by its one-shot command and by its tests. What a run decides
+// under comes with the run, as the job package's own Settings (the daemon
+// makes them from agent.yaml once per load: nothing here reads config).
 package jobs
 
 import (
@@ -14,7 +16,6 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/ident"
 	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/schema"
@@ -24,7 +25,7 @@ import (
 // Deps are the dependencies a job or service is built from. Zero values are
 // usable: nil Names is the reference schema, a nil Logger discards, a nil
 // Registry counts without exporting, a nil LLM has no model, a nil Now is
-// the wall clock, a nil Config never engages the brake mid-run, and a nil
+// the wall clock, a nil Brake never engages the brake mid-run, and a nil
 // Guard never waits.
 type Deps struct {
 	DB       *sqlx.DB
@@ -33,10 +34,11 @@ type Deps struct {
 	Registry prometheus.Registerer
 	LLM      *llm.Provider
 	Now      func() time.Time
-	// Config returns the configuration in force now. A run decides under
-	// the configuration it was given, but asks this one before each write
-	// batch whether the brake (shadowMode, mutationsFrozen) was engaged.
-	Config func() *config.Config
+	// Brake reports whether the configuration in force now forbids
+	// changing agent data (shadowMode, mutationsFrozen). A run decides
+	// under the settings it was given, but asks this before each write
+	// batch.
+	Brake func() bool
 	// Guard, when set, is waited on before each batch that may open a
 	// connection, so a crowded server's last slots stay the agent's (nil:
 	// no guard).
@@ -59,7 +61,31 @@ func (d Deps) WithDefaults() Deps {
 
 // Braked reports whether the configuration in force now forbids changing
 // agent data (false when there is no way to know).
-func (d Deps) Braked() bool { return d.Config != nil && d.Config().Shadow() }
+func (d Deps) Braked() bool { return d.Brake != nil && d.Brake() }
+
+// Mode is how automatic jobs may act under a configuration.
+type Mode string
+
+const (
+	ModeLive   Mode = "live"   // they change agent data
+	ModeShadow Mode = "shadow" // they only propose and report
+	ModeFrozen Mode = "frozen" // the emergency brake: like shadow, and operator commands refuse too
+)
+
+// Shadow reports whether automatic jobs only propose and report.
+func (m Mode) Shadow() bool { return m != ModeLive }
+
+// ScheduleOff is the schedule spec of a job that is not scheduled.
+const ScheduleOff = "off"
+
+// Schedule is a scheduled job's maintenance.schedules entry as the daemon
+// parsed it: its spec ("off": not scheduled) and, when the spec parses,
+// the time of its next tick after a given time (in the schedules' time
+// zone).
+type Schedule struct {
+	Spec string
+	Next func(after time.Time) time.Time // nil: the spec does not parse
+}
 
 // Report is what a run says it did: printed as text on a terminal, encoded
 // as one JSON document by --json, logged by the daemon.
@@ -76,9 +102,9 @@ type Run struct {
 	RunID string `json:"run_id"`
 	// Mode is the configuration's: live, shadow or frozen (the automatic
 	// jobs change agent data only in live).
-	Mode            config.Mode `json:"mode"`
-	StartedAt       time.Time   `json:"started_at"`
-	DurationSeconds float64     `json:"duration_seconds"`
+	Mode            Mode      `json:"mode"`
+	StartedAt       time.Time `json:"started_at"`
+	DurationSeconds float64   `json:"duration_seconds"`
 	// Complete is true when the pass reached its end. Stopped says why it
 	// did not: "budget" (its time budget ran out; the next run goes on),
 	// "cancelled", or "error" (see Error).
@@ -95,7 +121,7 @@ const (
 )
 
 // NewRun starts the record of a run of job, with a fresh run id.
-func NewRun(job string, mode config.Mode, start time.Time) Run {
+func NewRun(job string, mode Mode, start time.Time) Run {
 	return Run{Job: job, RunID: ident.Random("", 8), Mode: mode, StartedAt: start.UTC()}
 }
 

@@ -16,9 +16,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/daemon"
 	"github.com/supersessiond/supersessiond/internal/bench"
 	"github.com/supersessiond/supersessiond/internal/store"
-	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/jobs"
 	"github.com/supersessiond/supersessiond/jobs/inline"
 )
@@ -238,7 +238,8 @@ type runningHook struct {
 func startHook(ctx context.Context, dbURL string) (*runningHook, error) {
 	cfg := config.Default()
 	cfg.Maintenance.Database.URL = dbURL
-	db, err := store.Open(ctx, dbURL, store.PoolOf(cfg.Maintenance.Database), 10*time.Second)
+	settings := daemon.SettingsOf(cfg)
+	db, err := store.Open(ctx, dbURL, settings.Pool, 10*time.Second)
 	if err != nil {
 		return nil, err
 	}
@@ -247,11 +248,11 @@ func startHook(ctx context.Context, dbURL string) (*runningHook, error) {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	deps := jobs.Deps{DB: db, Logger: log, Registry: prometheus.NewRegistry()}
-	h := &runningHook{hook: inline.New(deps, supersession.New(deps)), db: db, done: make(chan struct{})}
+	h := &runningHook{hook: daemon.NewStandard(deps, daemon.StandardOptions{}).Hook, db: db, done: make(chan struct{})}
 	h.hook.ObserveLag = func(s float64) { h.mu.Lock(); h.seen = append(h.seen, s); h.mu.Unlock() }
 	hctx, cancel := context.WithCancel(ctx)
 	h.cancel = cancel
-	go func() { defer close(h.done); _ = h.hook.Run(hctx, func() *config.Config { return cfg }) }()
+	go func() { defer close(h.done); _ = h.hook.Run(hctx, func() inline.Settings { return settings.Inline }) }()
 	for deadline := time.Now().Add(10 * time.Second); h.hook.Ready() != nil; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			h.stop()

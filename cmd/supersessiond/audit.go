@@ -152,7 +152,7 @@ func (c *ApplyCommand) Run(ctx context.Context, args []string) error {
 	}
 	defer env.db.Close()
 	var failures []error
-	for _, r := range env.ops().Apply(ctx, env.cfg, positional) {
+	for _, r := range env.ops().Apply(ctx, env.settings.Audit, positional) {
 		if r.Err != nil {
 			fmt.Fprintf(c.m.Stdout, "proposal %s: not applied: %v\n", r.ProposalID, r.Err)
 			failures = append(failures, r.Err)
@@ -184,7 +184,7 @@ func (c *UndoCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer env.db.Close()
-	id, err := env.ops().Undo(ctx, env.cfg, positional[0])
+	id, err := env.ops().Undo(ctx, env.settings.Audit, positional[0])
 	if err != nil {
 		return err
 	}
@@ -216,7 +216,7 @@ func (c *SupersedeCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer env.db.Close()
-	applied, err := env.ops().Supersede(ctx, env.cfg, audit.SupersedeRequest{Agent: *agent, New: *by, Olds: olds, ForceChain: *force, Reason: *reason})
+	applied, err := env.ops().Supersede(ctx, env.settings.Audit, audit.SupersedeRequest{Agent: *agent, New: *by, Olds: olds, ForceChain: *force, Reason: *reason})
 	if err != nil {
 		return err
 	}
@@ -247,7 +247,7 @@ func (c *ProtectCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer env.db.Close()
-	changed, err := env.ops().Protect(ctx, env.cfg, positional[0], !*off)
+	changed, err := env.ops().Protect(ctx, env.settings.Audit, positional[0], !*off)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/daemon"
 	"github.com/supersessiond/supersessiond/internal/redact"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/store"
@@ -50,7 +51,7 @@ func (c *CheckCommand) Run(ctx context.Context, args []string) error {
 		return &store.UnavailableError{DSN: redact.DSN(cfg.Maintenance.Database.URL), Err: err}
 	}
 	fmt.Fprintf(out, "%-13s ok (%s, PostgreSQL %s)\n", "database", redact.DSN(cfg.Maintenance.Database.URL), serverVersion)
-	layout, err := schema.Inspect(ctx, db, schema.PlanFor(cfg))
+	layout, err := schema.Inspect(ctx, db, daemon.SettingsOf(cfg).Plan)
 	if err != nil {
 		return err
 	}

@@ -3,11 +3,9 @@ package main
 import (
 	"context"
 
-	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/daemon"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/jobs"
-	"github.com/supersessiond/supersessiond/jobs/compaction"
 )
 
 // CompactCommand is `supersessiond compact --once [--json]`: one
@@ -20,8 +18,8 @@ func (c *CompactCommand) Run(ctx context.Context, args []string) error {
 		name:  "compact",
 		job:   schema.Compaction,
 		usage: "--once [--json]",
-		build: func(deps jobs.Deps, _ *config.Config) (daemon.Job, error) {
-			return compaction.New(deps, compaction.Options{}), nil
+		pass: func(ctx context.Context, std *daemon.Standard, s daemon.Settings) (jobs.Report, error) {
+			return std.Compaction.Pass(ctx, s.Compaction)
 		},
 	}, args)
 }

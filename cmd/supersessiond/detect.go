@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/supersessiond/supersessiond/daemon"
 	"github.com/supersessiond/supersessiond/internal/detect"
 )
 
@@ -77,5 +78,5 @@ func (m *Main) minConfidence(cfgPath string, f *confidenceFlag) (float64, error)
 	if err != nil {
 		return 0, err
 	}
-	return loaded.Config.Memory.PipelineV2.Structural.SupersessionMinConfidence, nil
+	return daemon.SettingsOf(loaded.Config).Engine.Thresholds.Min, nil
 }

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"time"
 
+	"github.com/supersessiond/supersessiond/daemon"
 	"github.com/supersessiond/supersessiond/internal/detect"
 	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/supersession"
@@ -86,8 +86,9 @@ func (c *EvalCommand) judge(cfgPath string) (*detect.LLMJudge, error) {
 	if !cfg.LLMConfigured() {
 		return nil, usagef("eval --llm: no LLM is configured: set maintenance.llm.endpoint and maintenance.llm.model in the file --config names (or SUPERSESSIOND_MAINTENANCE__LLM__ENDPOINT and ..._MODEL)")
 	}
-	client := llm.NewProvider(c.m.getenv, nil).Client(cfg)
-	timeout := time.Duration(cfg.Memory.PipelineV2.SemanticContradictionTimeoutMs) * time.Millisecond
+	settings := daemon.SettingsOf(cfg)
+	client := llm.NewProvider(c.m.getenv, nil).Client(settings.LLM)
+	timeout := settings.Engine.SemanticTimeout
 	l := cfg.Maintenance.LLM
 	return &detect.LLMJudge{
 		Model: l.Model, Gate: supersession.Gate(cfg.LLMGate()), MaxStatements: l.MaxStatements, Concurrency: l.MaxConcurrency,
@@ -148,8 +149,8 @@ func (m *Main) confidences(cfgPath string, minFlag, reviewFlag *confidenceFlag) 
 	if err != nil {
 		return 0, 0, err
 	}
-	st := loaded.Config.Memory.PipelineV2.Structural
-	min, review = st.SupersessionMinConfidence, st.SupersessionReviewConfidence
+	th := daemon.SettingsOf(loaded.Config).Engine.Thresholds
+	min, review = th.Min, th.Review
 	if minFlag.set {
 		min = minFlag.value
 	}

@@ -15,11 +15,11 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/daemon"
 	"github.com/supersessiond/supersessiond/internal/audit"
 	"github.com/supersessiond/supersessiond/internal/ident"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/store"
-	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/jobs"
 )
 
@@ -142,12 +142,13 @@ func (m *Main) cliLogger(cfg *config.Config) *slog.Logger {
 
 // openDB connects to the configured database, failing with exit code 3.
 func openDB(ctx context.Context, cfg *config.Config) (*sqlx.DB, error) {
-	return store.Open(ctx, cfg.Maintenance.Database.URL, store.PoolOf(cfg.Maintenance.Database), 10*time.Second)
+	return store.Open(ctx, cfg.Maintenance.Database.URL, daemon.SettingsOf(cfg).Pool, 10*time.Second)
 }
 
 // cmdEnv is what a command that works on the database needs.
 type cmdEnv struct {
 	cfg      *config.Config
+	settings daemon.Settings // made of cfg
 	db       *sqlx.DB
 	log      *slog.Logger
 	layout   *schema.Layout
@@ -177,7 +178,8 @@ func (m *Main) open(ctx context.Context, cfgPath string, jobs ...schema.Job) (*c
 	if err != nil {
 		return nil, err
 	}
-	plan := schema.PlanFor(cfg)
+	settings := daemon.SettingsOf(cfg)
+	plan := settings.Plan
 	for _, job := range jobs {
 		plan.On[job] = true
 	}
@@ -189,7 +191,7 @@ func (m *Main) open(ctx context.Context, cfgPath string, jobs ...schema.Job) (*c
 		db.Close()
 		return nil, err
 	}
-	return &cmdEnv{cfg: cfg, db: db, log: log, layout: layout, src: src, loaded: loaded}, nil
+	return &cmdEnv{cfg: cfg, settings: settings, db: db, log: log, layout: layout, src: src, loaded: loaded}, nil
 }
 
 // openAs is open for a command that writes history rows: the operator
@@ -211,8 +213,8 @@ func (m *Main) openAs(ctx context.Context, cfgPath, operatorName string, jobs ..
 // ops are the operator commands on the environment's database; the rows
 // they write name the operator (see operatorFlag).
 func (e *cmdEnv) ops() *audit.Ops {
-	engine := supersession.New(jobs.Deps{DB: e.db, Names: e.layout.Names, Logger: e.log})
-	return audit.New(e.db, e.layout.Names, engine).As(e.operator)
+	std := daemon.NewStandard(jobs.Deps{DB: e.db, Names: e.layout.Names, Logger: e.log}, daemon.StandardOptions{})
+	return std.Ops(e.db).As(e.operator)
 }
 
 // operatorFlag declares --operator on a command that writes history rows.

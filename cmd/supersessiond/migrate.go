@@ -7,6 +7,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/daemon"
 	"github.com/supersessiond/supersessiond/internal/redact"
 	"github.com/supersessiond/supersessiond/internal/schema"
 )
@@ -50,7 +51,7 @@ func (c *MigrateCommand) Run(ctx context.Context, args []string) error {
 	if *remove {
 		return c.remove(ctx, db, cfg)
 	}
-	res, err := schema.Migrate(ctx, db, schema.PlanFor(cfg), schema.Options{Reference: *reference, Grant: *grant, Logger: log})
+	res, err := schema.Migrate(ctx, db, daemon.SettingsOf(cfg).Plan, schema.Options{Reference: *reference, Grant: *grant, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -70,7 +71,7 @@ func (c *MigrateCommand) Run(ctx context.Context, args []string) error {
 
 // remove is `migrate --remove`.
 func (c *MigrateCommand) remove(ctx context.Context, db *sqlx.DB, cfg *config.Config) error {
-	res, err := schema.Remove(ctx, db, schema.PlanFor(cfg))
+	res, err := schema.Remove(ctx, db, daemon.SettingsOf(cfg).Plan)
 	if err != nil {
 		return err
 	}

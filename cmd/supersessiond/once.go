@@ -22,8 +22,12 @@ type onceSpec struct {
 	usage string     // flags after the name, for -h
 	// flags adds the command's own flags (beyond --config, --once, --json).
 	flags func(fs *flag.FlagSet)
-	// build makes the job; cfg is the loaded configuration.
-	build func(deps jobs.Deps, cfg *config.Config) (daemon.Job, error)
+	// options, when set, say what the composition root builds differently
+	// (reconcile's budget).
+	options func() (daemon.StandardOptions, error)
+	// pass runs one pass of the job std built, under the settings of the
+	// loaded configuration.
+	pass func(ctx context.Context, std *daemon.Standard, s daemon.Settings) (jobs.Report, error)
 	// other, when set, runs a mode of the command other than a pass
 	// (reconcile --restore) once the flags are parsed; when it reports
 	// done, the command is over.
@@ -63,7 +67,7 @@ func (m *Main) runOnce(ctx context.Context, spec onceSpec, args []string) error 
 	if err != nil {
 		return err
 	}
-	if plan := schema.PlanFor(loaded.Config); !plan.On[spec.job] {
+	if plan := daemon.SettingsOf(loaded.Config).Plan; !plan.On[spec.job] {
 		return m.printReport(offReport{Job: string(spec.job), Disabled: offText(spec.job)}, *asJSON)
 	}
 	if spec.job == schema.Supersession {
@@ -76,21 +80,22 @@ func (m *Main) runOnce(ctx context.Context, spec onceSpec, args []string) error 
 		return err
 	}
 	defer env.db.Close()
-	cfg := env.cfg
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	live := m.follow(ctx, env)
-	guard := store.NewGuard(env.db, store.GuardOptions{Pool: store.PoolOf(cfg.Maintenance.Database), Logger: env.log})
+	guard := store.NewGuard(env.db, store.GuardOptions{Pool: env.settings.Pool, Logger: env.log})
 	if err := guard.Wait(ctx, spec.name); err != nil {
 		return err
 	}
 	deps := jobs.Deps{DB: env.db, Names: env.layout.Names, Logger: env.log, LLM: llm.NewProvider(m.getenv, nil),
-		Config: live, Guard: guard}
-	job, err := spec.build(deps, cfg)
-	if err != nil {
-		return err
+		Brake: func() bool { return live().Shadow() }, Guard: guard}
+	var opts daemon.StandardOptions
+	if spec.options != nil {
+		if opts, err = spec.options(); err != nil {
+			return err
+		}
 	}
-	report, runErr := job.Run(ctx, cfg)
+	report, runErr := spec.pass(ctx, daemon.NewStandard(deps, opts), env.settings)
 	if report != nil {
 		if err := m.printReport(report, *asJSON); err != nil {
 			return err

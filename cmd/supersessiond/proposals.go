@@ -174,7 +174,7 @@ func (c *ApplyCommand) applyAll(ctx context.Context, cfgPath, who string, f audi
 		return err
 	}
 	defer env.db.Close()
-	res, err := env.ops().ApplyAll(ctx, env.cfg, audit.BulkApply{Filter: f, DryRun: dry})
+	res, err := env.ops().ApplyAll(ctx, env.settings.Audit, audit.BulkApply{Filter: f, DryRun: dry})
 	if res == nil {
 		return err
 	}

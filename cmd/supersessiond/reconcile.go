@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/daemon"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/jobs"
@@ -37,16 +36,19 @@ func (c *ReconcileCommand) Run(ctx context.Context, args []string) error {
 			run = fs.String("run", "", "with --restore: every document the pass with this `run_id` deleted")
 			dry = fs.Bool("dry-run", false, "with --restore: say what would be restored, change nothing")
 		},
-		build: func(deps jobs.Deps, _ *config.Config) (daemon.Job, error) {
+		options: func() (daemon.StandardOptions, error) {
 			if *budget < 0 {
-				return nil, usagef("reconcile: --budget %s must not be negative", *budget)
+				return daemon.StandardOptions{}, usagef("reconcile: --budget %s must not be negative", *budget)
 			}
 			opts := tombstones.Options{Budget: *budget}
 			if opts.Budget == 0 {
 				// By hand the pass is not squeezed between ticks.
 				opts.Budget = tombstones.MaxBudget
 			}
-			return tombstones.New(deps, opts), nil
+			return daemon.StandardOptions{Tombstones: opts}, nil
+		},
+		pass: func(ctx context.Context, std *daemon.Standard, s daemon.Settings) (jobs.Report, error) {
+			return std.Tombstones.Reconcile(ctx, s.Tombstones)
 		},
 		other: func(ctx context.Context, cfgPath string, ids []string, once, asJSON bool) (bool, error) {
 			if !*restore {
@@ -74,8 +76,8 @@ func (c *ReconcileCommand) restore(ctx context.Context, cfgPath string, req tomb
 		return err
 	}
 	defer env.db.Close()
-	j := tombstones.New(jobs.Deps{DB: env.db, Names: env.layout.Names, Logger: env.log}, tombstones.Options{})
-	r, err := j.Restore(ctx, env.cfg, req)
+	std := daemon.NewStandard(jobs.Deps{DB: env.db, Names: env.layout.Names, Logger: env.log}, daemon.StandardOptions{})
+	r, err := std.Tombstones.Restore(ctx, env.settings.Tombstones, req)
 	if r != nil {
 		if perr := c.m.printReport(r, asJSON); perr != nil {
 			return perr

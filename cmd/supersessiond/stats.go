@@ -40,7 +40,7 @@ func (c *StatsCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer env.db.Close()
-	st, err := env.ops().Stats(ctx, f, audit.EnforcementOf(env.cfg))
+	st, err := env.ops().Stats(ctx, f, env.settings.Audit.Enforcement)
 	if err != nil {
 		return err
 	}

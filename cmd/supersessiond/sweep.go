@@ -4,10 +4,8 @@ import (
 	"context"
 	"flag"
 
-	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/daemon"
 	"github.com/supersessiond/supersessiond/internal/schema"
-	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/jobs"
 	"github.com/supersessiond/supersessiond/jobs/sweep"
 )
@@ -30,18 +28,8 @@ func (c *SweepCommand) Run(ctx context.Context, args []string) error {
 			fs.BoolVar(&opt.DryRun, "dry-run", false, "list each pair a full sweep would supersede or propose, and write nothing at all "+
 				"(no supersession, proposal, cursor, change record or cached LLM verdict)")
 		},
-		build: func(deps jobs.Deps, cfg *config.Config) (daemon.Job, error) {
-			return onceJob{sweep.New(deps, supersession.New(deps)), opt}, nil
+		pass: func(ctx context.Context, std *daemon.Standard, s daemon.Settings) (jobs.Report, error) {
+			return std.Sweep.Once(ctx, s.Sweep, opt)
 		},
 	}, args)
-}
-
-// onceJob makes the scheduled job's Run a pass of the CLI's.
-type onceJob struct {
-	*sweep.Job
-	opt sweep.Options
-}
-
-func (o onceJob) Run(ctx context.Context, cfg *config.Config) (jobs.Report, error) {
-	return o.Once(ctx, cfg, o.opt)
 }

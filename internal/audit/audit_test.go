@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/daemon"
 	"github.com/supersessiond/supersessiond/internal/audit"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
@@ -42,7 +43,7 @@ func sweepOnce(t *testing.T, db *sqlx.DB, c *config.Config) *sweep.Report {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
 	engine := supersession.New(jobs.Deps{DB: db, Logger: log, Registry: prometheus.NewRegistry()})
-	r, err := sweep.New(jobs.Deps{DB: db, Logger: log}, engine).Once(ctx, c, sweep.Options{})
+	r, err := sweep.New(jobs.Deps{DB: db, Logger: log}, engine).Once(ctx, daemon.SettingsOf(c).Sweep, sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
-	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 )
@@ -129,11 +128,11 @@ type Applied struct {
 // now protected) is refused with the reason. Applying one proposal from two
 // processes at once applies it once: the second finds the old row no longer
 // active (and a unique index backs that up).
-func (o *Ops) Apply(ctx context.Context, cfg *config.Config, proposalIDs []string) []Applied {
+func (o *Ops) Apply(ctx context.Context, s Brake, proposalIDs []string) []Applied {
 	out := make([]Applied, 0, len(proposalIDs))
 	for _, id := range proposalIDs {
 		a := Applied{ProposalID: id}
-		if cfg.Frozen() {
+		if s.Frozen() {
 			a.Err = frozen("apply")
 		} else {
 			a.HistoryID, a.Err = o.applyOne(ctx, id)
@@ -242,10 +241,10 @@ func (o *Ops) whyNot(ctx context.Context, m supersession.Metadata, oldContent, n
 // or when the event was already undone. The restored attribute is never
 // retired again by the sweep or the inline hook with a sibling recorded at
 // or before the undo (supersession.Vetoes): not only the reverted pair.
-func (o *Ops) Undo(ctx context.Context, cfg *config.Config, historyID string) (string, error) {
+func (o *Ops) Undo(ctx context.Context, s Brake, historyID string) (string, error) {
 	db := o.db
 	op := "undo"
-	if cfg.Frozen() {
+	if s.Frozen() {
 		return "", frozen(op)
 	}
 	var revertID string
@@ -363,9 +362,9 @@ type SupersedeRequest struct {
 // nothing. Refused: an old already superseded (unless ForceChain, which
 // re-points it to new), ids of another agent, a constraint or protected old,
 // new not active, new among the olds, ids that do not exist (all listed).
-func (o *Ops) Supersede(ctx context.Context, cfg *config.Config, req SupersedeRequest) ([]supersession.Applied, error) {
+func (o *Ops) Supersede(ctx context.Context, s Brake, req SupersedeRequest) ([]supersession.Applied, error) {
 	const op = "supersede"
-	if cfg.Frozen() {
+	if s.Frozen() {
 		return nil, frozen(op)
 	}
 	olds := dedupe(req.Olds)
@@ -486,10 +485,10 @@ func supersedable(req SupersedeRequest, olds []string, byID map[string]lockedAtt
 // Protect pins (or, with on=false, unpins) an attribute: nothing automatic
 // ever supersedes a protected attribute. It writes attribute_protected or
 // attribute_unprotected. Returns false when the attribute was already so.
-func (o *Ops) Protect(ctx context.Context, cfg *config.Config, attrID string, on bool) (bool, error) {
+func (o *Ops) Protect(ctx context.Context, s Brake, attrID string, on bool) (bool, error) {
 	db := o.db
 	op := "protect"
-	if cfg.Frozen() {
+	if s.Frozen() {
 		return false, frozen(op)
 	}
 	changed, agent, content := false, "", ""

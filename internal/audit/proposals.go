@@ -11,7 +11,6 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
-	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 )
@@ -464,8 +463,8 @@ type BulkApplyResult struct {
 // longer active, or the unique index refuses it. Refusals are per proposal
 // and carry the reason. mutationsFrozen refuses the whole run, dry or not
 // (so that a dry run says what a real one would).
-func (o *Ops) ApplyAll(ctx context.Context, cfg *config.Config, req BulkApply) (*BulkApplyResult, error) {
-	if cfg.Frozen() {
+func (o *Ops) ApplyAll(ctx context.Context, s Brake, req BulkApply) (*BulkApplyResult, error) {
+	if s.Frozen() {
 		return nil, frozen("apply")
 	}
 	f := req.Filter
@@ -509,8 +508,8 @@ type Undone struct {
 
 // UndoAll undoes the supersession of every applied proposal the filter
 // selects, each as `undo` would (refused when the row changed since).
-func (o *Ops) UndoAll(ctx context.Context, cfg *config.Config, f ProposalFilter) ([]Undone, error) {
-	if cfg.Frozen() {
+func (o *Ops) UndoAll(ctx context.Context, s Brake, f ProposalFilter) ([]Undone, error) {
+	if s.Frozen() {
 		return nil, frozen("undo")
 	}
 	f.Status, f.Limit = StatusApplied, DefaultBatch
@@ -526,7 +525,7 @@ func (o *Ops) UndoAll(ctx context.Context, cfg *config.Config, f ProposalFilter)
 		f.Before = batch[len(batch)-1].ID
 		for _, p := range batch {
 			u := Undone{ProposalID: p.ID}
-			u.HistoryID, u.Err = o.Undo(ctx, cfg, p.AppliedHistoryID)
+			u.HistoryID, u.Err = o.Undo(ctx, s, p.AppliedHistoryID)
 			out = append(out, u)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/supersessiond/supersessiond/daemon"
 	"github.com/supersessiond/supersessiond/internal/audit"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
@@ -489,7 +490,7 @@ func TestProposalDetail(t *testing.T) {
 func liveSweep(t *testing.T, db *pgtest.DB) {
 	log := slog.New(slog.DiscardHandler)
 	engine := supersession.New(jobs.Deps{DB: db.DB, Logger: log})
-	if _, err := sweep.New(jobs.Deps{DB: db.DB, Logger: log}, engine).Once(ctx, cfg(), sweep.Options{}); err != nil {
+	if _, err := sweep.New(jobs.Deps{DB: db.DB, Logger: log}, engine).Once(ctx, daemon.SettingsOf(cfg()).Sweep, sweep.Options{}); err != nil {
 		t.Error(err)
 	}
 }

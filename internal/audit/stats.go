@@ -11,7 +11,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/earned"
 )
 
@@ -80,14 +79,28 @@ type Enforcement struct {
 	TargetPrecision float64 `json:"target_precision"`
 }
 
-// EnforcementOf is cfg's maintenance.enforcement.
-func EnforcementOf(cfg *config.Config) Enforcement {
-	if cfg == nil {
-		return Enforcement{}.withDefaults()
-	}
-	e := cfg.Maintenance.Enforcement
-	return Enforcement{Mode: strings.ToLower(e.Mode), TargetPrecision: e.TargetPrecision}.withDefaults()
+// NewEnforcement is maintenance.enforcement's mode and target precision,
+// with the defaults for what they leave unset.
+func NewEnforcement(mode string, targetPrecision float64) Enforcement {
+	return Enforcement{Mode: strings.ToLower(mode), TargetPrecision: targetPrecision}.withDefaults()
 }
+
+// Brake is what an operator command asks of the configuration in force:
+// whether the emergency brake (mutationsFrozen) is on, under which it
+// refuses to change agent data. Settings have it; so has a loaded
+// configuration.
+type Brake interface{ Frozen() bool }
+
+// Settings are what the operator commands take of the configuration in
+// force: the emergency brake, and how live decisions are enforced (the
+// stats say it).
+type Settings struct {
+	MutationsFrozen bool
+	Enforcement     Enforcement
+}
+
+// Frozen reports the emergency brake.
+func (s Settings) Frozen() bool { return s.MutationsFrozen }
 
 // withDefaults is e with the defaults for what it leaves unset.
 func (e Enforcement) withDefaults() Enforcement {

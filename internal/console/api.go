@@ -104,7 +104,7 @@ func (c *Console) apiStats(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, err)
 		return
 	}
-	st, err := c.opts.Ops.Stats(r.Context(), f, audit.EnforcementOf(c.opts.Config()))
+	st, err := c.opts.Ops.Stats(r.Context(), f, c.opts.Settings().Audit.Enforcement)
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -270,7 +270,7 @@ func (c *Console) applyNamed(ctx context.Context, ops *audit.Ops, req actionRequ
 		seen[p.ID] = true
 		ids = append(ids, p.ID)
 	}
-	cfg := c.opts.Config()
+	cfg := c.opts.Settings().Audit
 	switch {
 	case req.DryRun:
 		for _, id := range ids {
@@ -288,7 +288,7 @@ func (c *Console) applyNamed(ctx context.Context, ops *audit.Ops, req actionRequ
 }
 
 func (c *Console) applyAll(ctx context.Context, ops *audit.Ops, req actionRequest, f audit.ProposalFilter, res *actionResult) error {
-	out, err := ops.ApplyAll(ctx, c.opts.Config(), audit.BulkApply{Filter: f, DryRun: req.DryRun})
+	out, err := ops.ApplyAll(ctx, c.opts.Settings().Audit, audit.BulkApply{Filter: f, DryRun: req.DryRun})
 	if err != nil {
 		return err
 	}
@@ -307,7 +307,7 @@ func (c *Console) undo(ctx context.Context, ops *audit.Ops, req actionRequest, f
 		return badf("undo has no dry run")
 	}
 	f.Status = ""
-	out, err := ops.UndoAll(ctx, c.opts.Config(), f)
+	out, err := ops.UndoAll(ctx, c.opts.Settings().Audit, f)
 	if err != nil {
 		return err
 	}
@@ -424,7 +424,7 @@ func (c *Console) single(w http.ResponseWriter, r *http.Request, req actionReque
 		err = &audit.Refusal{Op: req.Action, Reason: fmt.Sprintf("proposal %s belongs to agent %s, not %s (the agent this request is scoped to)",
 			id, ps[0].AgentID, req.Filter.Agent)}
 	case req.Action == "apply":
-		a := ops.Apply(r.Context(), c.opts.Config(), []string{id})[0]
+		a := ops.Apply(r.Context(), c.opts.Settings().Audit, []string{id})[0]
 		o, err = applyOutcome(a), a.Err
 	default:
 		var h string
@@ -460,7 +460,7 @@ func (c *Console) apiUndo(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	rev, err := c.ops(r).Undo(r.Context(), c.opts.Config(), id)
+	rev, err := c.ops(r).Undo(r.Context(), c.opts.Settings().Audit, id)
 	if err != nil {
 		c.fail(w, r, err)
 		return

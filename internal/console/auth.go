@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/audit"
 	"github.com/supersessiond/supersessiond/internal/ident"
 )
@@ -214,8 +213,8 @@ func (c *Console) needToken(creds []Credential) string {
 
 // tokenEnv names the environment variable the admin token is read from.
 func (c *Console) tokenEnv() string {
-	if cfg := c.opts.Config(); cfg != nil && cfg.Maintenance.HTTP.AdminTokenEnv != "" {
-		return cfg.Maintenance.HTTP.AdminTokenEnv
+	if env := c.opts.Settings().AdminTokenEnv; env != "" {
+		return env
 	}
 	return "SUPERSESSIOND_ADMIN_TOKEN"
 }
@@ -246,9 +245,9 @@ func sameOrigin(r *http.Request) bool {
 	return origin == scheme+r.Host
 }
 
-// CredentialsOf are the credentials a configuration names, with the tokens
+// CredentialsOf are the credentials the settings name, with the tokens
 // getenv finds; a credential whose variable is unset or empty is left out.
-func CredentialsOf(h config.HTTP, getenv func(string) string) []Credential {
+func CredentialsOf(h Settings, getenv func(string) string) []Credential {
 	var out []Credential
 	if t := getenv(h.AdminTokenEnv); t != "" {
 		out = append(out, Credential{Name: ident.Admin, Token: t})

@@ -65,8 +65,7 @@ func (c *Console) trusted(a netip.Addr) bool {
 // stops DNS rebinding: a page of attacker.example whose name now resolves
 // to 127.0.0.1 still sends Host: attacker.example.
 func (c *Console) openRead(r *http.Request) bool {
-	cfg := c.opts.Config()
-	if cfg == nil || !cfg.Maintenance.HTTP.OpenReadsOnLoopback || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
+	if !c.opts.Settings().OpenReadsOnLoopback || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
 		return false
 	}
 	peer, ok := peerAddr(r)
@@ -91,8 +90,8 @@ func (c *Console) namesListener(host string) bool {
 		return false
 	}
 	names := []string{"127.0.0.1:" + port, "localhost:" + port, "[::1]:" + port, strings.ToLower(c.opts.Listen)}
-	if cfg := c.opts.Config(); cfg != nil && cfg.Maintenance.HTTP.Listen != "" {
-		names = append(names, strings.ToLower(cfg.Maintenance.HTTP.Listen))
+	if l := c.opts.Settings().Listen; l != "" {
+		names = append(names, strings.ToLower(l))
 	}
 	if port == "80" {
 		names = append(names, "127.0.0.1", "localhost", "[::1]")

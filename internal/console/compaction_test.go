@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/daemon"
 	"github.com/supersessiond/supersessiond/internal/console"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
@@ -29,7 +30,7 @@ func TestCompactionWatchPage(t *testing.T) {
 	}
 	cfg := config.Default()
 	st := &site{cfg: cfg, srv: httptest.NewUnstartedServer(nil)}
-	st.opts = console.Options{Config: func() *config.Config { return cfg },
+	st.opts = console.Options{Settings: func() console.Settings { return daemon.SettingsOf(cfg).Console },
 		Compaction: func(ctx context.Context) (*compaction.Watch, error) {
 			c := cfg.Maintenance.Compaction
 			return compaction.Watchlist(ctx, db.DB, res.Layout.Names, c.StaleAfter, c.Lookback, c.StackMaxAttempts, time.Now())

@@ -19,7 +19,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/audit"
 	"github.com/supersessiond/supersessiond/jobs/compaction"
 )
@@ -39,9 +38,10 @@ type Options struct {
 	// Compaction, when set, reads the compaction watch's list (where the
 	// job cannot re-compact and only watches): the Compaction page.
 	Compaction func(ctx context.Context) (*compaction.Watch, error)
-	// Config returns the configuration in force (the daemon's, reloaded
-	// underneath): mutationsFrozen and shadowMode are read per request.
-	Config func() *config.Config
+	// Settings returns the settings in force (the daemon's, made again at
+	// each reload): mutationsFrozen and shadowMode are read per request.
+	// Nil: the defaults.
+	Settings func() Settings
 	// Credentials returns the tokens that may use the console now, each
 	// with the name the audit trail records (CredentialsOf). None: every
 	// page but the login answers with how to configure one.
@@ -83,6 +83,33 @@ type Console struct {
 	refused  *prometheus.CounterVec
 }
 
+// Settings are what the console takes of the configuration in force
+// (maintenance.http, the mode): made by the daemon at each load.
+type Settings struct {
+	// Audit is what the operator commands act under.
+	Audit audit.Settings
+	// ShadowMode is memory.pipelineV2.shadowMode, shown on every page.
+	ShadowMode bool
+	// Listen is maintenance.http.listen.
+	Listen string
+	// AdminTokenEnv and Tokens name the environment variables of the
+	// admin token and of the operators' named tokens.
+	AdminTokenEnv string
+	Tokens        []TokenEnv
+	// OpenReadsOnLoopback, MaxConcurrentRequests and TrustedProxies are
+	// maintenance.http's.
+	OpenReadsOnLoopback   bool
+	MaxConcurrentRequests int
+	TrustedProxies        []netip.Prefix
+}
+
+// TokenEnv is an operator's token: the name the audit trail records and
+// the environment variable holding the token.
+type TokenEnv struct {
+	Name string
+	Env  string
+}
+
 // New builds the console.
 func New(opts Options) (*Console, error) {
 	if opts.Now == nil {
@@ -97,9 +124,12 @@ func New(opts Options) (*Console, error) {
 	if opts.ReviewGrace == 0 {
 		opts.ReviewGrace = 5 * time.Second
 	}
-	cfg := opts.Config()
+	if opts.Settings == nil {
+		opts.Settings = func() Settings { return Settings{Audit: audit.Settings{Enforcement: audit.NewEnforcement("", 0)}} }
+	}
+	cfg := opts.Settings()
 	if opts.MaxConcurrent == 0 {
-		opts.MaxConcurrent = cfg.Maintenance.HTTP.MaxConcurrentRequests
+		opts.MaxConcurrent = cfg.MaxConcurrentRequests
 	}
 	if opts.QueueWait == 0 {
 		opts.QueueWait = 2 * time.Second
@@ -109,7 +139,7 @@ func New(opts Options) (*Console, error) {
 		return nil, err
 	}
 	c := &Console{opts: opts, mux: http.NewServeMux(), pages: p, sessions: newSessions(), guesses: newGuessLimiter(),
-		gate: newGate(max(opts.MaxConcurrent, 1), opts.QueueWait), proxies: cfg.Maintenance.HTTP.TrustedProxyNets()}
+		gate: newGate(max(opts.MaxConcurrent, 1), opts.QueueWait), proxies: cfg.TrustedProxies}
 	c.refused = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "supersessiond", Name: "console_requests_refused_total",
 		Help: "Console and API requests refused: busy (no place free in time, 503), crowded (the database nearly out of connection slots, 503), locked_out (too many wrong tokens from the client, 429), unauthorized (no or a wrong token, 403).",

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/daemon"
 	"github.com/supersessiond/supersessiond/internal/audit"
 	"github.com/supersessiond/supersessiond/internal/console"
 	"github.com/supersessiond/supersessiond/internal/earned"
@@ -68,7 +69,7 @@ func newSite(t *testing.T, tok string, mut ...func(*config.Config)) *site {
 	engine := supersession.New(jobs.Deps{DB: db.DB, Logger: log})
 	shadow := config.Default()
 	shadow.Memory.PipelineV2.ShadowMode = true
-	if _, err := sweep.New(jobs.Deps{DB: db.DB, Logger: log}, engine).Once(context.Background(), shadow, sweep.Options{}); err != nil {
+	if _, err := sweep.New(jobs.Deps{DB: db.DB, Logger: log}, engine).Once(context.Background(), daemon.SettingsOf(shadow).Sweep, sweep.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := db.Query(`SELECT metadata->>'old_attribute_id', id FROM memory_history WHERE event = 'supersession_proposal'`)
@@ -85,7 +86,7 @@ func newSite(t *testing.T, tok string, mut ...func(*config.Config)) *site {
 		f(st.cfg)
 	}
 	st.srv = httptest.NewUnstartedServer(nil)
-	st.opts = console.Options{Ops: audit.New(db.DB, nil, engine), Config: func() *config.Config { return st.cfg },
+	st.opts = console.Options{Ops: audit.New(db.DB, nil, engine), Settings: func() console.Settings { return daemon.SettingsOf(st.cfg).Console },
 		Credentials: func() []console.Credential {
 			creds := append([]console.Credential(nil), st.named...)
 			if tok != "" {

@@ -183,8 +183,8 @@ type frame struct {
 }
 
 func (c *Console) frame(r *http.Request, title, nav string) frame {
-	cfg := c.opts.Config()
-	f := frame{Title: title, Nav: nav, Shadow: cfg.Memory.PipelineV2.ShadowMode, Frozen: cfg.Frozen(),
+	cfg := c.opts.Settings()
+	f := frame{Title: title, Nav: nav, Shadow: cfg.ShadowMode, Frozen: cfg.Audit.Frozen(),
 		GraceMS: c.opts.ReviewGrace.Milliseconds(), Path: r.URL.RequestURI(),
 		Review: c.opts.Ops != nil, Watch: c.opts.Compaction != nil}
 	a := c.accessOf(r)
@@ -375,7 +375,7 @@ func (c *Console) statsPage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	st, err := c.opts.Ops.Stats(r.Context(), f, audit.EnforcementOf(c.opts.Config()))
+	st, err := c.opts.Ops.Stats(r.Context(), f, c.opts.Settings().Audit.Enforcement)
 	var agents []string
 	if err == nil {
 		agents, err = c.opts.Ops.Agents(r.Context())
@@ -508,7 +508,7 @@ func (c *Console) formAction(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		if h := r.PostFormValue("history_id"); req.Action == "undo" && h != "" {
 			var rev string
-			rev, err = c.ops(r).Undo(r.Context(), c.opts.Config(), h)
+			rev, err = c.ops(r).Undo(r.Context(), c.opts.Settings().Audit, h)
 			res = &actionResult{Action: "undo", Done: 1, Results: []outcome{{HistoryID: rev}}}
 		} else {
 			res, err = c.perform(r.Context(), c.ops(r), req)

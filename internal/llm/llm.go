@@ -67,6 +67,10 @@ const (
 	KindCanceled    = "canceled"    // the caller's context ended
 )
 
+// Kinds are every error kind, so that a metric labelled by kind can have
+// its series at zero before the first failure.
+var Kinds = []string{KindTimeout, KindUnavailable, KindStatus, KindGarbage, KindCanceled}
+
 // Error is a failed call. Its message never contains the API key, nor
 // credentials of the endpoint URL (user:password@host, ?api_key=...), nor a
 // token a misbehaving server echoes back: it is masked by package redact.

@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
-
-	"github.com/supersessiond/supersessiond/config"
 )
 
 // fakeLLM answers like an OpenAI-compatible server with the given content.
@@ -262,16 +260,15 @@ func TestProviderReusesClientUntilSettingsChange(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{"KEY": "a"}
 	p := NewProvider(func(k string) string { return env[k] }, nil)
-	if p.Client(config.Default()) != nil {
+	if p.Client(Config{APIKeyEnv: "KEY"}) != nil {
 		t.Fatal("no endpoint: no client")
 	}
-	c := config.Default()
-	c.Maintenance.LLM = config.LLM{Endpoint: "http://x/v1", Model: "m", APIKeyEnv: "KEY", Timeout: time.Second, MaxConcurrency: 2}
+	c := Config{Endpoint: "http://x/v1", Model: "m", APIKeyEnv: "KEY", Timeout: time.Second, MaxConcurrency: 2}
 	a, b := p.Client(c), p.Client(c)
 	if a == nil || a != b {
 		t.Fatal("same settings must share one client (and its concurrency bound)")
 	}
-	c.Maintenance.LLM.Model = "m2"
+	c.Model = "m2"
 	if p.Client(c) == a {
 		t.Fatal("changed settings must get a new client")
 	}

@@ -4,9 +4,25 @@ import (
 	"net/http"
 	"slices"
 	"sync"
-
-	"github.com/supersessiond/supersessiond/config"
+	"time"
 )
+
+// Config is maintenance.llm as the provider takes it: the API key is named
+// by its environment variable and read at each call, and so are the
+// secrets a reply is masked of.
+type Config struct {
+	Endpoint, Model string
+	APIKeyEnv       string
+	Timeout         time.Duration
+	MaxConcurrency  int
+	// Secrets are the configuration's credentials read through getenv
+	// (the API key, the admin and operators' tokens, the database
+	// passwords); nil: none besides the API key.
+	Secrets func(getenv func(string) string) []string
+}
+
+// Configured reports whether an endpoint and a model are set.
+func (c Config) Configured() bool { return c.Endpoint != "" && c.Model != "" }
 
 // Provider hands out the client for the configuration in force, reusing it
 // while the LLM settings are unchanged, so that maxConcurrency bounds the
@@ -25,16 +41,16 @@ func NewProvider(getenv func(string) string, httpClient *http.Client) *Provider 
 	return &Provider{getenv: getenv, http: httpClient}
 }
 
-// Client returns the client for cfg's maintenance.llm, or nil when no LLM
-// is configured. Its replies are masked of every secret cfg names
-// (config.Secrets), the API key included.
-func (p *Provider) Client(cfg *config.Config) *Client {
-	c := cfg.Maintenance.LLM
-	if c.Endpoint == "" || c.Model == "" {
+// Client returns the client for c, or nil when no LLM is configured. Its
+// replies are masked of every secret c names, the API key included.
+func (p *Provider) Client(c Config) *Client {
+	if !c.Configured() {
 		return nil
 	}
-	s := Settings{Endpoint: c.Endpoint, Model: c.Model, Timeout: c.Timeout, MaxConcurrency: c.MaxConcurrency,
-		Secrets: cfg.Secrets(p.getenv)}
+	s := Settings{Endpoint: c.Endpoint, Model: c.Model, Timeout: c.Timeout, MaxConcurrency: c.MaxConcurrency}
+	if c.Secrets != nil {
+		s.Secrets = c.Secrets(p.getenv)
+	}
 	if c.APIKeyEnv != "" {
 		s.APIKey = p.getenv(c.APIKeyEnv)
 	}

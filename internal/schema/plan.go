@@ -1,9 +1,5 @@
 package schema
 
-import (
-	"github.com/supersessiond/supersessiond/config"
-)
-
 // Job is one of the daemon's jobs as far as the database is concerned: the
 // sweep, the inline hook and the operator commands all need the supersession
 // tables; compaction retries and tombstone reconciliation need their own.
@@ -82,35 +78,6 @@ type Plan struct {
 	// watchCompaction: the compaction job only watches (clawbolt's
 	// tables); found by Inspect, so set in a Layout's plan only.
 	watchCompaction bool
-}
-
-// PlanFor reads the plan from a configuration. Each job's on-condition is
-// SPEC §9's: supersession with supersessionEnabled, the scheduled jobs when
-// their schedule is not off.
-func PlanFor(cfg *config.Config) Plan {
-	m := cfg.Maintenance
-	return Plan{
-		On: map[Job]bool{
-			Supersession: cfg.Memory.PipelineV2.Structural.SupersessionEnabled,
-			Compaction:   m.Schedules.CompactionRetry != config.ScheduleOff,
-			Tombstones:   m.Schedules.Tombstones != config.ScheduleOff,
-		},
-		Schema: m.Database.Schema,
-		Own:    m.Database.OwnSchema,
-		Tables: map[string]string{
-			Attributes:       m.Tables.Attributes,
-			Aspects:          m.Tables.Aspects,
-			History:          m.Tables.History,
-			Memories:         m.Tables.Memories,
-			Messages:         m.Tables.Messages,
-			CompactionEvents: m.Tables.CompactionEvents,
-			Documents:        m.Tables.Documents,
-			DocumentSources:  m.Tables.DocumentSources,
-			Mem0:             m.Tables.Mem0,
-		},
-		Store:        Store(m.Supersession.Store),
-		HonchoLevels: m.Supersession.HonchoLevels,
-	}
 }
 
 // ReferencePlan is the plan of the reference schema with every job on: what

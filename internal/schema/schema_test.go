@@ -8,7 +8,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
 )
@@ -61,7 +60,7 @@ func addAspects(t *testing.T, db *pgtest.DB) {
 
 // planWith returns a plan of the configuration with only the given jobs on.
 func planWith(jobs ...schema.Job) schema.Plan {
-	p := schema.PlanFor(config.Default())
+	p := schema.ReferencePlan()
 	for _, j := range schema.Jobs {
 		p.On[j] = false
 	}

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/supersessiond/supersessiond/config"
 )
 
 // Stores (SPEC §14): where the supersession engine finds the facts it
@@ -40,9 +38,9 @@ type Store string
 
 // The stores.
 const (
-	StoreAttributes Store = config.StoreAttributes
-	StoreHoncho     Store = config.StoreHoncho
-	StoreMem0       Store = config.StoreMem0
+	StoreAttributes Store = "attributes"
+	StoreHoncho     Store = "honcho"
+	StoreMem0       Store = "mem0"
 )
 
 // Mem0 is the logical name of mem0's collection (maintenance.tables.mem0).

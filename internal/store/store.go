@@ -12,7 +12,6 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
-	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/redact"
 )
 
@@ -77,16 +76,10 @@ const idleTime = 30 * time.Second
 // DefaultPool is what a command-line run uses: one operation at a time.
 var DefaultPool = Pool{MaxOpen: 2, MaxIdle: 2, IdleTime: idleTime}
 
-// PoolOf is the pool maintenance.database allows.
-func PoolOf(d config.Database) Pool {
-	return Pool{MaxOpen: d.MaxOpenConns, MaxIdle: d.MaxIdleConns, IdleTime: idleTime}
-}
-
-// HTTPPool is the console's own pool, apart from the jobs'
-// (maintenance.http.maxOpenConns): what readers hold, the jobs never wait
-// for.
-func HTTPPool(h config.HTTP) Pool {
-	return Pool{MaxOpen: h.MaxOpenConns, MaxIdle: h.MaxOpenConns, IdleTime: idleTime}
+// NewPool is a pool of at most maxOpen connections, maxIdle of them kept
+// between uses.
+func NewPool(maxOpen, maxIdle int) Pool {
+	return Pool{MaxOpen: maxOpen, MaxIdle: maxIdle, IdleTime: idleTime}
 }
 
 // ApplicationName is how the daemon's sessions appear in pg_stat_activity

@@ -4,8 +4,6 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
-
-	"github.com/supersessiond/supersessiond/config"
 )
 
 // Planning ahead. A full pass reads and analyses the next batch while it
@@ -29,7 +27,7 @@ type Ahead struct {
 // pass cannot be planned ahead: with a focus or remembered keys (the inline
 // hook plans what it loaded at once) or the semantic fallback (a plan then
 // waits on the LLM's verdicts).
-func (e *Engine) PlanAhead(ctx context.Context, cfg *config.Config, pass Pass) *Ahead {
+func (e *Engine) PlanAhead(ctx context.Context, cfg Settings, pass Pass) *Ahead {
 	in, _ := e.planInput(ctx, cfg, pass)
 	return newAhead(in)
 }

@@ -7,10 +7,10 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/store"
@@ -40,6 +40,21 @@ func New(deps jobs.Deps) *Engine {
 	return &Engine{db: deps.DB, sql: schema.Render(names, engineSQL), log: deps.Logger, metrics: NewMetrics(deps.Registry), llms: deps.LLM,
 		attrs: &attributeStore{db: deps.DB, sql: schema.Render(names, attributeSQL), hasAspects: names.HasAspects},
 		keys:  newKeyCache(keyCacheSize)}
+}
+
+// Settings are what the engine decides under, made once per load of the
+// configuration: the thresholds (supersessionMinConfidence and
+// supersessionReviewConfidence), the mode (shadow: shadowMode or
+// mutationsFrozen), and the semantic fallback with its LLM.
+type Settings struct {
+	Thresholds Thresholds
+	Shadow     bool
+	// SemanticFallback: both semantic flags on and an LLM configured.
+	SemanticFallback bool
+	// SemanticTimeout bounds one semantic question
+	// (semanticContradictionTimeoutMs).
+	SemanticTimeout time.Duration
+	LLM             llm.Config
 }
 
 // Tally counts what a pass over some groups found and did.
@@ -146,7 +161,7 @@ func (b *Budget) take() bool {
 // live mode at or above the threshold, proposals in shadow mode and in the
 // review band. Decisions use the configuration given, read once per pass;
 // only the brake is observed as it changes.
-func (e *Engine) Process(ctx context.Context, cfg *config.Config, groups []*Group, pass Pass) (Tally, error) {
+func (e *Engine) Process(ctx context.Context, cfg Settings, groups []*Group, pass Pass) (Tally, error) {
 	var t Tally
 	if len(groups) == 0 {
 		return t, nil
@@ -176,11 +191,10 @@ func (e *Engine) Process(ctx context.Context, cfg *config.Config, groups []*Grou
 
 // planInput is what Process plans a pass's groups with, and the LLM client
 // when the semantic fallback is on.
-func (e *Engine) planInput(ctx context.Context, cfg *config.Config, pass Pass) (planInput, *llm.Client) {
-	st := cfg.Memory.PipelineV2.Structural
+func (e *Engine) planInput(ctx context.Context, cfg Settings, pass Pass) (planInput, *llm.Client) {
 	in := planInput{
-		thresholds: Thresholds{Min: st.SupersessionMinConfidence, Review: st.SupersessionReviewConfidence},
-		shadow:     cfg.Shadow(),
+		thresholds: cfg.Thresholds,
+		shadow:     cfg.Shadow,
 		focus:      pass.Focus,
 		trace:      e.log.Enabled(ctx, slog.LevelDebug),
 		digests:    pass.Digests && pass.Focus == nil,
@@ -189,8 +203,8 @@ func (e *Engine) planInput(ctx context.Context, cfg *config.Config, pass Pass) (
 		in.keys = e.keys
 	}
 	var client *llm.Client
-	if cfg.SemanticFallback() && e.llms != nil {
-		client = e.llms.Client(cfg)
+	if cfg.SemanticFallback && e.llms != nil {
+		client = e.llms.Client(cfg.LLM)
 		in.semantic = client != nil
 		in.digests = false
 	}
@@ -200,7 +214,7 @@ func (e *Engine) planInput(ctx context.Context, cfg *config.Config, pass Pass) (
 // decideAll plans every prepared group, asks the LLM about the pairs that
 // need it (outside any transaction) and plans the waiting groups again with
 // the verdicts.
-func (e *Engine) decideAll(ctx context.Context, cfg *config.Config, client *llm.Client, preps []*prepared, in planInput, agents []string, pass Pass, t *Tally) ([]Candidate, error) {
+func (e *Engine) decideAll(ctx context.Context, cfg Settings, client *llm.Client, preps []*prepared, in planInput, agents []string, pass Pass, t *Tally) ([]Candidate, error) {
 	outs, err := e.planVetoed(ctx, preps, &in, agents)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,12 @@
 package supersession
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"errors"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/supersessiond/supersessiond/internal/llm"
+)
 
 // Metrics are the supersession engine's, shared by the sweep and the inline
 // hook (the source label tells them apart).
@@ -36,8 +42,57 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Semantic verdicts answered from the cache instead of the LLM.",
 		}),
 	}
-	if reg != nil { // nil: counted but not exported (one-shot commands)
-		reg.MustRegister(m.Supersessions, m.Proposals, m.Skips, m.LLMCalls, m.LLMCacheHits)
+	// nil: counted but not exported (one-shot commands). A second engine
+	// of the process (the console's, on its own pool) counts in the first
+	// one's series.
+	m.Supersessions = register(reg, m.Supersessions)
+	m.Proposals = register(reg, m.Proposals)
+	m.Skips = register(reg, m.Skips)
+	m.LLMCalls = register(reg, m.LLMCalls)
+	m.LLMCacheHits = register(reg, m.LLMCacheHits)
+	for _, result := range append([]string{"ok"}, llm.Kinds...) {
+		m.LLMCalls.WithLabelValues(result)
 	}
 	return m
+}
+
+// register registers c on reg, or returns the collector of the same
+// description registered before.
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+	if reg == nil {
+		return c
+	}
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing
+			}
+		}
+		panic("supersession: register metrics: " + err.Error())
+	}
+	return c
+}
+
+// skipReasons are the reasons an automatic pass skips for, and
+// proposalModes the modes it proposes in.
+var (
+	skipReasons = []string{SkipProtected, SkipConstraint, SkipEmptyContent, SkipInvalidUTF8, SkipTooLong, SkipBadTime,
+		SkipUnknownKind, SkipDanglingAspect, SkipVetoed, SkipSemanticFailed, SkipSemanticPending, SkipChanged,
+		SkipDuplicate, SkipWriteFailed, SkipHeuristicsFailed}
+	proposalModes = []Mode{ModeShadow, ModeReview}
+)
+
+// CountsFor makes the engine's series for a job that decides with it
+// (pass.Source), at zero for every known label value, so that a healthy
+// new daemon's dashboard shows zeros, not "No data", before the first
+// event.
+func (e *Engine) CountsFor(source string) {
+	e.metrics.Supersessions.WithLabelValues(source)
+	for _, m := range proposalModes {
+		e.metrics.Proposals.WithLabelValues(source, string(m))
+	}
+	for _, reason := range skipReasons {
+		e.metrics.Skips.WithLabelValues(source, reason)
+	}
 }

@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/lib/pq"
 
-	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/llm"
 )
 
@@ -18,7 +16,7 @@ import (
 // the plan treats it as "no contradiction" this run and asks again next run.
 // No transaction is open while the LLM is asked. A dry run (cache false)
 // asks but stores nothing.
-func (e *Engine) resolve(ctx context.Context, cfg *config.Config, client *llm.Client, pending map[pairKey]pendingPair,
+func (e *Engine) resolve(ctx context.Context, cfg Settings, client *llm.Client, pending map[pairKey]pendingPair,
 	groupOf map[*Attribute]*Group, budget *Budget, cache bool, t *Tally) (verdicts, error) {
 	out := verdicts{}
 	if len(pending) == 0 {
@@ -56,11 +54,11 @@ func (e *Engine) resolve(ctx context.Context, cfg *config.Config, client *llm.Cl
 	t.SemanticCacheHits += len(out)
 	e.metrics.LLMCacheHits.Add(float64(len(out)))
 
-	timeout := time.Duration(cfg.Memory.PipelineV2.SemanticContradictionTimeoutMs) * time.Millisecond
+	timeout := cfg.SemanticTimeout
 	var (
 		mu    sync.Mutex
 		wg    sync.WaitGroup
-		slots = make(chan struct{}, max(1, cfg.Maintenance.LLM.MaxConcurrency))
+		slots = make(chan struct{}, max(1, cfg.LLM.MaxConcurrency))
 	)
 	for k, p := range pending {
 		if _, ok := out[k]; ok {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/daemon"
 	"github.com/supersessiond/supersessiond/internal/bench"
 	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
@@ -24,8 +25,9 @@ func BenchmarkPass(b *testing.B) {
 	db.SetMaxOpenConns(16) // as store.Open configures the daemon's pool
 	srv := httptest.NewServer(bench.CompactionLLM(50 * time.Millisecond))
 	defer srv.Close()
-	cfg := config.Default()
-	cfg.Maintenance.LLM = config.LLM{Endpoint: srv.URL + "/v1", Model: "bench", Timeout: 10 * time.Second, MaxConcurrency: 8}
+	c := config.Default()
+	c.Maintenance.LLM = config.LLM{Endpoint: srv.URL + "/v1", Model: "bench", Timeout: 10 * time.Second, MaxConcurrency: 8}
+	cfg := daemon.SettingsOf(c).Compaction
 	job := compaction.New(jobs.Deps{DB: db.DB, LLM: llm.NewProvider(func(string) string { return "" }, nil)}, compaction.Options{})
 	ctx := context.Background()
 	const perPass = 1000

@@ -16,7 +16,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
 	"github.com/supersessiond/supersessiond/jobs"
@@ -150,21 +149,20 @@ type env struct {
 	db    *pgtest.DB
 	clock *clock
 	llm   *fakeLLM
-	cfg   *config.Config
+	cfg   Settings
 	prov  *llm.Provider
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	e := &env{t: t, db: pgtest.New(t), clock: newClock(), llm: newFakeLLM(t)}
-	cfg := config.Default()
-	cfg.Maintenance.Compaction = config.Compaction{
+	e.cfg = Settings{
+		Mode:       jobs.ModeLive,
 		StaleAfter: 10 * time.Minute, MaxAttempts: 5, Lookback: 168 * time.Hour,
-		Backoff: config.Backoff{Initial: time.Minute, Max: time.Hour},
+		BackoffInitial: time.Minute, BackoffMax: time.Hour,
+		LLM: llm.Config{Endpoint: e.llm.URL + "/v1", Model: "test-model", APIKeyEnv: "TEST_LLM_KEY",
+			Timeout: 5 * time.Second, MaxConcurrency: 4},
 	}
-	cfg.Maintenance.LLM = config.LLM{Endpoint: e.llm.URL + "/v1", Model: "test-model", APIKeyEnv: "TEST_LLM_KEY",
-		Timeout: 5 * time.Second, MaxConcurrency: 4}
-	e.cfg = cfg
 	e.prov = llm.NewProvider(func(k string) string {
 		if k == "TEST_LLM_KEY" {
 			return secretKey

@@ -13,7 +13,6 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/store"
@@ -97,13 +96,29 @@ func New(deps jobs.Deps, opts Options) *Job {
 
 func (j *Job) Name() string { return Name }
 
-func (j *Job) Schedule(cfg *config.Config) string { return cfg.Maintenance.Schedules.CompactionRetry }
+// Settings are what a pass runs under, made once per load of the
+// configuration: maintenance.compaction's keys, the mode, and the LLM that
+// re-compacts.
+type Settings struct {
+	Schedule         string // maintenance.schedules.compactionRetry
+	Mode             jobs.Mode
+	StaleAfter       time.Duration
+	Lookback         time.Duration
+	BackoffInitial   time.Duration
+	BackoffMax       time.Duration
+	MaxAttempts      int
+	StackMaxAttempts int
+	LLM              llm.Config
+}
+
+// Schedule is maintenance.schedules.compactionRetry.
+func (j *Job) Schedule(s Settings) string { return s.Schedule }
 
 // Metrics are the job's collectors.
 func (j *Job) Metrics() *Metrics { return j.m }
 
 // Run is one retry pass (daemon.Job). The report is a *Report.
-func (j *Job) Run(ctx context.Context, cfg *config.Config) (jobs.Report, error) {
+func (j *Job) Run(ctx context.Context, cfg Settings) (jobs.Report, error) {
 	return j.Pass(ctx, cfg)
 }
 
@@ -121,34 +136,33 @@ type settings struct {
 	hold time.Duration
 }
 
-func settingsOf(cfg *config.Config) settings {
-	c, l := cfg.Maintenance.Compaction, cfg.Maintenance.LLM
-	timeout := l.Timeout
+func settingsOf(c Settings) settings {
+	timeout := c.LLM.Timeout
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
 	return settings{
 		staleAfter:       c.StaleAfter,
 		lookback:         c.Lookback,
-		initial:          c.Backoff.Initial,
-		max:              c.Backoff.Max,
+		initial:          c.BackoffInitial,
+		max:              c.BackoffMax,
 		maxAttempts:      max(c.MaxAttempts, 1),
 		stackMaxAttempts: max(c.StackMaxAttempts, 1),
-		concurrency:      max(l.MaxConcurrency, 1),
+		concurrency:      max(c.LLM.MaxConcurrency, 1),
 		hold:             3*timeout + time.Minute,
 	}
 }
 
 // Pass is one retry pass. It always returns a report, also with an error
 // (which means some work was left for the next pass: nothing is half-written).
-func (j *Job) Pass(ctx context.Context, cfg *config.Config) (*Report, error) {
+func (j *Job) Pass(ctx context.Context, cfg Settings) (*Report, error) {
 	s := settingsOf(cfg)
 	start := j.now()
 	var client *llm.Client
 	if j.llm != nil {
-		client = j.llm.Client(cfg)
+		client = j.llm.Client(cfg.LLM)
 	}
-	rep := newReport(start, cfg.Mode(), client != nil, s)
+	rep := newReport(start, cfg.Mode, client != nil, s)
 	var err error
 	if j.watching {
 		err = j.watch(ctx, s, start, rep)
@@ -159,13 +173,13 @@ func (j *Job) Pass(ctx context.Context, cfg *config.Config) (*Report, error) {
 	return rep, err
 }
 
-func (j *Job) pass(ctx context.Context, cfg *config.Config, s settings, client *llm.Client, start time.Time, rep *Report) error {
+func (j *Job) pass(ctx context.Context, cfg Settings, s settings, client *llm.Client, start time.Time, rep *Report) error {
 	before, err := j.stats(ctx, s, start)
 	if err != nil {
 		return fmt.Errorf("compaction: count pending events: %w", err)
 	}
 	rep.examined(before)
-	if cfg.Shadow() {
+	if cfg.Mode.Shadow() {
 		err := j.shadow(ctx, s, start, rep)
 		j.setBacklog(rep, before, start)
 		return err

@@ -19,7 +19,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/jobs"
 )
 
@@ -305,9 +304,9 @@ func TestSlowAttemptOvertakenByLaterAttemptWritesNothing(t *testing.T) {
 func TestFailingLLMBacksOffThenFailsWithSummary(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.cfg.Maintenance.Compaction.MaxAttempts = 4
-	e.cfg.Maintenance.Compaction.Backoff.Initial = time.Minute
-	e.cfg.Maintenance.Compaction.Backoff.Max = 3 * time.Minute
+	e.cfg.MaxAttempts = 4
+	e.cfg.BackoffInitial = time.Minute
+	e.cfg.BackoffMax = 3 * time.Minute
 	e.exec(`
 INSERT INTO messages (agent_id, seq, direction, body)
 SELECT 'a', g, CASE WHEN g % 2 = 1 THEN 'inbound' ELSE 'outbound' END,
@@ -409,8 +408,8 @@ FROM generate_series(1, 80) AS g`)
 func TestWithoutLLMTheRangeEndsAsASummary(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.cfg.Maintenance.LLM.Endpoint, e.cfg.Maintenance.LLM.Model = "", ""
-	e.cfg.Maintenance.Compaction.MaxAttempts = 2
+	e.cfg.LLM.Endpoint, e.cfg.LLM.Model = "", ""
+	e.cfg.MaxAttempts = 2
 	e.messages("a", 1, 5)
 	id := e.event("a", stale, "pending", 1, 5)
 	j, reg := e.job()
@@ -580,9 +579,9 @@ func TestLLMFailuresAreCountedByKindAndBackedOff(t *testing.T) {
 		setup  func(t *testing.T, e *env)
 		handle func(w http.ResponseWriter, r *http.Request, prompt string)
 	}{
-		{name: "slow", kind: "timeout", setup: func(_ *testing.T, e *env) { e.cfg.Maintenance.LLM.Timeout = 200 * time.Millisecond },
+		{name: "slow", kind: "timeout", setup: func(_ *testing.T, e *env) { e.cfg.LLM.Timeout = 200 * time.Millisecond },
 			handle: func(w http.ResponseWriter, r *http.Request, _ string) { <-r.Context().Done() }},
-		{name: "down", kind: "unavailable", setup: func(t *testing.T, e *env) { e.cfg.Maintenance.LLM.Endpoint = deadURL(t) }},
+		{name: "down", kind: "unavailable", setup: func(t *testing.T, e *env) { e.cfg.LLM.Endpoint = deadURL(t) }},
 		{name: "error status", kind: "http_status",
 			handle: func(w http.ResponseWriter, _ *http.Request, _ string) {
 				http.Error(w, "boom", http.StatusInternalServerError)
@@ -644,9 +643,9 @@ func TestShadowModeChangesNothing(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
 			if mode == "shadowMode" {
-				e.cfg.Memory.PipelineV2.ShadowMode = true
+				e.cfg.Mode = jobs.ModeShadow
 			} else {
-				e.cfg.Memory.PipelineV2.MutationsFrozen = true
+				e.cfg.Mode = jobs.ModeFrozen
 			}
 			e.messages("a", 1, 10)
 			ok := e.event("a", stale, "pending", 1, 4)
@@ -693,7 +692,7 @@ func TestShadowModeChangesNothing(t *testing.T) {
 func TestHostileMessageBodiesAndFacts(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.cfg.Maintenance.Compaction.MaxAttempts = 2
+	e.cfg.MaxAttempts = 2
 	big := strings.Repeat("x", 1<<20)
 	e.exec(`
 INSERT INTO messages (agent_id, seq, direction, body, tool_calls) VALUES
@@ -751,7 +750,7 @@ INSERT INTO messages (agent_id, seq, direction, body, tool_calls) VALUES
 func TestHugeRangeReadsBoundedMessages(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.cfg.Maintenance.Compaction.MaxAttempts = 1
+	e.cfg.MaxAttempts = 1
 	const n = 200000
 	e.messages("a", 1, n)
 	id := e.event("a", stale, "pending", 1, n)
@@ -960,7 +959,7 @@ func (r passResult) get(t *testing.T) *Report {
 
 // passAsync runs a pass in the background. It reports to the channel only
 // (never to t), so it cannot outlive a failed test by calling t.
-func passAsync(j *Job, cfg *config.Config) <-chan passResult {
+func passAsync(j *Job, cfg Settings) <-chan passResult {
 	done := make(chan passResult, 1)
 	go func() {
 		rep, err := j.Pass(context.Background(), cfg)
@@ -986,7 +985,7 @@ func TestAReplyWithoutDurableFactsCompletesTheEvent(t *testing.T) {
 
 func TestReportLogsCountsOnly(t *testing.T) {
 	t.Parallel()
-	rep := newReport(time.Now(), config.ModeLive, true, settingsOf(config.Default()))
+	rep := newReport(time.Now(), jobs.ModeLive, true, settingsOf(Settings{StaleAfter: 10 * time.Minute, Lookback: 168 * time.Hour, MaxAttempts: 5, StackMaxAttempts: 3}))
 	for i := range 300 {
 		rep.add(outcome{EventResult: EventResult{EventID: int64(i), Outcome: OutcomeCompleted, Facts: 1}})
 	}
@@ -1012,20 +1011,13 @@ func TestBrakeDuringThePassWritesNothingMore(t *testing.T) {
 		ids = append(ids, e.event("a", stale+time.Duration(i)*time.Minute, "pending", 1, 4))
 	}
 	var braked atomic.Bool
-	frozen := config.Default()
-	frozen.Memory.PipelineV2.MutationsFrozen = true
 	e.llm.setHandler(func(w http.ResponseWriter, r *http.Request, prompt string) {
 		braked.Store(true) // the operator pulls the brake while the LLM thinks
 		replyFacts("Lives in Toronto")(w, r, prompt)
 	})
 	j := New(jobs.Deps{DB: e.db.DB, Registry: prometheus.NewRegistry(), LLM: e.prov, Now: e.clock.Now,
-		Config: func() *config.Config {
-			if braked.Load() {
-				return frozen
-			}
-			return e.cfg
-		}}, Options{})
-	e.cfg.Maintenance.LLM.MaxConcurrency = 2
+		Brake: braked.Load}, Options{})
+	e.cfg.LLM.MaxConcurrency = 2
 	rep, err := j.Pass(context.Background(), e.cfg)
 	if err != nil {
 		t.Fatal(err)

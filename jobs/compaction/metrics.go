@@ -4,6 +4,8 @@ import (
 	"errors"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/supersessiond/supersessiond/internal/llm"
 )
 
 const namespace = "supersessiond"
@@ -77,6 +79,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Namespace: namespace, Name: "compaction_claims_blocked_total",
 			Help: "Compaction passes that stopped claiming because the stack's own recovery (clawbolt's compaction_recovery:cleanup) held its advisory lock.",
 		})),
+	}
+	// The labelled series exist at zero before the first event, so that a
+	// healthy new daemon's dashboard shows zeros, not "No data".
+	for _, reason := range []string{reasonMaxAttempts, reasonNoRange, reasonMessagesGone} {
+		m.Failed.WithLabelValues(reason)
+	}
+	for _, kind := range append(llm.Kinds, kindNotConfigured) {
+		m.LLMErrors.WithLabelValues(kind)
 	}
 	return m
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/jobs"
 )
 
@@ -64,7 +63,7 @@ type Report struct {
 
 // shadow reports whether the pass changed nothing (shadowMode or
 // mutationsFrozen).
-func (r *Report) shadow() bool { return r.Mode != config.ModeLive }
+func (r *Report) shadow() bool { return r.Mode != jobs.ModeLive }
 
 // Examined counts pending events by what the pass does with them.
 type Examined struct {
@@ -107,7 +106,7 @@ type EventResult struct {
 	Reason          string     `json:"reason,omitempty"`
 }
 
-func newReport(start time.Time, mode config.Mode, llmConfigured bool, s settings) *Report {
+func newReport(start time.Time, mode jobs.Mode, llmConfigured bool, s settings) *Report {
 	r := &Report{Run: jobs.NewRun(Name, mode, start), LLMConfigured: llmConfigured, Skipped: []Skip{}, Events: []EventResult{},
 		staleAfter: s.staleAfter, lookback: s.lookback}
 	r.Settings.StaleAfterSeconds = jobs.Seconds(s.staleAfter)
@@ -211,7 +210,7 @@ func (r *Report) LogValue() slog.Value {
 // Text is the report for a person.
 func (r *Report) Text() string {
 	var b strings.Builder
-	mode := string(config.ModeLive)
+	mode := string(jobs.ModeLive)
 	if r.shadow() {
 		mode = string(r.Mode) + " mode: nothing changed"
 	}

@@ -19,7 +19,7 @@ func TestSummaryLenNotNullAndRetryCountCap(t *testing.T) {
 	noRange := e.event("a", stale, "pending", nil, nil)
 	atMax := e.event("a", 2*stale, "pending", int64(1), int64(4))
 	e.messages("a", 1, 4)
-	e.exec(`UPDATE compaction_events SET retry_count = $2 WHERE id = $1`, atMax, e.cfg.Maintenance.Compaction.MaxAttempts)
+	e.exec(`UPDATE compaction_events SET retry_count = $2 WHERE id = $1`, atMax, e.cfg.MaxAttempts)
 	e.llm.setHandler(func(w http.ResponseWriter, r *http.Request, prompt string) {
 		http.Error(w, "down", http.StatusBadGateway)
 	})
@@ -32,8 +32,8 @@ func TestSummaryLenNotNullAndRetryCountCap(t *testing.T) {
 		t.Fatalf("the event without a range: %+v", r)
 	}
 	r := e.row(atMax)
-	if r.Status != "failed" || r.RetryCount != e.cfg.Maintenance.Compaction.MaxAttempts {
-		t.Fatalf("the event at maxAttempts: status %s, retry_count %d (max %d)", r.Status, r.RetryCount, e.cfg.Maintenance.Compaction.MaxAttempts)
+	if r.Status != "failed" || r.RetryCount != e.cfg.MaxAttempts {
+		t.Fatalf("the event at maxAttempts: status %s, retry_count %d (max %d)", r.Status, r.RetryCount, e.cfg.MaxAttempts)
 	}
 }
 

@@ -107,7 +107,7 @@ func TestWatchOnClawbolt(t *testing.T) {
 	before := snapshot()
 	reg := prometheus.NewRegistry()
 	j := New(jobs.Deps{DB: db.DB, Names: res.Layout.Names, Registry: reg, LLM: e.prov}, Options{})
-	e.cfg.Memory.PipelineV2.ShadowMode = false
+	e.cfg.Mode = jobs.ModeLive
 	rep, err := j.Pass(ctx, e.cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -141,14 +141,14 @@ func TestWatchOnClawbolt(t *testing.T) {
 		t.Fatalf("text:\n%s", text)
 	}
 	// A cap of 4 (another stack's): event 5 is no longer at it.
-	e.cfg.Maintenance.Compaction.StackMaxAttempts = 4
+	e.cfg.StackMaxAttempts = 4
 	if rep, err = j.Pass(ctx, e.cfg); err != nil || rep.Watch.AtStackCap != 0 {
 		t.Fatalf("with stackMaxAttempts 4: %+v %v", rep.Watch, err)
 	}
 	// With a staleAfter longer than any has been pending, none is stale:
 	// the capped one is listed all the same.
-	e.cfg.Maintenance.Compaction.StackMaxAttempts = 3
-	e.cfg.Maintenance.Compaction.StaleAfter = 4 * time.Hour
+	e.cfg.StackMaxAttempts = 3
+	e.cfg.StaleAfter = 4 * time.Hour
 	if rep, err = j.Pass(ctx, e.cfg); err != nil || rep.Watch.Stale != 0 || len(rep.Watch.Events) != 1 || rep.Watch.Events[0].EventID != 5 {
 		t.Fatalf("with staleAfter 4h: %+v %v", rep.Watch, err)
 	}

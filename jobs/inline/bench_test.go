@@ -48,7 +48,7 @@ func BenchmarkDrainOneClassification(b *testing.B) {
 		b.Fatal(err)
 	}
 	pass := supersession.Pass{Actor: supersession.Actor{ChangedBy: "supersessiond:sweep", Type: "system"}, Source: "sweep", Digests: true}
-	if _, err := engine.Process(b.Context(), cfg, groups, pass); err != nil {
+	if _, err := engine.Process(b.Context(), settings(cfg).Engine, groups, pass); err != nil {
 		b.Fatal(err)
 	}
 	if err := engine.StoreKeys(b.Context(), db.DB, supersession.Fragments(groups), ""); err != nil {
@@ -64,7 +64,7 @@ func BenchmarkDrainOneClassification(b *testing.B) {
 		b.StopTimer()
 		s.Exec(`UPDATE entity_attributes SET aspect_id = $1 WHERE id = $2`, aspects[i%len(aspects)], fmt.Sprintf("c%d", i))
 		b.StartTimer()
-		if err := h.Drain(b.Context(), cfg); err != nil {
+		if err := h.Drain(b.Context(), settings(cfg)); err != nil {
 			b.Fatal(err)
 		}
 	}

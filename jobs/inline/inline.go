@@ -14,7 +14,6 @@ import (
 	"github.com/lib/pq"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/ident"
 	"github.com/supersessiond/supersessiond/internal/redact"
 	"github.com/supersessiond/supersessiond/internal/schema"
@@ -51,9 +50,9 @@ type Hook struct {
 	// drainErr is the last drain's failure, "" after a successful one: a
 	// hook that keeps failing is not ready, whatever its listener says.
 	drainErr atomic.Pointer[string]
-	// current returns the configuration in force (set by Run): each batch
-	// decides under the newest one, and asks it again before writing.
-	current func() *config.Config
+	// current returns the settings in force (set by Run): each batch
+	// decides under the newest, and asks them again before writing.
+	current func() Settings
 
 	// ObserveLag, when set before Run, receives every lag the histogram
 	// does (the bench command computes exact percentiles from it).
@@ -101,6 +100,13 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 	if reg != nil {
 		reg.MustRegister(m.Lag, m.Processed, m.Backlog, m.Reconnect, m.Failed)
 	}
+	// Every known label value has its series at zero from the start.
+	for _, result := range []string{"decided", "gone", "given_up"} {
+		m.Processed.WithLabelValues(result)
+	}
+	for _, kind := range []string{"transient", "other"} {
+		m.Failed.WithLabelValues(kind)
+	}
 	return m
 }
 
@@ -108,6 +114,7 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 // engine (the daemon shares one with the sweep).
 func New(deps jobs.Deps, engine *supersession.Engine) *Hook {
 	deps = deps.WithDefaults()
+	engine.CountsFor(Name)
 	holder := ident.Holder()
 	h := &Hook{db: deps.DB, sql: schema.Render(deps.Names, hookSQL), log: deps.Logger.With("service", Name), engine: engine, feed: engine.Feed(holder),
 		metrics: newMetrics(deps.Registry), ClaimFor: time.Minute, holder: holder, guard: deps.Guard}
@@ -127,8 +134,21 @@ func (h *Hook) Name() string { return Name }
 // batch decides, after its reads and before its decisions.
 func (h *Hook) OnExamine(f func(agent, aspect string)) { h.examined = f }
 
+// Settings are what the hook runs and decides under, made once per load of
+// the configuration; Run reads the ones in force before each drain.
+type Settings struct {
+	// Enabled: supersessionEnabled and inlineHook.enabled.
+	Enabled bool
+	// ListenDSN is the LISTEN connection's URL (listenUrl, else url).
+	ListenDSN string
+	// PollInterval is how often the outbox is drained without a wake-up.
+	PollInterval time.Duration
+	// Engine is what the engine decides under.
+	Engine supersession.Settings
+}
+
 // Enabled: supersessionEnabled and inlineHook.enabled.
-func (h *Hook) Enabled(cfg *config.Config) bool { return cfg.InlineHookEnabled() }
+func (h *Hook) Enabled(cfg Settings) bool { return cfg.Enabled }
 
 // Ready is nil while the LISTEN connection is up and the last drain
 // succeeded.
@@ -145,8 +165,9 @@ func (h *Hook) Ready() error {
 	return nil
 }
 
-// Run listens and drains until ctx ends.
-func (h *Hook) Run(ctx context.Context, current func() *config.Config) error {
+// Run listens and drains until ctx ends; each drain takes the settings
+// current returns then.
+func (h *Hook) Run(ctx context.Context, current func() Settings) error {
 	h.current = current
 	cfg := current()
 	listener := h.listen(cfg)
@@ -207,8 +228,8 @@ func (h *Hook) Run(ctx context.Context, current func() *config.Config) error {
 			wanted = false
 			running++
 			cfg = current()
-			go func(cfg *config.Config) { finished <- h.Drain(ctx, cfg) }(cfg)
-			poll.Reset(cfg.Maintenance.InlineHook.PollInterval)
+			go func(cfg Settings) { finished <- h.Drain(ctx, cfg) }(cfg)
+			poll.Reset(cfg.PollInterval)
 		}
 	}
 }
@@ -216,8 +237,8 @@ func (h *Hook) Run(ctx context.Context, current func() *config.Config) error {
 // listen makes the LISTEN connection's listener, which keeps Ready and the
 // log told of its state. The connection is opened (and reopened) only when
 // the guard finds a slot to spare for it.
-func (h *Hook) listen(cfg *config.Config) *pq.Listener {
-	return pq.NewDialListener(h.guard.Dialer("listen"), store.WithApplicationName(cfg.ListenDSN()), 250*time.Millisecond, 10*time.Second, func(ev pq.ListenerEventType, err error) {
+func (h *Hook) listen(cfg Settings) *pq.Listener {
+	return pq.NewDialListener(h.guard.Dialer("listen"), store.WithApplicationName(cfg.ListenDSN), 250*time.Millisecond, 10*time.Second, func(ev pq.ListenerEventType, err error) {
 		switch ev {
 		case pq.ListenerEventConnected:
 			h.connected.Store(true)
@@ -341,7 +362,7 @@ type DrainReport struct {
 // Drain handles the outbox until it is empty (or ctx ends). Before each
 // batch it waits until the database has connection slots to spare (the
 // guard): a crowded server's last slots are the agent's.
-func (h *Hook) Drain(ctx context.Context, cfg *config.Config) error {
+func (h *Hook) Drain(ctx context.Context, cfg Settings) error {
 	for ctx.Err() == nil {
 		if err := h.guard.Wait(ctx, Name); err != nil {
 			return fmt.Errorf("inline: %w", err)
@@ -367,7 +388,7 @@ func (h *Hook) Drain(ctx context.Context, cfg *config.Config) error {
 // drainBatch claims a batch of classifications and handles it. A batch that
 // fails gives its claims back at once, consuming nothing: its rows are
 // claimed again by the next drain (after a pause, see Run).
-func (h *Hook) drainBatch(ctx context.Context, cfg *config.Config) (int, error) {
+func (h *Hook) drainBatch(ctx context.Context, cfg Settings) (int, error) {
 	var rows []claimed
 	if err := h.db.SelectContext(ctx, &rows, h.sql.Claim, h.holder, h.ClaimFor.Seconds(), batchSize); err != nil {
 		return 0, fmt.Errorf("inline: claim classifications: %w", err)
@@ -418,7 +439,7 @@ func (h *Hook) split(rows []claimed) *batch {
 
 // handle decides a batch and deletes its outbox rows once the decisions
 // (and the keys of what it decided, with its change records) are committed.
-func (h *Hook) handle(ctx context.Context, cfg *config.Config, b *batch) error {
+func (h *Hook) handle(ctx context.Context, cfg Settings, b *batch) error {
 	if len(b.givenUp) > 0 {
 		if err := h.finish(ctx, b.givenUp, false); err != nil {
 			return err
@@ -430,7 +451,7 @@ func (h *Hook) handle(ctx context.Context, cfg *config.Config, b *batch) error {
 	}
 	t0 := time.Now()
 	var d decided
-	if cfg.InlineHookEnabled() {
+	if cfg.Enabled {
 		if err := h.decide(ctx, cfg, b, &d); err != nil {
 			return err
 		}
@@ -461,7 +482,7 @@ type decided struct {
 // change. With the semantic fallback it reads its aspects whole (the LLM's
 // candidates are not in the digests) and leaves the change records to the
 // sweep.
-func (h *Hook) decide(ctx context.Context, cfg *config.Config, b *batch, d *decided) error {
+func (h *Hook) decide(ctx context.Context, cfg Settings, b *batch, d *decided) error {
 	pass := supersession.Pass{
 		Actor:   supersession.Actor{ChangedBy: "supersessiond:inline", Type: "system", RequestID: ident.Random("inline-", 6)},
 		Source:  Name,
@@ -471,7 +492,7 @@ func (h *Hook) decide(ctx context.Context, cfg *config.Config, b *batch, d *deci
 		Questions: supersession.NewBudget(32),
 	}
 	if h.current != nil {
-		pass.Brake = func() bool { return h.current().Shadow() }
+		pass.Brake = func() bool { return h.current().Engine.Shadow }
 	}
 	d.present = map[string]bool{}
 	process := func(ctx context.Context, parts []supersession.Part) error {
@@ -493,12 +514,12 @@ func (h *Hook) decide(ctx context.Context, cfg *config.Config, b *batch, d *deci
 			}
 		}
 		d.groups += len(groups)
-		_, err := h.engine.Process(ctx, cfg, groups, p)
+		_, err := h.engine.Process(ctx, cfg.Engine, groups, p)
 		return err
 	}
 	stop := h.holdClaims(ctx, b.done)
 	defer stop()
-	if cfg.SemanticFallback() {
+	if cfg.Engine.SemanticFallback {
 		groups, err := h.loadGroups(ctx, b.agents, b.aspects)
 		if err != nil {
 			return err

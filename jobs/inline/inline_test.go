@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/daemon"
 	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
@@ -45,7 +46,7 @@ func startHook(t *testing.T, db *pgtest.DB, cfg *config.Config) *running {
 	r := &running{hook: h, metrics: m, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
-		_ = h.Run(ctx, func() *config.Config { return cfg })
+		_ = h.Run(ctx, func() inline.Settings { return settings(cfg) })
 	}()
 	t.Cleanup(func() { cancel(); <-r.done })
 	eventually(t, "listener connected", func() bool { return h.Ready() == nil })
@@ -66,6 +67,9 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 	t.Fatalf("timed out: %s", what)
 }
+
+// settings are what the hook runs under with cfg, as the daemon makes them.
+func settings(cfg *config.Config) inline.Settings { return daemon.SettingsOf(cfg).Inline }
 
 func cfgWithPoll(d time.Duration, dbURL string) *config.Config {
 	c := config.Default()
@@ -369,7 +373,7 @@ func runLLMHook(t *testing.T, db *pgtest.DB, cfg *config.Config, claimFor time.D
 	h.ClaimFor = claimFor
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); _ = h.Run(ctx, func() *config.Config { return cfg }) }()
+	go func() { defer close(done); _ = h.Run(ctx, func() inline.Settings { return settings(cfg) }) }()
 	t.Cleanup(func() { cancel(); <-done })
 	return h
 }
@@ -444,7 +448,7 @@ func fullPass(t *testing.T, db *pgtest.DB, cfg *config.Config, agent, aspect str
 		t.Fatal(err)
 	}
 	pass := supersession.Pass{Actor: supersession.Actor{ChangedBy: "supersessiond:sweep", Type: "system"}, Source: "sweep", Digests: true}
-	if _, err := engine.Process(t.Context(), cfg, groups, pass); err != nil {
+	if _, err := engine.Process(t.Context(), settings(cfg).Engine, groups, pass); err != nil {
 		t.Fatal(err)
 	}
 	if err := engine.StoreKeys(t.Context(), db.DB, supersession.Fragments(groups), ""); err != nil {

@@ -10,7 +10,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
@@ -104,7 +103,7 @@ func TestACrowdedServerIsLeftToTheAgent(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = h.Run(ctx, func() *config.Config { return cfgWithPoll(50*time.Millisecond, db.URL) })
+		_ = h.Run(ctx, func() inline.Settings { return settings(cfgWithPoll(50*time.Millisecond, db.URL)) })
 	}()
 	defer func() { cancel(); <-done }()
 	eventually(t, "the drain and the listener waiting for room", func() bool {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/daemon"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
@@ -31,15 +32,15 @@ func TestBrakeEngagedMidRunStopsSupersessions(t *testing.T) {
 				braked.Memory.PipelineV2.ShadowMode = true
 			}
 			var asked atomic.Int32
-			deps := jobs.Deps{DB: db.DB, Config: func() *config.Config {
+			deps := jobs.Deps{DB: db.DB, Brake: func() bool {
 				if asked.Add(1) > 1 { // the operator pulls the brake after the first batch
-					return braked
+					return daemon.SettingsOf(braked).Brake
 				}
-				return live()
+				return daemon.SettingsOf(live()).Brake
 			}}
 			sw := sweep.New(deps, supersession.New(deps))
 			sw.BatchAspects = 2 // five batches, each its own write
-			rep, err := sw.Once(t.Context(), live(), sweep.Options{})
+			rep, err := sw.Once(t.Context(), settings(live()), sweep.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

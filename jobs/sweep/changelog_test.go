@@ -55,7 +55,7 @@ func sweepLogged(t *testing.T, level slog.Level, shadowMode bool) (*logBuffer, *
 	if shadowMode {
 		cfg = shadow()
 	}
-	r, err := sweep.New(deps, supersession.New(deps)).Once(context.Background(), cfg, sweep.Options{})
+	r, err := sweep.New(deps, supersession.New(deps)).Once(context.Background(), settings(cfg), sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/jobs"
@@ -79,7 +78,7 @@ func (j *Job) saveCursor(ctx context.Context, c cursor) error {
 // cursor alone. A complete pass over all agents is recorded, and the change
 // records its start's snapshot saw are deleted: the pass read every aspect
 // after they were committed.
-func (j *Job) full(ctx context.Context, cfg *config.Config, st state, agent string, budget time.Duration, scheduled bool, start time.Time, r *Report) error {
+func (j *Job) full(ctx context.Context, cfg Settings, st state, agent string, budget time.Duration, scheduled bool, start time.Time, r *Report) error {
 	cur := st.cursor
 	if !scheduled || cur.Judgment != judgment(cfg) {
 		cur = cursor{}
@@ -99,7 +98,7 @@ func (j *Job) full(ctx context.Context, cfg *config.Config, st state, agent stri
 	pass.Digests = !r.DryRun // the incremental passes' key index (SPEC §11)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	batches, scanned := j.read(ctx, cur.Cursor, agent, j.engine.PlanAhead(ctx, cfg, pass))
+	batches, scanned := j.read(ctx, cur.Cursor, agent, j.engine.PlanAhead(ctx, cfg.Engine, pass))
 	stop := func() { // ends the read ahead
 		cancel()
 		for range batches {
@@ -175,7 +174,7 @@ func (j *Job) completeFull(ctx context.Context, cur cursor, scheduled bool) erro
 
 // decide decides and writes one batch, adding to the report, once the
 // database has connection slots to spare (the guard).
-func (j *Job) decide(ctx context.Context, cfg *config.Config, groups []*supersession.Group, pass supersession.Pass, r *Report) error {
+func (j *Job) decide(ctx context.Context, cfg Settings, groups []*supersession.Group, pass supersession.Pass, r *Report) error {
 	if err := j.guard.Wait(ctx, Name); err != nil {
 		return fmt.Errorf("sweep: %w", err)
 	}
@@ -184,7 +183,7 @@ func (j *Job) decide(ctx context.Context, cfg *config.Config, groups []*superses
 			j.examined(g.AgentID, g.AspectID)
 		}
 	}
-	t, err := j.engine.Process(ctx, cfg, groups, pass)
+	t, err := j.engine.Process(ctx, cfg.Engine, groups, pass)
 	r.Tally.Add(t)
 	if err == nil {
 		r.Batches++
@@ -218,8 +217,8 @@ func (j *Job) read(ctx context.Context, from supersession.Cursor, agent string, 
 // pruneOutbox drops the inline hook's outbox rows classified before a
 // complete pass over all agents started, while the hook is off: nobody else
 // drains it, and the pass decided everything they record.
-func (j *Job) pruneOutbox(ctx context.Context, cfg *config.Config, before time.Time) error {
-	if cfg.InlineHookEnabled() || j.PruneOutbox == nil {
+func (j *Job) pruneOutbox(ctx context.Context, cfg Settings, before time.Time) error {
+	if cfg.InlineHook || j.PruneOutbox == nil {
 		return nil
 	}
 	if err := j.PruneOutbox(ctx, before); err != nil {

@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/jobs"
 )
@@ -24,14 +23,14 @@ import (
 // agent writes; a change made while it runs stays recorded for the next
 // pass. An aspect with a pair the LLM did not answer is recorded again,
 // for the next pass. A daemon that dies leaves its claims to expire.
-func (j *Job) incremental(ctx context.Context, cfg *config.Config, budget time.Duration, start time.Time, r *Report) error {
+func (j *Job) incremental(ctx context.Context, cfg Settings, budget time.Duration, start time.Time, r *Report) error {
 	upto, err := j.feed.Last(ctx)
 	if err != nil {
 		return fmt.Errorf("sweep: %w", err)
 	}
 	// No key cache (Pass.Reloads): a pass reads each changed aspect once.
 	pass := j.newPass(r.RunID)
-	read := supersession.Reading{Whole: cfg.SemanticFallback(), Bound: batchAttributes, Analyze: runtime.GOMAXPROCS(0)}
+	read := supersession.Reading{Whole: cfg.Engine.SemanticFallback, Bound: batchAttributes, Analyze: runtime.GOMAXPROCS(0)}
 	for {
 		if err := j.guard.Wait(ctx, Name); err != nil {
 			return fmt.Errorf("sweep: %w", err)
@@ -65,7 +64,7 @@ func (j *Job) incremental(ctx context.Context, cfg *config.Config, budget time.D
 // decideParts decides what the feed loaded: the narrowed aspects with the
 // changes as the focus, the aspects read whole as a full pass decides them
 // (every pair, and their complete key digests).
-func (j *Job) decideParts(ctx context.Context, cfg *config.Config, parts []supersession.Part, pass supersession.Pass, r *Report) error {
+func (j *Job) decideParts(ctx context.Context, cfg Settings, parts []supersession.Part, pass supersession.Pass, r *Report) error {
 	for _, p := range parts {
 		part := pass
 		if p.Whole {

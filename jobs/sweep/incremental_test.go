@@ -25,7 +25,7 @@ import (
 // run is one scheduled run of the sweep.
 func run(t *testing.T, j *sweep.Job, cfg *config.Config) *sweep.Report {
 	t.Helper()
-	rep, err := j.Run(t.Context(), cfg)
+	rep, err := j.Run(t.Context(), settings(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func dieWhileExamining(t *testing.T, db *sqlx.DB) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	dead.OnExamine(func(string, string) { cancel() })
-	if _, err := dead.Once(ctx, live(), sweep.Options{}); err == nil {
+	if _, err := dead.Once(ctx, settings(live()), sweep.Options{}); err == nil {
 		t.Fatal("the cancelled pass reported no error")
 	}
 }
@@ -187,11 +187,11 @@ func TestJudgmentChangeForcesAFullPass(t *testing.T) {
 	if r := run(t, j, live()); r.Kind != sweep.KindFull {
 		t.Fatalf("after fullSweepEvery: %s", r.Kind)
 	}
-	r, err := j.Once(t.Context(), live(), sweep.Options{Full: true})
+	r, err := j.Once(t.Context(), settings(live()), sweep.Options{Full: true})
 	if err != nil || r.Kind != sweep.KindFull {
 		t.Fatalf("--full: %v %+v", err, r)
 	}
-	r, err = j.Once(t.Context(), live(), sweep.Options{})
+	r, err = j.Once(t.Context(), settings(live()), sweep.Options{})
 	if err != nil || r.Kind != sweep.KindIncremental {
 		t.Fatalf("--once: %v %+v", err, r)
 	}
@@ -268,7 +268,7 @@ func TestTwoPassesNeverExamineOneChangeTwice(t *testing.T) {
 	reports := make([]*sweep.Report, 2)
 	for i, j := range []*sweep.Job{a, b} {
 		wg.Go(func() {
-			r, err := j.Once(context.Background(), live(), sweep.Options{})
+			r, err := j.Once(context.Background(), settings(live()), sweep.Options{})
 			if err != nil {
 				t.Error(err)
 			}
@@ -419,7 +419,7 @@ func TestIncrementalPassReadsOnlyWhatChangedAttributesMeet(t *testing.T) {
 		t.Fatal("reading the aspect whole did not replace its damaged key digests")
 	}
 	// A complete full pass replaces the fragments incremental passes added.
-	r, err := j.Once(t.Context(), live(), sweep.Options{Full: true})
+	r, err := j.Once(t.Context(), settings(live()), sweep.Options{Full: true})
 	if err != nil || !r.Complete {
 		t.Fatalf("full pass: %v %+v", err, r)
 	}

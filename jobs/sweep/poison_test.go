@@ -43,7 +43,7 @@ func TestUnreadableTimesAreSkippedAndTheRestDecided(t *testing.T) {
 	s.Exec(`UPDATE entity_attributes SET created_at = 'infinity' WHERE id = 'bad-inf'`)
 	s.Exec(`UPDATE entity_attributes SET created_at = '2999-01-01' WHERE id = 'bad-future'`)
 
-	rep, err := newJob(db.DB, nil).Once(t.Context(), live(), sweep.Options{})
+	rep, err := newJob(db.DB, nil).Once(t.Context(), settings(live()), sweep.Options{})
 	if err != nil {
 		t.Fatalf("sweep failed on a bad row: %v", err)
 	}
@@ -84,7 +84,7 @@ func TestARowTheStacksConstraintRejectsIsSkippedAlone(t *testing.T) {
 	)
 	s.Exec(`ALTER TABLE memory_history ADD CONSTRAINT stack_history_memory FOREIGN KEY (memory_id) REFERENCES memories (id) NOT VALID`)
 
-	rep, err := newJob(db.DB, nil).Once(t.Context(), live(), sweep.Options{})
+	rep, err := newJob(db.DB, nil).Once(t.Context(), settings(live()), sweep.Options{})
 	if err != nil {
 		t.Fatalf("sweep failed: %v", err)
 	}
@@ -115,7 +115,7 @@ func TestInvalidBytesInASQLASCIIDatabase(t *testing.T) {
 	)
 	s.Exec(`UPDATE entity_attributes SET content = E'Lives in M\xfcnchen' WHERE id = 'l-bad'`)
 
-	rep, err := newJob(db.DB, nil).Once(t.Context(), live(), sweep.Options{})
+	rep, err := newJob(db.DB, nil).Once(t.Context(), settings(live()), sweep.Options{})
 	if err != nil {
 		t.Fatalf("sweep failed: %v", err)
 	}
@@ -135,7 +135,7 @@ func TestAFailedPassIsReportedAsFailed(t *testing.T) {
 	s := memtest.New(t, db.DB)
 	seedGood(s)
 	s.Exec(`ALTER TABLE entity_aspects RENAME TO entity_aspects_gone`)
-	rep, err := newJob(db.DB, nil).Once(t.Context(), live(), sweep.Options{})
+	rep, err := newJob(db.DB, nil).Once(t.Context(), settings(live()), sweep.Options{})
 	if err == nil {
 		t.Fatal("the sweep cannot load its aspects and must fail")
 	}

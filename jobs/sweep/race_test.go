@@ -46,7 +46,7 @@ func TestUndoDuringAStalledSweepWriteStaysUndone(t *testing.T) {
 	}
 	swept := make(chan error, 1)
 	go func() {
-		_, err := newJob(db.DB, nil).Once(ctx, live(), sweep.Options{})
+		_, err := newJob(db.DB, nil).Once(ctx, settings(live()), sweep.Options{})
 		swept <- err
 	}()
 	waitForLockWait(t, ctx, db)
@@ -95,7 +95,7 @@ func TestRejectionDuringAStalledSweepWriteIsRespected(t *testing.T) {
 	)
 	ctx := t.Context()
 	// A proposal for the pair, from an earlier shadow sweep.
-	if _, err := newJob(db.DB, nil).Once(ctx, shadow(), sweep.Options{}); err != nil {
+	if _, err := newJob(db.DB, nil).Once(ctx, settings(shadow()), sweep.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	var proposal string
@@ -112,7 +112,7 @@ func TestRejectionDuringAStalledSweepWriteIsRespected(t *testing.T) {
 	}
 	swept := make(chan error, 1)
 	go func() {
-		_, err := newJob(db.DB, nil).Once(ctx, live(), sweep.Options{})
+		_, err := newJob(db.DB, nil).Once(ctx, settings(live()), sweep.Options{})
 		swept <- err
 	}()
 	waitForLockWait(t, ctx, db)

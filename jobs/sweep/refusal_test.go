@@ -60,7 +60,7 @@ func TestAServerRefusalStopsThePassAndLosesNothing(t *testing.T) {
 			seedBusy(s)
 			lift := refuse(s, code, "x-1")
 
-			rep, err := newJob(db.DB, nil).Once(t.Context(), live(), sweep.Options{Full: true})
+			rep, err := newJob(db.DB, nil).Once(t.Context(), settings(live()), sweep.Options{Full: true})
 			assertStopped(t, rep, err, code)
 			if st, _ := s.Status("x-1"); st != "active" {
 				t.Fatalf("x-1 is %s", st)
@@ -73,7 +73,7 @@ func TestAServerRefusalStopsThePassAndLosesNothing(t *testing.T) {
 			}
 
 			s.Exec(lift)
-			rep, err = newJob(db.DB, nil).Once(t.Context(), live(), sweep.Options{Full: true})
+			rep, err = newJob(db.DB, nil).Once(t.Context(), settings(live()), sweep.Options{Full: true})
 			if err != nil || !rep.Complete {
 				t.Fatalf("the pass after the refusal: complete=%v err=%v", rep.Complete, err)
 			}
@@ -87,13 +87,13 @@ func TestAServerRefusalStopsThePassAndLosesNothing(t *testing.T) {
 			db := pgtest.New(t)
 			s := memtest.New(t, db.DB)
 			seedGood(s)
-			if rep, err := newJob(db.DB, nil).Once(t.Context(), live(), sweep.Options{}); err != nil || rep.Kind != sweep.KindFull || !rep.Complete {
+			if rep, err := newJob(db.DB, nil).Once(t.Context(), settings(live()), sweep.Options{}); err != nil || rep.Kind != sweep.KindFull || !rep.Complete {
 				t.Fatalf("first pass: %v %+v", err, rep)
 			}
 			seedX(s)
 			lift := refuse(s, code, "x-1")
 
-			rep, err := newJob(db.DB, nil).Once(t.Context(), live(), sweep.Options{})
+			rep, err := newJob(db.DB, nil).Once(t.Context(), settings(live()), sweep.Options{})
 			if rep.Kind != sweep.KindIncremental {
 				t.Fatalf("kind %s, want an incremental pass", rep.Kind)
 			}
@@ -106,7 +106,7 @@ func TestAServerRefusalStopsThePassAndLosesNothing(t *testing.T) {
 			}
 
 			s.Exec(lift)
-			rep, err = newJob(db.DB, nil).Once(t.Context(), live(), sweep.Options{})
+			rep, err = newJob(db.DB, nil).Once(t.Context(), settings(live()), sweep.Options{})
 			if err != nil || !rep.Complete || rep.Kind != sweep.KindIncremental {
 				t.Fatalf("the pass after the refusal: kind=%s complete=%v err=%v", rep.Kind, rep.Complete, err)
 			}
@@ -141,7 +141,7 @@ func TestAStackTriggersRaiseForOneRowSkipsThatRow(t *testing.T) {
 	s := memtest.New(t, db.DB)
 	seedBusy(s)
 	refuse(s, "P0001", "x-1")
-	rep, err := newJob(db.DB, nil).Once(t.Context(), live(), sweep.Options{})
+	rep, err := newJob(db.DB, nil).Once(t.Context(), settings(live()), sweep.Options{})
 	if err != nil || !rep.Complete {
 		t.Fatalf("complete=%v err=%v", rep.Complete, err)
 	}

@@ -42,7 +42,7 @@ func TestEchoedSecretsAreNeverStored(t *testing.T) {
 		"cached long ago, with "+key+" in it")
 	env := map[string]string{"OPENAI_API_KEY": key, "SUPERSESSIOND_ADMIN_TOKEN": token}
 	llms := llm.NewProvider(func(k string) string { return env[k] }, nil)
-	r, err := newJob(db.DB, llms).Once(context.Background(), semanticCfg(srv.URL), sweep.Options{})
+	r, err := newJob(db.DB, llms).Once(context.Background(), settings(semanticCfg(srv.URL)), sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

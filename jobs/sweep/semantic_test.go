@@ -46,7 +46,7 @@ func TestSemanticFailuresLogNoCredentials(t *testing.T) {
 		return ""
 	}, nil)
 	engine := supersession.New(jobs.Deps{DB: db.DB, Logger: log, Registry: prometheus.NewRegistry(), LLM: llms})
-	r, err := sweep.New(jobs.Deps{DB: db.DB, Logger: log}, engine).Once(context.Background(), cfg, sweep.Options{})
+	r, err := sweep.New(jobs.Deps{DB: db.DB, Logger: log}, engine).Once(context.Background(), settings(cfg), sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestVerdictsAreCachedAsTheyArrive(t *testing.T) {
 	cfg := semanticCfg(srv.URL)
 	done := make(chan error, 1)
 	go func() {
-		_, err := newJob(db.DB, llm.NewProvider(func(string) string { return "" }, nil)).Once(context.Background(), cfg, sweep.Options{})
+		_, err := newJob(db.DB, llm.NewProvider(func(string) string { return "" }, nil)).Once(context.Background(), settings(cfg), sweep.Options{})
 		done <- err
 	}()
 	deadline := time.Now().Add(20 * time.Second)
@@ -138,7 +138,7 @@ func TestAnotherAgentsAspectNameNeverReachesThePrompt(t *testing.T) {
 		memtest.Attr{ID: "b1", Agent: "b", Aspect: secret, Content: "The billing service stores invoices in PostgreSQL"},
 		memtest.Attr{ID: "b2", Agent: "b", Aspect: secret, Content: "The billing service keeps invoices inside DynamoDB tables"},
 	)
-	r, err := newJob(db.DB, llm.NewProvider(func(string) string { return "" }, nil)).Once(context.Background(), semanticCfg(srv.URL), sweep.Options{})
+	r, err := newJob(db.DB, llm.NewProvider(func(string) string { return "" }, nil)).Once(context.Background(), settings(semanticCfg(srv.URL)), sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func TestTextMetadataHistory(t *testing.T) {
 	engine := supersession.New(jobs.Deps{DB: db.DB, Names: names, Logger: log, Registry: prometheus.NewRegistry()})
 	sw := sweep.New(jobs.Deps{DB: db.DB, Names: names, Logger: log}, engine)
 	for range 2 {
-		if _, err := sw.Once(ctx, shadow(), sweep.Options{}); err != nil {
+		if _, err := sw.Once(ctx, settings(shadow()), sweep.Options{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -55,7 +55,7 @@ func TestTextMetadataHistory(t *testing.T) {
 	if _, err := ops.Review(ctx, proposal, false, "not a move"); err != nil {
 		t.Fatal(err)
 	}
-	r, err := sw.Once(ctx, live(), sweep.Options{})
+	r, err := sw.Once(ctx, settings(live()), sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

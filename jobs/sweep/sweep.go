@@ -12,7 +12,6 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/heuristics"
 	"github.com/supersessiond/supersessiond/internal/ident"
 	"github.com/supersessiond/supersessiond/internal/schema"
@@ -62,6 +61,7 @@ type Job struct {
 // deps.Config before every write batch whether the brake was engaged.
 func New(deps jobs.Deps, engine *supersession.Engine) *Job {
 	deps = deps.WithDefaults()
+	engine.CountsFor(Name)
 	return &Job{db: deps.DB, sql: schema.Render(deps.Names, sweepSQL), log: deps.Logger.With("job", Name), now: deps.Now, braked: deps.Braked,
 		guard: deps.Guard, engine: engine, feed: engine.Feed(ident.Holder()), BatchAspects: batchAspects, ChunkRows: chunkRows, ClaimFor: time.Minute}
 }
@@ -72,14 +72,27 @@ func (j *Job) Name() string { return Name }
 // decides, after its reads and before its decisions.
 func (j *Job) OnExamine(f func(agent, aspect string)) { j.examined = f }
 
+// Settings are what a sweep decides and runs under, made once per load of
+// the configuration.
+type Settings struct {
+	// Enabled is supersessionEnabled.
+	Enabled bool
+	// Schedule is maintenance.schedules.sweep, off unless
+	// supersessionEnabled and supersessionSweepEnabled (its Next is the
+	// spec's all the same: a run's budget).
+	Schedule jobs.Schedule
+	Mode     jobs.Mode
+	// FullSweepEvery: a full pass at least this often.
+	FullSweepEvery time.Duration
+	// InlineHook says the inline hook runs (it prunes its own outbox).
+	InlineHook bool
+	// Engine is what the engine decides under.
+	Engine supersession.Settings
+}
+
 // Schedule is maintenance.schedules.sweep while supersessionEnabled and
 // supersessionSweepEnabled, else off.
-func (j *Job) Schedule(cfg *config.Config) string {
-	if !cfg.SweepScheduled() {
-		return config.ScheduleOff
-	}
-	return cfg.Maintenance.Schedules.Sweep
-}
+func (j *Job) Schedule(cfg Settings) string { return cfg.Schedule.Spec }
 
 // Kind is what a pass examines (SPEC §11).
 type Kind string
@@ -224,8 +237,8 @@ type Options struct {
 
 // Run is a scheduled run: a full pass when one is due (resuming at the
 // stored cursor, stopping at the budget), else an incremental one.
-func (j *Job) Run(ctx context.Context, cfg *config.Config) (jobs.Report, error) {
-	if !cfg.Memory.PipelineV2.Structural.SupersessionEnabled {
+func (j *Job) Run(ctx context.Context, cfg Settings) (jobs.Report, error) {
+	if !cfg.Enabled {
 		return &Report{Disabled: "memory.pipelineV2.structural.supersessionEnabled is false"}, nil
 	}
 	budget := j.Budget
@@ -238,8 +251,8 @@ func (j *Job) Run(ctx context.Context, cfg *config.Config) (jobs.Report, error) 
 // Once is a pass now (sweep --once): incremental when that would do, full
 // with opt.Full or opt.Agent or when a full pass is due. No budget; a full
 // pass does not touch the scheduled runs' cursor.
-func (j *Job) Once(ctx context.Context, cfg *config.Config, opt Options) (*Report, error) {
-	if !cfg.Memory.PipelineV2.Structural.SupersessionEnabled {
+func (j *Job) Once(ctx context.Context, cfg Settings, opt Options) (*Report, error) {
+	if !cfg.Enabled {
 		return &Report{Disabled: "memory.pipelineV2.structural.supersessionEnabled is false " +
 			"(override once with SUPERSESSIOND_MEMORY__PIPELINEV2__STRUCTURAL__SUPERSESSIONENABLED=true)"}, nil
 	}
@@ -249,20 +262,19 @@ func (j *Job) Once(ctx context.Context, cfg *config.Config, opt Options) (*Repor
 // budgetFor is most of the time until the next tick, within [1m, 30m]: a
 // run should end before the next one is due, and a tiny interval should not
 // starve progress.
-func budgetFor(cfg *config.Config, now time.Time) time.Duration {
-	s, err := config.ParseSchedule(cfg.Maintenance.Schedules.Sweep)
-	if err != nil {
+func budgetFor(cfg Settings, now time.Time) time.Duration {
+	if cfg.Schedule.Next == nil {
 		return 10 * time.Minute
 	}
-	gap := s.Next(now.In(cfg.Location())).Sub(now)
+	gap := cfg.Schedule.Next(now).Sub(now)
 	return min(max(gap*8/10, time.Minute), 30*time.Minute)
 }
 
 // run chooses the kind of pass, runs it and records in the report why it
 // ended.
-func (j *Job) run(ctx context.Context, cfg *config.Config, opt Options, budget time.Duration, scheduled bool) (*Report, error) {
+func (j *Job) run(ctx context.Context, cfg Settings, opt Options, budget time.Duration, scheduled bool) (*Report, error) {
 	start := j.now()
-	r := &Report{Run: jobs.NewRun(Name, cfg.Mode(), start), Agent: opt.Agent, DryRun: opt.DryRun}
+	r := &Report{Run: jobs.NewRun(Name, cfg.Mode, start), Agent: opt.Agent, DryRun: opt.DryRun}
 	go heuristics.Prepare() // while the state and the first rows are read
 	err := func() error {
 		st, err := j.loadState(ctx)
@@ -286,19 +298,18 @@ func (j *Job) run(ctx context.Context, cfg *config.Config, opt Options, budget t
 // heuristics' version, the thresholds, the LLM fallback and the mode (a
 // shadow pass proposes what a live one applies). A full pass records it; a
 // new one calls for a full pass.
-func judgment(cfg *config.Config) string {
-	st := cfg.Memory.PipelineV2.Structural
+func judgment(cfg Settings) string {
 	semantic := "off"
-	if cfg.SemanticFallback() && cfg.Maintenance.LLM.Endpoint != "" {
-		semantic = cfg.Maintenance.LLM.Model
+	if cfg.Engine.SemanticFallback && cfg.Engine.LLM.Endpoint != "" {
+		semantic = cfg.Engine.LLM.Model
 	}
 	return fmt.Sprintf("heuristics %s; min %g; review %g; semantic %s; mode %s",
-		heuristics.Version, st.SupersessionMinConfidence, st.SupersessionReviewConfidence, semantic, cfg.Mode())
+		heuristics.Version, cfg.Engine.Thresholds.Min, cfg.Engine.Thresholds.Review, semantic, cfg.Mode)
 }
 
 // fullReason says why this run must be a full pass, or "" when an
 // incremental one will do.
-func fullReason(cfg *config.Config, st state, opt Options, scheduled bool, now time.Time) string {
+func fullReason(cfg Settings, st state, opt Options, scheduled bool, now time.Time) string {
 	switch {
 	case opt.DryRun:
 		return "a dry run examines every aspect (--dry-run)"
@@ -312,9 +323,9 @@ func fullReason(cfg *config.Config, st state, opt Options, scheduled bool, now t
 		return "no full pass has completed yet"
 	case st.last.Judgment != judgment(cfg):
 		return "the judgment changed (was: " + st.last.Judgment + ")"
-	case now.Sub(st.last.CompletedAt) >= cfg.Maintenance.Schedules.FullSweepEvery:
+	case now.Sub(st.last.CompletedAt) >= cfg.FullSweepEvery:
 		return fmt.Sprintf("the last full pass started %s ago (fullSweepEvery %s)",
-			now.Sub(st.last.CompletedAt).Round(time.Minute), cfg.Maintenance.Schedules.FullSweepEvery)
+			now.Sub(st.last.CompletedAt).Round(time.Minute), cfg.FullSweepEvery)
 	}
 	return ""
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/daemon"
 	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
@@ -37,6 +38,9 @@ func newJob(db *sqlx.DB, llms *llm.Provider) *sweep.Job {
 }
 
 func live() *config.Config { return config.Default() }
+
+// settings are what a run decides under with cfg, as the daemon makes them.
+func settings(cfg *config.Config) sweep.Settings { return daemon.SettingsOf(cfg).Sweep }
 
 func shadow() *config.Config {
 	c := config.Default()
@@ -71,7 +75,7 @@ func TestShadowSweepProposesAndChangesNothing(t *testing.T) {
 	seedHome(s)
 	job := newJob(db.DB, nil)
 
-	r, err := job.Once(ctx, shadow(), sweep.Options{})
+	r, err := job.Once(ctx, settings(shadow()), sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +107,7 @@ func TestShadowSweepProposesAndChangesNothing(t *testing.T) {
 		t.Fatalf("memory_id %q changed_by %q", memID, changedBy)
 	}
 
-	r2, err := job.Once(ctx, shadow(), sweep.Options{})
+	r2, err := job.Once(ctx, settings(shadow()), sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +124,7 @@ func TestLiveSweepSupersedesExactlyTheContradicted(t *testing.T) {
 	seedHome(s)
 	job := newJob(db.DB, nil)
 
-	r, err := job.Once(ctx, live(), sweep.Options{})
+	r, err := job.Once(ctx, settings(live()), sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +163,7 @@ func TestLiveSweepSupersedesExactlyTheContradicted(t *testing.T) {
 		t.Fatalf("want one attribute_superseded row per supersession, got %d", n)
 	}
 
-	r2, err := job.Once(ctx, live(), sweep.Options{})
+	r2, err := job.Once(ctx, settings(live()), sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +183,7 @@ func TestNewestContradictingSiblingWinsAndProtectedAreNeverSuperseded(t *testing
 		memtest.Attr{ID: "w2", Agent: "a", Aspect: asp, Content: "Works at Stripe", Protected: true},
 		memtest.Attr{ID: "w3", Agent: "a", Aspect: asp, Content: "Works at Figma"},
 	)
-	if _, err := newJob(db.DB, nil).Once(ctx, live(), sweep.Options{}); err != nil {
+	if _, err := newJob(db.DB, nil).Once(ctx, settings(live()), sweep.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if st, by := s.Status("w1"); st != "superseded" || by != "w3" {
@@ -203,7 +207,7 @@ func TestReviewBandAlwaysProposes(t *testing.T) {
 	// Nothing reaches 0.99: the contradictions fall in the review band.
 	cfg.Memory.PipelineV2.Structural.SupersessionMinConfidence = 0.99
 	cfg.Memory.PipelineV2.Structural.SupersessionReviewConfidence = 0.5
-	r, err := newJob(db.DB, nil).Once(ctx, cfg, sweep.Options{})
+	r, err := newJob(db.DB, nil).Once(ctx, settings(cfg), sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +228,7 @@ func TestRejectedAndUndonePairsAreNeverAppliedAutomatically(t *testing.T) {
 	s.Exec(`INSERT INTO memory_history (id, memory_id, event, changed_by, metadata) VALUES
 		('r1', 'a1', 'supersession_proposal_rejected', 'supersessiond:cli', '{"agent_id":"a","proposal_id":"p","old_attribute_id":"a1","new_attribute_id":"a4"}'),
 		('u1', 'b1', 'supersession_reverted', 'supersessiond:cli', '{"agent_id":"b","reverted_history_id":"h","old_attribute_id":"b1","new_attribute_id":"b2"}')`)
-	r, err := newJob(db.DB, nil).Once(ctx, live(), sweep.Options{})
+	r, err := newJob(db.DB, nil).Once(ctx, settings(live()), sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +243,7 @@ func TestSweepOneAgentOnly(t *testing.T) {
 	db := pgtest.New(t)
 	s := memtest.New(t, db.DB)
 	seedHome(s)
-	r, err := newJob(db.DB, nil).Once(ctx, live(), sweep.Options{Agent: "b"})
+	r, err := newJob(db.DB, nil).Once(ctx, settings(live()), sweep.Options{Agent: "b"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +270,7 @@ func TestResumesFromCursorAcrossRuns(t *testing.T) {
 	runs := 0
 	for {
 		runs++
-		rep, err := job.Run(ctx, live())
+		rep, err := job.Run(ctx, settings(live()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -293,7 +297,7 @@ func TestResumesFromCursorAcrossRuns(t *testing.T) {
 		t.Fatalf("%d superseded, want 7", n)
 	}
 	// The cursor was reset: the next run starts a new pass.
-	rep, err := job.Run(ctx, live())
+	rep, err := job.Run(ctx, settings(live()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +321,7 @@ func TestAspectWithThousandsOfSiblings(t *testing.T) {
 		memtest.Attr{ID: "loc1", Agent: "a", Aspect: asp, Content: "Lives in Toronto", At: memtest.Base.Add(-time.Hour)},
 		memtest.Attr{ID: "loc2", Agent: "a", Aspect: asp, Content: "Lives in Calgary", At: memtest.Base.Add(3000 * time.Hour)},
 	)
-	r, err := newJob(db.DB, nil).Once(ctx, live(), sweep.Options{})
+	r, err := newJob(db.DB, nil).Once(ctx, settings(live()), sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +360,7 @@ func TestMalformedRowsAreSkippedWithReasons(t *testing.T) {
 	)
 	s.Exec(`INSERT INTO entity_attributes (id, aspect_id, agent_id, kind, content, normalized_content, created_at)
 		VALUES ('m6', $1, 'a', 'attribute', NULL, '', $2)`, asp, memtest.Base.Add(100*time.Hour))
-	r, err := newJob(db.DB, nil).Once(ctx, live(), sweep.Options{})
+	r, err := newJob(db.DB, nil).Once(ctx, settings(live()), sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,7 +410,7 @@ func TestSemanticFallbackAsksOnceAndCaches(t *testing.T) {
 	cfg.Memory.PipelineV2.ShadowMode = true
 	llms := llm.NewProvider(func(string) string { return "" }, nil)
 
-	r, err := newJob(db.DB, llms).Once(ctx, cfg, sweep.Options{})
+	r, err := newJob(db.DB, llms).Once(ctx, settings(cfg), sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -419,7 +423,7 @@ func TestSemanticFallbackAsksOnceAndCaches(t *testing.T) {
 	}
 	// Live now: the cached verdict decides, the LLM is not asked again.
 	cfg.Memory.PipelineV2.ShadowMode = false
-	r, err = newJob(db.DB, llms).Once(ctx, cfg, sweep.Options{})
+	r, err = newJob(db.DB, llms).Once(ctx, settings(cfg), sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -454,7 +458,7 @@ func TestSemanticFallbackFailuresMeanNoContradiction(t *testing.T) {
 			seedSemantic(s)
 			cfg := semanticCfg(srv.URL)
 			cfg.Maintenance.LLM.Timeout = 300 * time.Millisecond
-			r, err := newJob(db.DB, llm.NewProvider(func(string) string { return "" }, nil)).Once(context.Background(), cfg, sweep.Options{})
+			r, err := newJob(db.DB, llm.NewProvider(func(string) string { return "" }, nil)).Once(context.Background(), settings(cfg), sweep.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -482,7 +486,7 @@ func TestConcurrentSweepsNeverDoubleWrite(t *testing.T) {
 			job := newJob(db.DB, nil)
 			job.BatchAspects = 3
 			wg.Go(func() {
-				if _, err := job.Once(ctx, cfg, sweep.Options{}); err != nil {
+				if _, err := job.Once(ctx, settings(cfg), sweep.Options{}); err != nil {
 					t.Error(err)
 				}
 			})
@@ -520,7 +524,7 @@ func TestCompletePassPrunesTheOutboxWhenTheHookIsOff(t *testing.T) {
 		t.Fatal("the trigger should have filled the outbox")
 	}
 	on := live()
-	if _, err := newJob(db.DB, nil).Once(ctx, on, sweep.Options{}); err != nil {
+	if _, err := newJob(db.DB, nil).Once(ctx, settings(on), sweep.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if n := s.Count(`SELECT count(*) FROM supersessiond.classified`); n == 0 {
@@ -528,7 +532,7 @@ func TestCompletePassPrunesTheOutboxWhenTheHookIsOff(t *testing.T) {
 	}
 	off := live()
 	off.Maintenance.InlineHook.Enabled = false
-	if _, err := newJob(db.DB, nil).Once(ctx, off, sweep.Options{}); err != nil {
+	if _, err := newJob(db.DB, nil).Once(ctx, settings(off), sweep.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if n := s.Count(`SELECT count(*) FROM supersessiond.classified`); n != 0 {

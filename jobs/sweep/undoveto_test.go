@@ -31,7 +31,7 @@ func TestUndoVetoesEverySiblingRecordedBeforeIt(t *testing.T) {
 	)
 	sweepOnce := func(full bool) {
 		t.Helper()
-		if _, err := newJob(db.DB, nil).Once(ctx, live(), sweep.Options{Full: full}); err != nil {
+		if _, err := newJob(db.DB, nil).Once(ctx, settings(live()), sweep.Options{Full: full}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/bench"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
 	"github.com/supersessiond/supersessiond/jobs"
@@ -28,7 +27,7 @@ func BenchmarkReconcile(b *testing.B) {
 	corpus.Documents = envInt(b, "SUPERSESSIOND_BENCH_DOCUMENTS", corpus.Documents)
 	corpus.SoftDeleted = envInt(b, "SUPERSESSIOND_BENCH_TOMBSTONES", corpus.SoftDeleted)
 	naiveLimit := envInt(b, "SUPERSESSIOND_BENCH_NAIVE_LIMIT", 0)
-	cfg := config.Default() // minAge 5m, batchSize 500
+	cfg := Settings{Mode: jobs.ModeLive, MinAge: 5 * time.Minute, BatchSize: 500, KeepDeleted: 168 * time.Hour} // the defaults
 	ctx := context.Background()
 
 	var setBased *Report
@@ -42,7 +41,7 @@ func BenchmarkReconcile(b *testing.B) {
 			}
 			b.Logf("corpus: %d documents (%d MB with indexes), %d soft-deleted, %d of them superseded, %d citing; generated in %s",
 				stats.Documents, stats.TableBytes>>20, stats.SoftDeleted, stats.Superseded, stats.Citing, stats.Took.Round(time.Second))
-			for _, s := range planStatements(b, db.DB, cfg.Maintenance.Tombstones.BatchSize)[:2] {
+			for _, s := range planStatements(b, db.DB, cfg.BatchSize)[:2] {
 				text, _, err := explain(ctx, db.DB, true, s.query, s.args...)
 				if err != nil {
 					b.Fatal(err)
@@ -73,7 +72,7 @@ func BenchmarkReconcile(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StartTimer()
-			r, err := bench.NaiveReconcile(ctx, db.DB, cfg.Maintenance.Tombstones.MinAge, cfg.Maintenance.Tombstones.BatchSize, naiveLimit)
+			r, err := bench.NaiveReconcile(ctx, db.DB, cfg.MinAge, cfg.BatchSize, naiveLimit)
 			b.StopTimer()
 			if err != nil {
 				b.Fatal(err)

@@ -27,7 +27,7 @@ func TestTriageIsLoggedPerBatch(t *testing.T) {
 	)
 	var log bytes.Buffer
 	j := tombstones.New(jobs.Deps{DB: db.DB, Logger: slog.New(slog.NewJSONHandler(&log, nil))}, tombstones.Options{})
-	r, err := j.Reconcile(context.Background(), testConfig(2))
+	r, err := j.Reconcile(context.Background(), settings(testConfig(2)))
 	if err != nil {
 		t.Fatal(err)
 	}

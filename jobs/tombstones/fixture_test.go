@@ -13,6 +13,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/daemon"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
 	"github.com/supersessiond/supersessiond/jobs"
 	"github.com/supersessiond/supersessiond/jobs/tombstones"
@@ -161,13 +162,16 @@ func testConfig(batchSize int) *config.Config {
 	return cfg
 }
 
+// settings are what a pass runs under with cfg, as the daemon makes them.
+func settings(cfg *config.Config) tombstones.Settings { return daemon.SettingsOf(cfg).Tombstones }
+
 func newJob(db *sqlx.DB, opts tombstones.Options) *tombstones.Job {
 	return tombstones.New(jobs.Deps{DB: db}, opts)
 }
 
 func pass(t *testing.T, db *sqlx.DB, cfg *config.Config) *tombstones.Report {
 	t.Helper()
-	r, err := newJob(db, tombstones.Options{}).Reconcile(context.Background(), cfg)
+	r, err := newJob(db, tombstones.Options{}).Reconcile(context.Background(), settings(cfg))
 	if err != nil {
 		t.Fatalf("pass: %v", err)
 	}

@@ -107,7 +107,7 @@ func TestConcurrentPassesNeverDoubleHandle(t *testing.T) {
 			pool := ownPool(t, db)
 			wg.Go(func() {
 				<-start
-				reports[i], errs[i] = newJob(pool, tombstones.Options{}).Reconcile(ctx, cfg)
+				reports[i], errs[i] = newJob(pool, tombstones.Options{}).Reconcile(ctx, settings(cfg))
 			})
 		}
 		close(start)
@@ -280,7 +280,7 @@ func TestNeverReadsTheEmbedding(t *testing.T) {
 	noCopies := testConfig(500)
 	noCopies.Maintenance.Tombstones.KeepDeleted = 0
 	for i := range 2 { // the second pass re-checks the preserved tombstone
-		r, err := newJob(restricted, tombstones.Options{}).Reconcile(context.Background(), noCopies)
+		r, err := newJob(restricted, tombstones.Options{}).Reconcile(context.Background(), settings(noCopies))
 		if err != nil {
 			t.Fatalf("pass %d without SELECT on documents.embedding: %v", i+1, err)
 		}
@@ -291,7 +291,7 @@ func TestNeverReadsTheEmbedding(t *testing.T) {
 	if _, err := db.Exec(`DELETE FROM documents WHERE id = 'D'`); err != nil {
 		t.Fatal(err)
 	}
-	if r, err := newJob(restricted, tombstones.Options{}).Reconcile(context.Background(), noCopies); err != nil || r.Released != 1 {
+	if r, err := newJob(restricted, tombstones.Options{}).Reconcile(context.Background(), settings(noCopies)); err != nil || r.Released != 1 {
 		t.Fatalf("release without SELECT on documents.embedding: %v %+v", err, r)
 	}
 }
@@ -310,7 +310,7 @@ func TestBudgetFollowsTheSchedule(t *testing.T) {
 	} {
 		cfg := config.Default()
 		cfg.Maintenance.Schedules.Tombstones = spec
-		if got := tombstones.Budget(cfg, now); got != want {
+		if got := tombstones.Budget(settings(cfg), now); got != want {
 			t.Errorf("%q: budget %s, want %s", spec, got, want)
 		}
 	}
@@ -350,7 +350,7 @@ func TestBudgetSpreadsABacklogOverPasses(t *testing.T) {
 	total, passes := 0, 0
 	for r := (*tombstones.Report)(nil); r == nil || r.Backlog > 0; {
 		var err error
-		if r, err = job.Reconcile(context.Background(), cfg); err != nil {
+		if r, err = job.Reconcile(context.Background(), settings(cfg)); err != nil {
 			t.Fatal(err)
 		}
 		passes++
@@ -394,7 +394,7 @@ func TestRecheckResumesWhereThePreviousPassStopped(t *testing.T) {
 	// Each read of the clock uses the whole budget: one page per pass.
 	job := tombstones.New(jobs.Deps{DB: db.DB, Now: stepClock(time.Minute)}, tombstones.Options{Budget: time.Minute})
 	for i := 1; i <= 6; i++ {
-		r, err := job.Reconcile(context.Background(), cfg)
+		r, err := job.Reconcile(context.Background(), settings(cfg))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -409,7 +409,7 @@ func TestRecheckResumesWhereThePreviousPassStopped(t *testing.T) {
 		t.Fatal(d)
 	}
 	// And round it goes: the next pass starts again from the beginning.
-	r, err := job.Reconcile(context.Background(), cfg)
+	r, err := job.Reconcile(context.Background(), settings(cfg))
 	if err != nil || r.Rechecked != 2 || r.Released != 0 {
 		t.Fatalf("pass 7: %v %+v", err, r)
 	}
@@ -487,7 +487,7 @@ func TestFailureMidBatchLeavesNothingHalfDone(t *testing.T) {
 					tc.brk(t, db, stop)
 				}
 			})
-			r, err := job.Reconcile(ctx, cfg)
+			r, err := job.Reconcile(ctx, settings(cfg))
 			if err == nil {
 				t.Fatalf("the pass did not notice: %+v", r)
 			}
@@ -526,7 +526,7 @@ func TestFailureMidBatchLeavesNothingHalfDone(t *testing.T) {
 			// a pass skips (SKIP LOCKED) and leaves for the next.
 			waitNoOpenTransaction(t, db, "tombstones-job")
 			tombstones.SetBeforeWrite(job, nil)
-			if _, err := job.Reconcile(context.Background(), cfg); err != nil {
+			if _, err := job.Reconcile(context.Background(), settings(cfg)); err != nil {
 				t.Fatalf("pass after the failure: %v", err)
 			}
 			if d := diff(t, db.DB, want); d != "" {
@@ -550,13 +550,13 @@ func TestMetrics(t *testing.T) {
 	job := tombstones.New(jobs.Deps{DB: db.DB, Registry: reg}, tombstones.Options{})
 	m := job.Metrics()
 	cfg := testConfig(500)
-	if _, err := job.Reconcile(context.Background(), cfg); err != nil {
+	if _, err := job.Reconcile(context.Background(), settings(cfg)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Exec(`UPDATE documents SET source_ids = '["T"]' WHERE id = 'D'`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := job.Reconcile(context.Background(), cfg); err != nil {
+	if _, err := job.Reconcile(context.Background(), settings(cfg)); err != nil {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]float64{
@@ -573,7 +573,7 @@ func TestMetrics(t *testing.T) {
 	}
 	shadow := testConfig(500)
 	shadow.Memory.PipelineV2.ShadowMode = true
-	if _, err := job.Reconcile(context.Background(), shadow); err != nil {
+	if _, err := job.Reconcile(context.Background(), settings(shadow)); err != nil {
 		t.Fatal(err)
 	}
 	if got := value(t, m.Backlog); got != 1 {

@@ -11,7 +11,6 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
-	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/bench"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
@@ -190,8 +189,7 @@ func TestPlansUseTheIndexes(t *testing.T) {
 	}
 	// Preserve some tombstones (a budget of one batch), leaving a backlog,
 	// then let (auto)vacuum do what it would.
-	cfg := config.Default()
-	cfg.Maintenance.Tombstones.BatchSize = 1000
+	cfg := Settings{Mode: jobs.ModeLive, MinAge: 5 * time.Minute, BatchSize: 1000, KeepDeleted: 168 * time.Hour}
 	clock := time.Now()
 	job := New(jobs.Deps{DB: db.DB, Now: func() time.Time { clock = clock.Add(time.Second); return clock }}, Options{Budget: time.Nanosecond})
 	if r, err := job.Reconcile(ctx, cfg); err != nil || r.Preserved == 0 || r.Backlog == 0 {

@@ -91,21 +91,21 @@ func TestEveryDeletionIsRecordedAndRestoresByteForByte(t *testing.T) {
 	j := newJob(db.DB, tombstones.Options{})
 	frozen := testConfig(500)
 	frozen.Memory.PipelineV2.MutationsFrozen = true
-	if _, err := j.Restore(ctx, frozen, tombstones.RestoreRequest{IDs: []string{"T1"}}); !errors.Is(err, tombstones.ErrRefused) {
+	if _, err := j.Restore(ctx, settings(frozen), tombstones.RestoreRequest{IDs: []string{"T1"}}); !errors.Is(err, tombstones.ErrRefused) {
 		t.Fatalf("a restore under mutationsFrozen: %v", err)
 	}
-	dry, err := j.Restore(ctx, cfg, tombstones.RestoreRequest{RunID: first.RunID, DryRun: true})
+	dry, err := j.Restore(ctx, settings(cfg), tombstones.RestoreRequest{RunID: first.RunID, DryRun: true})
 	if err != nil || dry.Restored != 1 || dry.Documents[0].Outcome != tombstones.OutcomeWouldRestore {
 		t.Fatalf("dry run: %+v %v", dry, err)
 	}
 	if n := countDocs(t, db.DB, "T1"); n != 0 {
 		t.Fatal("the dry run restored T1")
 	}
-	byRun, err := j.Restore(ctx, cfg, tombstones.RestoreRequest{RunID: first.RunID})
+	byRun, err := j.Restore(ctx, settings(cfg), tombstones.RestoreRequest{RunID: first.RunID})
 	if err != nil || byRun.Restored != 1 {
 		t.Fatalf("restore by run: %+v %v", byRun, err)
 	}
-	byID, err := j.Restore(ctx, cfg, tombstones.RestoreRequest{IDs: []string{"T2", "never-deleted"}})
+	byID, err := j.Restore(ctx, settings(cfg), tombstones.RestoreRequest{IDs: []string{"T2", "never-deleted"}})
 	if err != nil || byID.Restored != 1 || byID.Refused != 1 {
 		t.Fatalf("restore by id: %+v %v", byID, err)
 	}
@@ -114,7 +114,7 @@ func TestEveryDeletionIsRecordedAndRestoresByteForByte(t *testing.T) {
 			t.Errorf("%s restored as\n%s\nwas\n%s", id, got, want)
 		}
 	}
-	again, err := j.Restore(ctx, cfg, tombstones.RestoreRequest{IDs: []string{"T1"}})
+	again, err := j.Restore(ctx, settings(cfg), tombstones.RestoreRequest{IDs: []string{"T1"}})
 	if err != nil || again.Restored != 0 || !strings.Contains(again.Documents[0].Reason, "already restored") {
 		t.Fatalf("a second restore: %+v %v", again, err)
 	}
@@ -145,7 +145,7 @@ func TestKeptCopiesArePurgedAfterKeepDeleted(t *testing.T) {
 	if a, b := recordOf(t, db.DB, "A"), recordOf(t, db.DB, "B"); a.Document != nil || a.Digest == "" || b.Document == nil {
 		t.Fatalf("after the purge: A %+v, B %+v", a, b)
 	}
-	r, err := newJob(db.DB, tombstones.Options{}).Restore(ctx, cfg, tombstones.RestoreRequest{IDs: []string{"A"}})
+	r, err := newJob(db.DB, tombstones.Options{}).Restore(ctx, settings(cfg), tombstones.RestoreRequest{IDs: []string{"A"}})
 	if err != nil || r.Restored != 0 || !strings.Contains(r.Documents[0].Reason, "purged") {
 		t.Fatalf("restore of a purged copy: %+v %v", r, err)
 	}

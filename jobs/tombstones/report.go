@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/jobs"
 )
 
@@ -66,7 +65,7 @@ type Report struct {
 
 // Shadow reports whether the pass changed nothing (shadowMode or
 // mutationsFrozen when it began).
-func (r *Report) Shadow() bool { return r.Mode != config.ModeLive }
+func (r *Report) Shadow() bool { return r.Mode != jobs.ModeLive }
 
 // BudgetExhausted reports whether the pass stopped at its time budget.
 func (r *Report) BudgetExhausted() bool { return r.Stopped == jobs.StoppedBudget }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/lib/pq"
 
-	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/jobs"
 )
 
 // ErrRefused is a restore the configuration forbids (mutationsFrozen). The
@@ -100,8 +100,8 @@ type deletion struct {
 // command: it acts in shadow mode and refuses under mutationsFrozen. A
 // document whose copy was purged, that was restored already, or whose id
 // exists again is not restored, with the reason.
-func (j *Job) Restore(ctx context.Context, cfg *config.Config, req RestoreRequest) (*RestoreReport, error) {
-	if cfg.Frozen() {
+func (j *Job) Restore(ctx context.Context, s Settings, req RestoreRequest) (*RestoreReport, error) {
+	if s.Mode == jobs.ModeFrozen {
 		return nil, fmt.Errorf("restore %w: memory.pipelineV2.mutationsFrozen is true (the emergency brake); nothing was restored", ErrRefused)
 	}
 	var found []deletion

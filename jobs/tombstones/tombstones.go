@@ -12,7 +12,6 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
-	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/jobs"
 )
@@ -69,32 +68,38 @@ func (j *Job) Metrics() *Metrics { return j.m }
 
 func (j *Job) Name() string { return Name }
 
+// Settings are what a pass runs under, made once per load of the
+// configuration.
+type Settings struct {
+	Schedule jobs.Schedule // maintenance.schedules.tombstones
+	Mode     jobs.Mode
+	// MinAge, BatchSize and KeepDeleted are maintenance.tombstones'.
+	MinAge      time.Duration
+	BatchSize   int
+	KeepDeleted time.Duration
+}
+
 // Schedule is maintenance.schedules.tombstones.
-func (j *Job) Schedule(cfg *config.Config) string { return cfg.Maintenance.Schedules.Tombstones }
+func (j *Job) Schedule(s Settings) string { return s.Schedule.Spec }
 
 // Run is one pass; the report is a *Report, also when the pass failed
 // part-way (it then says what was committed before the failure).
-func (j *Job) Run(ctx context.Context, cfg *config.Config) (jobs.Report, error) {
-	return j.Reconcile(ctx, cfg)
+func (j *Job) Run(ctx context.Context, s Settings) (jobs.Report, error) {
+	return j.Reconcile(ctx, s)
 }
 
-// Budget is the time one pass may take under cfg: a quarter of the interval
+// Budget is the time one pass may take under s: a quarter of the interval
 // between two ticks of the job's schedule, within [MinBudget, MaxBudget], or
 // MaxBudget when the job is not scheduled (a `reconcile --once` run by hand).
 // A pass then ends well before the next tick, leaves the database quiet most
 // of the time, and works off a backlog larger than a pass can handle over
 // several passes, one short transaction per batch.
-func Budget(cfg *config.Config, now time.Time) time.Duration {
-	spec := cfg.Maintenance.Schedules.Tombstones
-	if spec == config.ScheduleOff {
+func Budget(s Settings, now time.Time) time.Duration {
+	if s.Schedule.Spec == jobs.ScheduleOff || s.Schedule.Next == nil {
 		return MaxBudget
 	}
-	sched, err := config.ParseSchedule(spec)
-	if err != nil {
-		return MaxBudget
-	}
-	next := sched.Next(now.In(cfg.Location()))
-	gap := sched.Next(next).Sub(next)
+	next := s.Schedule.Next(now)
+	gap := s.Schedule.Next(next).Sub(next)
 	return min(max(gap/4, MinBudget), MaxBudget)
 }
 
@@ -145,32 +150,32 @@ func (p *pass) deadline() time.Time { return p.start.Add(p.budget) }
 // Reconcile runs one pass: triage of the tombstones awaiting it, then the
 // re-check of preserved ones, each in batches of maintenance.tombstones.
 // batchSize, each batch its own short transaction, within the time budget.
-func (j *Job) Reconcile(ctx context.Context, cfg *config.Config) (*Report, error) {
+func (j *Job) Reconcile(ctx context.Context, s Settings) (*Report, error) {
 	start := j.now()
-	r := &Report{Run: jobs.NewRun(Name, cfg.Mode(), start), Backlog: -1, Held: -1, Skipped: []jobs.Skip{}, DeletedIDs: []string{}}
-	err := j.reconcile(ctx, cfg, start, r)
+	r := &Report{Run: jobs.NewRun(Name, s.Mode, start), Backlog: -1, Held: -1, Skipped: []jobs.Skip{}, DeletedIDs: []string{}}
+	err := j.reconcile(ctx, s, start, r)
 	r.Finish(ctx, j.now().Sub(start), err)
 	return r, err
 }
 
-func (j *Job) reconcile(ctx context.Context, cfg *config.Config, start time.Time, r *Report) error {
+func (j *Job) reconcile(ctx context.Context, s Settings, start time.Time, r *Report) error {
 	p := &pass{
-		shadow:    cfg.Shadow(),
+		shadow:    s.Mode.Shadow(),
 		runID:     r.RunID,
-		keep:      cfg.Maintenance.Tombstones.KeepDeleted > 0,
-		batchSize: max(cfg.Maintenance.Tombstones.BatchSize, 1),
+		keep:      s.KeepDeleted > 0,
+		batchSize: max(s.BatchSize, 1),
 		start:     start,
 		budget:    j.opts.Budget,
 	}
 	if p.budget <= 0 {
-		p.budget = Budget(cfg, p.start)
+		p.budget = Budget(s, p.start)
 	}
 	r.Budget, r.BudgetSeconds = p.budget, jobs.Seconds(p.budget)
 
 	if err := j.db.GetContext(ctx, &p.dbStart, j.sql.DbNow); err != nil {
 		return fmt.Errorf("tombstones: read the database clock: %w", err)
 	}
-	p.cutoff = p.dbStart.Add(-cfg.Maintenance.Tombstones.MinAge)
+	p.cutoff = p.dbStart.Add(-s.MinAge)
 
 	stopped, err := j.triage(ctx, p, r)
 	if err != nil {
@@ -179,7 +184,7 @@ func (j *Job) reconcile(ctx context.Context, cfg *config.Config, start time.Time
 	if err := j.recheck(ctx, p, r); err != nil {
 		return err
 	}
-	if err := j.purge(ctx, p, cfg.Maintenance.Tombstones.KeepDeleted, r); err != nil {
+	if err := j.purge(ctx, p, s.KeepDeleted, r); err != nil {
 		// The pass's own work is done; a copy kept longer is the safe side
 		// of a failure, and the next pass purges it.
 		j.log.Warn("could not purge the kept copies of deleted documents; the next pass tries again", "err", err)
@@ -190,7 +195,7 @@ func (j *Job) reconcile(ctx context.Context, cfg *config.Config, start time.Time
 	if p.shadow {
 		stopped = position{}
 	}
-	minAge := cfg.Maintenance.Tombstones.MinAge.Seconds()
+	minAge := s.MinAge.Seconds()
 	stoppedAt, stoppedID := stopped.args("-infinity")
 	if err := j.db.GetContext(ctx, &r.Backlog, j.sql.Backlog, minAge, stoppedAt, stoppedID); err != nil {
 		return fmt.Errorf("tombstones: count the backlog: %w", err)

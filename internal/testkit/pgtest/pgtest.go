@@ -25,11 +25,15 @@ import (
 	"github.com/jmoiron/sqlx"
 	_ "github.com/lib/pq"
 
-	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/testkit/pgcluster"
 )
+
+// EnvTestDatabaseURL names a server the tests use instead of starting a
+// cluster of their own (config does not read it as a key: config's
+// constant of the same name).
+const EnvTestDatabaseURL = "SUPERSESSIOND_TEST_DATABASE_URL"
 
 var (
 	once     sync.Once
@@ -67,7 +71,7 @@ func Run(m *testing.M) int {
 func setup() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if u := os.Getenv(config.EnvTestDatabaseURL); u != "" {
+	if u := os.Getenv(EnvTestDatabaseURL); u != "" {
 		baseURL = u
 	} else {
 		c, err := pgcluster.Start(ctx, pgcluster.Options{})
@@ -103,7 +107,7 @@ func setup() error {
 func urlFor(dbname string) string {
 	u, err := url.Parse(baseURL)
 	if err != nil {
-		panic(fmt.Sprintf("pgtest: %s must be a postgres:// URL: %v", config.EnvTestDatabaseURL, err))
+		panic(fmt.Sprintf("pgtest: %s must be a postgres:// URL: %v", EnvTestDatabaseURL, err))
 	}
 	u.Path = "/" + dbname
 	return u.String()
