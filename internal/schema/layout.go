@@ -221,7 +221,7 @@ func (l *Layout) names() *Names {
 	n := &Names{
 		Attributes: q(Attributes), Aspects: q(Aspects), History: q(History), Memories: q(Memories),
 		Messages: q(Messages), Events: q(CompactionEvents), Documents: q(Documents), Sources: q(DocumentSources),
-		Mem0: q(Mem0), Store: l.Plan.storeOf(), CompactionWatch: l.Plan.watchCompaction, Own: quoteIdent(own), State: ownTable(own, "state"), Leases: ownTable(own, "leases"),
+		Mem0: q(Mem0), Store: l.Plan.storeOf(), Levels: l.Plan.HonchoLevels, CompactionWatch: l.Plan.watchCompaction, Own: quoteIdent(own), State: ownTable(own, "state"), Leases: ownTable(own, "leases"),
 		Outbox: ownTable(own, "classified"), Changes: ownTable(own, "changes"), Verdicts: ownTable(own, "llm_verdicts"),
 		Keys: ownTable(own, "aspect_keys"), Deleted: ownTable(own, "deleted_documents"),
 	}

@@ -154,7 +154,7 @@ var storeIndexes = map[Store][]IndexSpec{
 	StoreMem0: {
 		{Name: "supersessiond_mem0_scope", Table: Mem0, ByName: true,
 			DDL: `CREATE INDEX IF NOT EXISTS supersessiond_mem0_scope ON {{.Mem0}}
-  ((payload ->> 'user_id'), (payload ->> 'agent_id'), (payload ->> 'run_id'), id)`},
+  ((coalesce(payload ->> 'user_id', '')), (coalesce(payload ->> 'agent_id', '')), (coalesce(payload ->> 'run_id', '')), id)`},
 	},
 }
 
@@ -325,15 +325,7 @@ func (l *Layout) storeShape(r *Report) {
 		note += "; its history in " + l.Plan.ownSchema() + ".history"
 	}
 	r.Notes = append(r.Notes, note)
-	if !engineStores[s] {
-		r.Later = append(r.Later, "the supersession engine runs on store "+string(s)+" from the next release (issue 33); "+
-			"this one recognises the store and migrates what it needs (its change trigger records every change from now on), but sweeps nothing")
-	}
 }
-
-// engineStores are the stores the supersession engine (sweep, inline hook,
-// operator commands) runs on in this release.
-var engineStores = map[Store]bool{StoreAttributes: true}
 
 // hasColumns reports whether the table has every one of the columns.
 func (t *Table) hasColumns(names ...string) bool {

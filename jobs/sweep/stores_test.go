@@ -1,0 +1,211 @@
+package sweep_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/supersessiond/supersessiond/internal/schema"
+	"github.com/supersessiond/supersessiond/internal/supersession"
+	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
+	"github.com/supersessiond/supersessiond/internal/testkit/storetest"
+	"github.com/supersessiond/supersessiond/jobs"
+	"github.com/supersessiond/supersessiond/jobs/sweep"
+)
+
+// storeJob is the sweep on a store's database, migrated for it.
+func storeJob(t *testing.T, db *sqlx.DB, plan schema.Plan) *sweep.Job {
+	t.Helper()
+	names, err := storetest.Migrate(t.Context(), db, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps := jobs.Deps{DB: db, Logger: quiet, Names: names}
+	return sweep.New(deps, supersession.New(deps))
+}
+
+// honchoDB is a database shaped like Honcho's (the newer shape with
+// document_sources when sources), its documents in schema honcho.
+func honchoDB(t *testing.T, sources bool) (*pgtest.DB, *storetest.Honcho) {
+	t.Helper()
+	db := pgtest.NewEmpty(t)
+	h, err := storetest.CreateHoncho(t.Context(), db.DB, storetest.HonchoShape{Schema: "honcho", Sources: sources, Dims: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, h
+}
+
+func observe(t *testing.T, h *storetest.Honcho, obs ...storetest.Observation) []string {
+	t.Helper()
+	ids, err := h.Observe(t.Context(), obs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+// document is a document's state: whether Honcho reads it, and what the
+// daemon wrote in its internal metadata.
+type document struct {
+	Live         bool    `db:"live"`
+	SupersededBy *string `db:"superseded_by"`
+	StaleBasis   *string `db:"stale_basis"`
+	Exists       bool    `db:"exists"`
+}
+
+func documentOf(t *testing.T, db *sqlx.DB, id string) document {
+	t.Helper()
+	var d document
+	err := db.Get(&d, `SELECT true AS exists, deleted_at IS NULL AS live, internal_metadata ->> 'superseded_by' AS superseded_by,
+		internal_metadata ->> 'stale_basis' AS stale_basis FROM honcho.documents WHERE id = $1`, id)
+	if err != nil && err.Error() != "sql: no rows in result set" {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func countOf(t *testing.T, db *sqlx.DB, q string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := db.Get(&n, q, args...); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return n
+}
+
+// On Honcho's documents a pass retires Honcho's way: the older of two
+// contradicting observations of one scope (workspace, observer, observed)
+// is soft-deleted with its replacement named, in the levels configured
+// only, never across scopes; the history is the daemon's own. A document
+// added while no daemon runs is decided by the next, incremental, pass.
+func TestHonchoLiveSupersession(t *testing.T) {
+	t.Parallel()
+	db, h := honchoDB(t, false)
+	t0 := time.Now().Add(-time.Hour)
+	ids := observe(t, h,
+		storetest.Observation{Workspace: "acme", Observer: "sam", Content: "Lives in Toronto", CreatedAt: t0},
+		storetest.Observation{Workspace: "acme", Observer: "sam", Content: "Has a cat named Miso", CreatedAt: t0.Add(time.Minute)},
+		storetest.Observation{Workspace: "acme", Observer: "sam", Content: "Lives in Halifax", CreatedAt: t0.Add(2 * time.Minute)},
+		// Another scope: what the assistant concluded about sam stays.
+		storetest.Observation{Workspace: "acme", Observer: "assistant", Observed: "sam", Content: "Lives in Toronto", CreatedAt: t0},
+		// A level not configured takes no part.
+		storetest.Observation{Workspace: "acme", Observer: "sam", Content: "Lives in Paris", Level: "deductive", CreatedAt: t0.Add(3 * time.Minute)},
+	)
+	j := storeJob(t, db.DB, storetest.Plan(schema.StoreHoncho, "honcho"))
+	r := run(t, j, live())
+	if r.Kind != sweep.KindFull || !r.Complete || r.Supersessions != 1 {
+		t.Fatalf("full pass: want one supersession: %+v", r)
+	}
+	if d := documentOf(t, db.DB, ids[0]); d.Live || d.SupersededBy == nil || *d.SupersededBy != ids[2] {
+		t.Fatalf("Toronto: %+v, want soft-deleted, superseded by %s", d, ids[2])
+	}
+	for _, id := range []string{ids[1], ids[2], ids[3], ids[4]} {
+		if d := documentOf(t, db.DB, id); !d.Live {
+			t.Errorf("%s was retired", id)
+		}
+	}
+	if n := countOf(t, db.DB, `SELECT count(*) FROM supersessiond.history WHERE event = 'attribute_superseded'
+		AND metadata ->> 'old_attribute_id' = $1 AND metadata -> 'undo' -> 'row' ->> 'content' = 'Lives in Toronto'`, ids[0]); n != 1 {
+		t.Fatalf("%d history rows with the row's snapshot", n)
+	}
+
+	// While no daemon runs, sam moves again.
+	late := observe(t, h, storetest.Observation{Workspace: "acme", Observer: "sam", Content: "Lives in Calgary"})
+	r = run(t, j, live())
+	if r.Kind != sweep.KindIncremental || !r.Complete || r.Supersessions != 1 || r.Changes != 1 {
+		t.Fatalf("incremental pass: want one change, one supersession: %+v", r)
+	}
+	if d := documentOf(t, db.DB, ids[2]); d.Live || *d.SupersededBy != late[0] {
+		t.Fatalf("Halifax: %+v, want superseded by %s", d, late[0])
+	}
+	if n := countOf(t, db.DB, `SELECT count(*) FROM supersessiond.changes`); n != 0 {
+		t.Fatalf("%d change records left", n)
+	}
+}
+
+// In shadow mode a pass on Honcho's documents only proposes.
+func TestHonchoShadowProposes(t *testing.T) {
+	t.Parallel()
+	db, h := honchoDB(t, true)
+	t0 := time.Now().Add(-time.Hour)
+	ids := observe(t, h,
+		storetest.Observation{Workspace: "acme", Observer: "sam", Content: "Lives in Toronto", CreatedAt: t0},
+		storetest.Observation{Workspace: "acme", Observer: "sam", Content: "Lives in Halifax", CreatedAt: t0.Add(time.Minute)})
+	j := storeJob(t, db.DB, storetest.Plan(schema.StoreHoncho, "honcho"))
+	r := run(t, j, shadow())
+	if r.Supersessions != 0 || r.ProposalsShadow != 1 {
+		t.Fatalf("shadow pass: %+v", r)
+	}
+	if d := documentOf(t, db.DB, ids[0]); !d.Live {
+		t.Fatal("shadow mode retired a document")
+	}
+	if n := countOf(t, db.DB, `SELECT count(*) FROM supersessiond.history WHERE event = 'supersession_proposal'
+		AND metadata ->> 'old_attribute_id' = $1 AND metadata ->> 'new_attribute_id' = $2`, ids[0], ids[1]); n != 1 {
+		t.Fatalf("%d proposals", n)
+	}
+}
+
+// mem0 keeps every memory of a user in one collection: a pass retires the
+// older of two contradicting memories of one scope by deleting it, its
+// whole row in the daemon's history; a memory whose payload lacks its text
+// or a time with an offset is skipped with its reason; other scopes are
+// left alone; a memory added while no daemon runs is decided next time.
+func TestMem0LiveSupersession(t *testing.T) {
+	t.Parallel()
+	db := pgtest.NewEmpty(t)
+	ctx := context.Background()
+	m, err := storetest.CreateMem0(ctx, db.DB, storetest.Mem0Shape{Dims: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now().Add(-time.Hour)
+	ids, err := m.Add(ctx,
+		storetest.Memory{Data: "Lives in Toronto", UserID: "alice", CreatedAt: t0},
+		storetest.Memory{Data: "Lives in Halifax", UserID: "alice", CreatedAt: t0.Add(time.Minute)},
+		storetest.Memory{Data: "Lives in Toronto", UserID: "alice", AgentID: "travel", CreatedAt: t0},
+		storetest.Memory{Data: "Lives in Lisbon", UserID: "bob", CreatedAt: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := storetest.NewUUID()
+	if _, err := db.Exec(`INSERT INTO public.mem0 (id, payload) VALUES ($1, '{"user_id": "alice", "data": "Lives in Oslo", "created_at": "yesterday"}')`, bad); err != nil {
+		t.Fatal(err)
+	}
+	j := storeJob(t, db.DB, storetest.Plan(schema.StoreMem0, ""))
+	r := run(t, j, live())
+	if r.Kind != sweep.KindFull || !r.Complete || r.Supersessions != 1 || r.Skips[supersession.SkipBadTime] != 1 {
+		t.Fatalf("full pass: want one supersession and one row skipped: %+v %v", r, r.Skips)
+	}
+	left := func() map[string]bool {
+		var rows []string
+		if err := db.Select(&rows, `SELECT id::text FROM public.mem0`); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		for _, id := range rows {
+			out[id] = true
+		}
+		return out
+	}
+	if got := left(); got[ids[0]] || !got[ids[1]] || !got[ids[2]] || !got[ids[3]] || !got[bad] {
+		t.Fatalf("left %v", got)
+	}
+	if n := countOf(t, db.DB, `SELECT count(*) FROM supersessiond.history WHERE event = 'attribute_superseded'
+		AND metadata -> 'undo' -> 'row' -> 'payload' ->> 'data' = 'Lives in Toronto' AND metadata -> 'undo' -> 'row' ->> 'vector' <> ''`); n != 1 {
+		t.Fatalf("%d history rows with the whole row", n)
+	}
+	late, err := m.Add(ctx, storetest.Memory{Data: "Lives in Calgary", UserID: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = run(t, j, live())
+	if r.Kind != sweep.KindIncremental || r.Supersessions != 1 || r.Changes != 1 {
+		t.Fatalf("incremental pass: %+v", r)
+	}
+	if got := left(); got[ids[1]] || !got[late[0]] {
+		t.Fatalf("left %v", got)
+	}
+}
