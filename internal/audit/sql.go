@@ -31,7 +31,7 @@ func New(db *sqlx.DB, names *schema.Names, engine *supersession.Engine) *Ops {
 // (schema.Render).
 type statements struct {
 	Entry, ShareAttribute, PriorReview, AppliedFrom, PairState, PriorRevert,
-	LockForUndo, LockForSupersede, LockForProtect, Protect string
+	LockForUndo, LockForSupersede, LockForProtect, Protect, Dependents string
 	History, InsertHistory, Restore schema.Named
 	Queue                           queueStatements // the review queue's (proposals.go)
 }
@@ -40,7 +40,7 @@ var auditSQL = statements{
 	History: schema.NamedSQL(historySQL), Entry: entrySQL, InsertHistory: schema.NamedSQL(insertHistorySQL), ShareAttribute: shareAttributeSQL,
 	PriorReview: priorReviewSQL, AppliedFrom: appliedFromSQL, PairState: pairStateSQL, PriorRevert: priorRevertSQL,
 	LockForUndo: lockForUndoSQL, Restore: schema.NamedSQL(restoreSQL), LockForSupersede: lockForSupersedeSQL,
-	LockForProtect: lockForProtectSQL, Protect: protectSQL, Queue: queueSQL,
+	LockForProtect: lockForProtectSQL, Protect: protectSQL, Dependents: dependentsSQL, Queue: queueSQL,
 }
 
 // historySQL serves every filter combination from the indexes migrate

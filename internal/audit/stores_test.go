@@ -2,6 +2,7 @@ package audit_test
 
 import (
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -223,5 +224,65 @@ func TestMem0UndoRestoresTheWholeRow(t *testing.T) {
 	}
 	if _, _, ok := row(ids[2]); ok {
 		t.Fatal("supersede left the memory")
+	}
+}
+
+// A live document concluded from a retired one is flagged (stale_basis),
+// listed by dependents, and cleared by undo; on both of Honcho's shapes
+// (citations in source_ids, and in document_sources). A document that
+// cites nothing retired is not flagged.
+func TestHonchoDependentsFlaggedAndCleared(t *testing.T) {
+	t.Parallel()
+	for _, sources := range []bool{false, true} {
+		t.Run(map[bool]string{false: "source_ids", true: "document_sources"}[sources], func(t *testing.T) {
+			t.Parallel()
+			db := pgtest.NewEmpty(t)
+			h, err := storetest.CreateHoncho(ctx, db.DB, storetest.HonchoShape{Schema: "honcho", Sources: sources, Dims: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t0 := time.Now().Add(-time.Hour)
+			ids, err := h.Observe(ctx,
+				storetest.Observation{Workspace: "acme", Observer: "sam", Content: "Lives in Toronto", CreatedAt: t0},
+				storetest.Observation{Workspace: "acme", Observer: "sam", Content: "Has a cat named Miso", CreatedAt: t0})
+			if err != nil {
+				t.Fatal(err)
+			}
+			derived, err := h.Observe(ctx,
+				storetest.Observation{Workspace: "acme", Observer: "sam", Content: "Probably takes the streetcar to work", Level: "deductive",
+					Session: "-", Sources: []string{ids[0], ids[1]}, CreatedAt: t0.Add(time.Minute)},
+				storetest.Observation{Workspace: "acme", Observer: "sam", Content: "Likes animals", Level: "deductive",
+					Session: "-", Sources: []string{ids[1]}, CreatedAt: t0.Add(time.Minute)},
+				storetest.Observation{Workspace: "acme", Observer: "sam", Content: "Lives in Halifax", CreatedAt: t0.Add(2 * time.Minute)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			j, ops := onStore(t, db.DB, storetest.Plan(schema.StoreHoncho, "honcho"))
+			if r := sweepStore(t, j, false); r.Supersessions != 1 {
+				t.Fatalf("live pass: %+v", r)
+			}
+			deps, err := ops.Dependents(ctx, "", 0)
+			if err != nil || len(deps) != 1 || deps[0].ID != derived[0] || len(deps[0].StaleBasis) != 1 || deps[0].StaleBasis[0] != ids[0] {
+				t.Fatalf("dependents: %v %+v", err, deps)
+			}
+			if deps, err := ops.Dependents(ctx, "other", 0); err != nil || len(deps) != 0 {
+				t.Fatalf("dependents of another workspace: %v %+v", err, deps)
+			}
+			hist, err := ops.History(ctx, audit.Filter{Event: "attribute_superseded"})
+			if err != nil || len(hist) != 1 {
+				t.Fatalf("history: %v %+v", err, hist)
+			}
+			if _, err := ops.Undo(ctx, cfg(), hist[0].ID); err != nil {
+				t.Fatal(err)
+			}
+			if deps, err := ops.Dependents(ctx, "", 0); err != nil || len(deps) != 0 {
+				t.Fatalf("dependents after undo: %v %+v", err, deps)
+			}
+			var meta string
+			if err := db.Get(&meta, `SELECT internal_metadata::text FROM honcho.documents WHERE id = $1`, derived[0]); err != nil ||
+				strings.Contains(meta, "stale_basis") {
+				t.Fatalf("after undo: %s %v", meta, err)
+			}
+		})
 	}
 }

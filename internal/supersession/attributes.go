@@ -256,7 +256,8 @@ func (s *attributeStore) apply(ctx context.Context, tx *sqlx.Tx, actor Actor, it
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("supersession: apply %d supersessions: %w", len(items), err)
 	}
-	return out, nil
+	rows.Close()
+	return out, s.flag(ctx, tx, out)
 }
 
 // propose writes proposals and returns those that were new.
@@ -350,6 +351,9 @@ func (s *attributeStore) byID(ctx context.Context, ids []string) ([]*Group, erro
 // are the operator commands' own statements, on its columns).
 type storeWrites struct {
 	Revive, Reinsert, Protect schema.Named
+	// Flag and Unflag mark and clear a retired document's dependents
+	// (Honcho): $1 the retired ids; Unflag's $2 the one restored.
+	Flag, Unflag string
 }
 
 // storeWrites renders a store's operator writes; a statement the store
@@ -363,6 +367,9 @@ func renderWrites(names *schema.Names) storeWrites {
 		texts = [3]string{"", mem0ReinsertSQL, ""}
 	}
 	var w storeWrites
+	if names.Store == schema.StoreHoncho {
+		w.Flag, w.Unflag = names.SQL(honchoFlagSQL), names.SQL(honchoUnflagSQL)
+	}
 	for i, dst := range []*schema.Named{&w.Revive, &w.Reinsert, &w.Protect} {
 		if texts[i] != "" {
 			*dst = schema.Render(names, schema.NamedSQL(texts[i]))
@@ -391,7 +398,30 @@ func (s *attributeStore) restore(ctx context.Context, tx *sqlx.Tx, id string, ro
 		return false, fmt.Errorf("supersession: restore %s: %w", id, err)
 	}
 	n, err := res.RowsAffected()
-	return n > 0, err
+	if err != nil || n == 0 {
+		return false, err
+	}
+	if s.writes.Unflag != "" {
+		if _, err := tx.ExecContext(ctx, s.writes.Unflag, pq.Array([]string{id}), id); err != nil {
+			return false, fmt.Errorf("supersession: clear the dependents of %s: %w", id, err)
+		}
+	}
+	return true, nil
+}
+
+// flag marks the dependents of the rows just retired, inside tx.
+func (s *attributeStore) flag(ctx context.Context, tx *sqlx.Tx, done []Applied) error {
+	if s.writes.Flag == "" || len(done) == 0 {
+		return nil
+	}
+	ids := make([]string, len(done))
+	for i, a := range done {
+		ids[i] = a.OldAttributeID
+	}
+	if _, err := tx.ExecContext(ctx, s.writes.Flag, pq.Array(ids)); err != nil {
+		return fmt.Errorf("supersession: flag the dependents of %d retired documents: %w", len(ids), err)
+	}
+	return nil
 }
 
 // protect marks a row protected (or not), inside tx.

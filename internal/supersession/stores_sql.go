@@ -329,3 +329,46 @@ ON CONFLICT (id) DO NOTHING`
 UPDATE {{.Documents}} SET internal_metadata = internal_metadata || jsonb_build_object('protected', CAST(:on AS boolean))
 WHERE id = :id`
 )
+
+// Dependents (Honcho): a live document that cites a retired one, through
+// source_ids (jsonb or an array) or document_sources, whichever the release
+// has, is flagged: internal_metadata.stale_basis lists the retired ids it
+// cites. Undo takes the restored id out of every list (and the list out
+// when it is empty). The citations are found from the retired ids through
+// the indexes the tombstone job shares (Honcho's GIN on source_ids, its
+// index on document_sources.source_id); a document citing itself does not
+// count.
+const honchoCitations = `
+ret AS (SELECT d.id, d.workspace_name FROM {{.Documents}} d WHERE d.id = ANY($1::text[])),
+cit AS (
+  SELECT NULL::text AS derived_id, NULL::text AS source_id WHERE false
+{{- if eq .SourceIDs "jsonb"}}
+  UNION SELECT d.id, r.id FROM ret r JOIN {{.Documents}} d ON d.source_ids @> jsonb_build_array(r.id) AND d.workspace_name = r.workspace_name
+{{- end}}
+{{- if eq .SourceIDs "array"}}
+  UNION SELECT d.id, r.id FROM ret r JOIN {{.Documents}} d ON d.source_ids @> ARRAY[r.id]::{{.SourceArray}} AND d.workspace_name = r.workspace_name
+{{- end}}
+{{- if .HasSources}}
+  UNION SELECT s.derived_id, s.source_id FROM ret r JOIN {{.Sources}} s ON s.source_id = r.id AND s.workspace_name = r.workspace_name
+{{- end}}
+)`
+
+const honchoFlagSQL = `
+WITH ` + honchoCitations + `,
+per AS (SELECT derived_id, jsonb_agg(DISTINCT source_id) AS ids FROM cit WHERE derived_id <> source_id GROUP BY derived_id)
+UPDATE {{.Documents}} x
+SET internal_metadata = jsonb_set(x.internal_metadata, '{stale_basis}', (
+  SELECT jsonb_agg(DISTINCT v) FROM jsonb_array_elements(
+    CASE WHEN jsonb_typeof(x.internal_metadata -> 'stale_basis') = 'array' THEN x.internal_metadata -> 'stale_basis' ELSE '[]' END || p.ids) v))
+FROM per p
+WHERE x.id = p.derived_id AND x.deleted_at IS NULL`
+
+const honchoUnflagSQL = `
+WITH ` + honchoCitations + `
+UPDATE {{.Documents}} x
+SET internal_metadata = CASE
+  WHEN (x.internal_metadata -> 'stale_basis') - $2::text = '[]'::jsonb THEN x.internal_metadata - 'stale_basis'
+  ELSE jsonb_set(x.internal_metadata, '{stale_basis}', (x.internal_metadata -> 'stale_basis') - $2::text) END
+WHERE x.id IN (SELECT derived_id FROM cit)
+  AND jsonb_typeof(x.internal_metadata -> 'stale_basis') = 'array'
+  AND x.internal_metadata -> 'stale_basis' @> jsonb_build_array($2::text)`
