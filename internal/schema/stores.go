@@ -198,7 +198,8 @@ const storeTriggerName = "supersessiond_store_changed"
 // stack's own migrations stay free to alter its columns) and reads only
 // the columns the stack has had since it had the table. Retirement is not
 // a change to decide on: a soft-deleted document or a deleted memory
-// records nothing.
+// records nothing. A new row is also the inline hook's to decide at once
+// (its outbox), as a classification is on the attribute graph.
 var storeTriggerFunctions = map[Store]struct{ name, ddl string }{
 	StoreHoncho: {"document_changed", `CREATE OR REPLACE FUNCTION {{.Own}}.document_changed() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
@@ -212,6 +213,10 @@ BEGIN
       OR OLD.observed IS DISTINCT FROM NEW.observed) THEN
     INSERT INTO {{.Changes}} (agent_id, aspect_id, attribute_id)
     VALUES (NEW.workspace_name::text, jsonb_build_array(NEW.observer::text, NEW.observed::text)::text, NEW.id::text);
+    IF TG_OP = 'INSERT' THEN
+      INSERT INTO {{.Outbox}} (attribute_id, agent_id, aspect_id)
+      VALUES (NEW.id::text, NEW.workspace_name::text, jsonb_build_array(NEW.observer::text, NEW.observed::text)::text);
+    END IF;
     PERFORM pg_notify('supersessiond_classified', NEW.workspace_name::text);
   END IF;
   RETURN NULL;
@@ -230,6 +235,10 @@ BEGIN
       OR OLD.payload ->> 'run_id' IS DISTINCT FROM NEW.payload ->> 'run_id' THEN
     INSERT INTO {{.Changes}} (agent_id, aspect_id, attribute_id)
     VALUES (owner, jsonb_build_array(NEW.payload ->> 'user_id', NEW.payload ->> 'agent_id', NEW.payload ->> 'run_id')::text, NEW.id::text);
+    IF TG_OP = 'INSERT' THEN
+      INSERT INTO {{.Outbox}} (attribute_id, agent_id, aspect_id)
+      VALUES (NEW.id::text, owner, jsonb_build_array(NEW.payload ->> 'user_id', NEW.payload ->> 'agent_id', NEW.payload ->> 'run_id')::text);
+    END IF;
     PERFORM pg_notify('supersessiond_classified', owner);
   END IF;
   RETURN NULL;
