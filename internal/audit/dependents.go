@@ -24,7 +24,7 @@ type Dependent struct {
 }
 
 // dependentsSQL lists the flagged live documents, newest first, of one
-// workspace ($1, '' any), at most $2.
+// workspace ($1; empty: every one), at most $2.
 const dependentsSQL = `
 SELECT d.id, d.workspace_name, d.observer, d.observed, d.content, d.created_at,
        CAST(d.internal_metadata -> 'stale_basis' AS text) AS stale_basis
