@@ -34,6 +34,9 @@ WHERE d.deleted_at IS NULL AND jsonb_typeof(d.internal_metadata -> 'stale_basis'
 ORDER BY d.created_at DESC, d.id
 LIMIT $2`
 
+// Store is the store the commands act on (SPEC §14).
+func (o *Ops) Store() schema.Store { return o.engine.Store() }
+
 // Dependents lists the live documents flagged as citing retired ones, of
 // one workspace ("" every one), newest first, at most limit (default 50).
 // Only Honcho's store has them.
