@@ -2,6 +2,7 @@ package sweep_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -207,5 +208,40 @@ func TestMem0LiveSupersession(t *testing.T) {
 	}
 	if got := left(); got[ids[1]] || !got[late[0]] {
 		t.Fatalf("left %v", got)
+	}
+}
+
+// A scope holds every fact of a peer, thousands of them about everything:
+// blocking keys narrow the pairs, so a pass decides a small multiple of the
+// scope's facts, never every pair of it (here 2,002 facts, two million
+// pairs, one contradiction).
+func TestAScopeIsNotDecidedPairByPair(t *testing.T) {
+	t.Parallel()
+	db, h := honchoDB(t, false)
+	subjects := []string{"Sam's sister", "The neighbour", "Sam's manager", "The landlord", "Sam's dentist", "The old roommate",
+		"Sam's cousin", "The bookshop owner", "Sam's running coach", "The piano teacher"}
+	verbs := []string{"collects", "repairs", "paints", "photographs", "restores", "sells", "sketches", "rents out",
+		"builds", "catalogues"}
+	nouns := []string{"red bicycles", "old lighthouses", "jazz records", "wool scarves", "chess sets", "garden gnomes",
+		"harbour ferries", "silver teapots", "mountain cabins", "vintage cameras", "paper lanterns", "brass compasses",
+		"stone bridges", "poetry books", "folding chairs", "clay pots", "model trains", "glass marbles", "tin soldiers", "wooden kites"}
+	var obs []storetest.Observation
+	t0 := time.Now().Add(-48 * time.Hour)
+	for i := range 2000 {
+		obs = append(obs, storetest.Observation{Workspace: "acme", Observer: "sam",
+			Content:   fmt.Sprintf("%s %s %s", subjects[i%10], verbs[(i/10)%10], nouns[(i/100)%20]),
+			CreatedAt: t0.Add(time.Duration(i) * time.Second)})
+	}
+	obs = append(obs, storetest.Observation{Workspace: "acme", Observer: "sam", Content: "Sam lives in Toronto", CreatedAt: t0},
+		storetest.Observation{Workspace: "acme", Observer: "sam", Content: "Sam lives in Halifax", CreatedAt: t0.Add(time.Hour)})
+	observe(t, h, obs...)
+	j := storeJob(t, db.DB, storetest.Plan(schema.StoreHoncho, "honcho"))
+	r := run(t, j, shadow())
+	if !r.Complete || r.Attributes != 2002 || r.Pairs == 0 || r.Pairs > 20*2002 || r.ProposalsShadow != 1 {
+		t.Fatalf("a pass over one scope of 2,002 facts decided %d pairs: %+v", r.Pairs, r)
+	}
+	if n := countOf(t, db.DB, `SELECT count(*) FROM supersessiond.history WHERE event = 'supersession_proposal'
+		AND old_content = 'Sam lives in Toronto' AND new_content = 'Sam lives in Halifax'`); n != 1 {
+		t.Fatal("the one contradiction of the scope was not proposed")
 	}
 }
