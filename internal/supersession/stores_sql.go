@@ -14,7 +14,8 @@ import (
 // aspect_id the scope as a JSON array, so that the change feed, the key
 // digests and the cursor of a pass mean the same on every store. A scope
 // has no name. Every row is a plain attribute (there are no constraints);
-// protection is the daemon's mark in the row's own metadata.
+// protection is the daemon's mark in a Honcho document's internal
+// metadata (a mem0 memory has no place for it).
 //
 // What the write keeps: the history row of a retirement carries, besides
 // the attribute store's undo snapshot, the row as it was (undo.row), which
@@ -157,10 +158,11 @@ const (
 // mem0Columns are a memory as an attribute (bareColumns), its created_at
 // the payload's text: a time mem0 wrote is parsed where a row that lacks
 // one can be skipped with its reason (Attribute.BadTime), not fail the
-// statement.
+// statement. A memory is never protected: the mark would have to go into
+// mem0's payload, which mem0 hands back to its callers.
 const mem0Columns = `CAST(m.id AS text) AS id, ` + mem0Owner + ` AS agent_id, ` + mem0Scope + ` AS aspect_id,
        'attribute' AS kind, m.payload ->> 'data' AS content, m.payload ->> 'created_at' AS created_at,
-       coalesce(m.payload -> 'supersessiond' -> 'protected' = 'true', false) AS protected`
+       false AS protected`
 
 // mem0ScopeOf is the three ids of a scope's JSON array (expr), empty when unset.
 func mem0ScopeOf(expr string) string {
@@ -210,7 +212,6 @@ prior AS (
   JOIN {{.Mem0}} m ON m.id = CAST(r.old_id AS uuid)
   JOIN {{.Mem0}} n ON n.id = CAST(r.new_id AS uuid) AND n.id <> m.id AND n.payload ->> 'data' = r.new_content
   WHERE ` + mem0Owner + ` = r.agent_id
-    AND NOT coalesce(m.payload -> 'supersessiond' -> 'protected' = 'true', false)
     AND m.payload ->> 'data' = r.old_content
     AND (r.any_aspect OR ` + mem0Keys + ` = ` + strings.ReplaceAll(mem0Keys, "m.", "n.") + `)
     AND ` + fmt.Sprintf(storeVetoed, `CASE WHEN r.respect_vetoes THEN CAST(n.payload ->> 'created_at' AS timestamptz) END`) + `
