@@ -280,6 +280,11 @@ func TestExamplesOnStoreFixtures(t *testing.T) {
 			if code, out, errOut := c.run("", "proposals", "--config", tc.example); code != 0 || !strings.Contains(out, "Lives in Halifax") {
 				t.Fatalf("proposals: exit %d\n%s%s", code, out, errOut)
 			}
+			code, out, errOut := c.run("", "dependents", "--config", tc.example)
+			if tc.name == "honcho" && (code != 0 || !strings.Contains(out, "no live document cites a retired one")) ||
+				tc.name == "mem0" && (code != exitRefused || !strings.Contains(errOut, "only Honcho's documents cite others")) {
+				t.Fatalf("dependents: exit %d\n%s%s", code, out, errOut)
+			}
 			if code, out, errOut := c.run("", "migrate", "--remove", "--config", tc.example); code != 0 {
 				t.Fatalf("migrate --remove: exit %d\n%s%s", code, out, errOut)
 			}

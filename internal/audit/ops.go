@@ -523,6 +523,10 @@ func (o *Ops) Protect(ctx context.Context, cfg *config.Config, attrID string, on
 	if cfg.Frozen() {
 		return false, frozen(op)
 	}
+	if o.engine.Store() == schema.StoreMem0 {
+		return false, refuse(op, "protect is not available on store mem0: the mark would have to go into mem0's payload, "+
+			"which mem0 hands back to its callers; reject the proposals about the memory instead")
+	}
 	changed, agent, content := false, "", ""
 	err := store.InTx(ctx, db, func(tx *sqlx.Tx) error {
 		var r struct {

@@ -1,6 +1,7 @@
 package audit_test
 
 import (
+	"errors"
 	"log/slog"
 	"strings"
 	"testing"
@@ -132,6 +133,10 @@ func TestHonchoReviewApplyUndoAfterHardDelete(t *testing.T) {
 	}
 	if _, err := ops.Undo(ctx, cfg(), applied[0].HistoryID); err == nil {
 		t.Fatal("a second undo was accepted")
+	}
+	st, err := ops.Stats(ctx, audit.StatsFilter{Agent: "acme"}, audit.Enforcement{})
+	if err != nil || st.Total.Proposals != 2 || st.Total.Rejected != 1 || st.Total.Applied != 1 || st.Total.Undone != 1 {
+		t.Fatalf("stats: %v %+v", err, st)
 	}
 	// Neither the undone pair nor the rejected one is applied by a live pass.
 	if r := sweepStore(t, j, false); r.Supersessions != 0 {
@@ -284,5 +289,47 @@ func TestHonchoDependentsFlaggedAndCleared(t *testing.T) {
 				t.Fatalf("after undo: %s %v", meta, err)
 			}
 		})
+	}
+}
+
+// protect pins a Honcho document (in its internal metadata): a live pass
+// leaves it; on mem0 protect is refused, with the reason.
+func TestProtectOnStores(t *testing.T) {
+	t.Parallel()
+	db := pgtest.NewEmpty(t)
+	h, err := storetest.CreateHoncho(ctx, db.DB, storetest.HonchoShape{Schema: "honcho", Dims: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now().Add(-time.Hour)
+	ids, err := h.Observe(ctx,
+		storetest.Observation{Workspace: "acme", Observer: "sam", Content: "Lives in Toronto", CreatedAt: t0},
+		storetest.Observation{Workspace: "acme", Observer: "sam", Content: "Lives in Halifax", CreatedAt: t0.Add(time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, ops := onStore(t, db.DB, storetest.Plan(schema.StoreHoncho, "honcho"))
+	if changed, err := ops.Protect(ctx, cfg(), ids[0], true); err != nil || !changed {
+		t.Fatalf("protect: %v %v", changed, err)
+	}
+	if r := sweepStore(t, j, false); r.Supersessions != 0 || r.Skips[supersession.SkipProtected] != 1 {
+		t.Fatalf("live pass over a protected document: %+v %v", r, r.Skips)
+	}
+	if d, _ := honchoDocOf(t, db.DB, ids[0]); !d.Live {
+		t.Fatal("the protected document was retired")
+	}
+
+	mdb := pgtest.NewEmpty(t)
+	m, err := storetest.CreateMem0(ctx, mdb.DB, storetest.Mem0Shape{Dims: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mids, err := m.Add(ctx, storetest.Memory{Data: "Lives in Toronto", UserID: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, mops := onStore(t, mdb.DB, storetest.Plan(schema.StoreMem0, ""))
+	if _, err := mops.Protect(ctx, cfg(), mids[0], true); !errors.Is(err, audit.ErrRefused) || !strings.Contains(err.Error(), "not available on store mem0") {
+		t.Fatalf("protect on mem0: %v", err)
 	}
 }
