@@ -333,3 +333,56 @@ func TestProtectOnStores(t *testing.T) {
 		t.Fatalf("protect on mem0: %v", err)
 	}
 }
+
+// With deductive documents taking part, a retired conclusion that Honcho's
+// reconciler removed comes back from undo with its own citations (its
+// document_sources rows went with it).
+func TestHonchoUndoRestoresACitingDocumentsEdges(t *testing.T) {
+	t.Parallel()
+	db := pgtest.NewEmpty(t)
+	h, err := storetest.CreateHoncho(ctx, db.DB, storetest.HonchoShape{Schema: "honcho", Sources: true, Dims: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now().Add(-time.Hour)
+	basis, err := h.Observe(ctx,
+		storetest.Observation{Workspace: "acme", Observer: "sam", Content: "Mentioned a Toronto apartment", CreatedAt: t0},
+		storetest.Observation{Workspace: "acme", Observer: "sam", Content: "Mentioned the Toronto subway", CreatedAt: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := h.Observe(ctx,
+		storetest.Observation{Workspace: "acme", Observer: "sam", Content: "Lives in Toronto", Level: "deductive", Session: "-",
+			Sources: basis, CreatedAt: t0.Add(time.Minute)},
+		storetest.Observation{Workspace: "acme", Observer: "sam", Content: "Lives in Halifax", Level: "deductive", Session: "-",
+			CreatedAt: t0.Add(2 * time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	edges := func() string {
+		var s string
+		if err := db.Get(&s, `SELECT coalesce(string_agg(source_id || '@' || position, ',' ORDER BY position), '')
+			FROM honcho.document_sources WHERE derived_id = $1`, ids[0]); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	before := edges()
+	j, ops := onStore(t, db.DB, storetest.Plan(schema.StoreHoncho, "honcho", "explicit", "deductive"))
+	if r := sweepStore(t, j, false); r.Supersessions != 1 {
+		t.Fatalf("live pass: %+v", r)
+	}
+	if n, err := h.Reconcile(ctx, 0); err != nil || n != 1 || edges() != "" {
+		t.Fatalf("reconcile: %d %v, edges left %q", n, err, edges())
+	}
+	hist, err := ops.History(ctx, audit.Filter{Event: "attribute_superseded"})
+	if err != nil || len(hist) != 1 {
+		t.Fatalf("history: %v %+v", err, hist)
+	}
+	if _, err := ops.Undo(ctx, cfg(), hist[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if d, ok := honchoDocOf(t, db.DB, ids[0]); !ok || !d.Live || d.Level != "deductive" || before == "" || edges() != before {
+		t.Fatalf("after undo: %+v, edges %q, want %q", d, edges(), before)
+	}
+}

@@ -350,27 +350,30 @@ func (s *attributeStore) byID(ctx context.Context, ids []string) ([]*Group, erro
 // only an operator makes: undo's restore and protect (the attribute graph's
 // are the operator commands' own statements, on its columns).
 type storeWrites struct {
-	Revive, Reinsert, Protect schema.Named
+	Revive, Reinsert, Protect, Edges schema.Named
 	// Flag and Unflag mark and clear a retired document's dependents
 	// (Honcho): $1 the retired ids; Unflag's $2 the one restored.
 	Flag, Unflag string
+	// edges: Edges puts back a re-inserted document's document_sources.
+	edges bool
 }
 
 // storeWrites renders a store's operator writes; a statement the store
 // does not have stays empty.
 func renderWrites(names *schema.Names) storeWrites {
-	var texts [3]string
+	var w storeWrites
+	var texts [4]string
 	switch names.Store {
 	case schema.StoreHoncho:
-		texts = [3]string{honchoReviveSQL, honchoReinsertSQL, honchoProtectSQL}
-	case schema.StoreMem0:
-		texts = [3]string{"", mem0ReinsertSQL, ""}
-	}
-	var w storeWrites
-	if names.Store == schema.StoreHoncho {
+		texts = [4]string{honchoReviveSQL, honchoReinsertSQL, honchoProtectSQL, ""}
+		if names.HasSources {
+			texts[3], w.edges = honchoEdgesSQL, true
+		}
 		w.Flag, w.Unflag = names.SQL(honchoFlagSQL), names.SQL(honchoUnflagSQL)
+	case schema.StoreMem0:
+		texts = [4]string{"", mem0ReinsertSQL, "", ""}
 	}
-	for i, dst := range []*schema.Named{&w.Revive, &w.Reinsert, &w.Protect} {
+	for i, dst := range []*schema.Named{&w.Revive, &w.Reinsert, &w.Protect, &w.Edges} {
 		if texts[i] != "" {
 			*dst = schema.Render(names, schema.NamedSQL(texts[i]))
 		}
@@ -400,6 +403,14 @@ func (s *attributeStore) restore(ctx context.Context, tx *sqlx.Tx, id string, ro
 	n, err := res.RowsAffected()
 	if err != nil || n == 0 {
 		return false, err
+	}
+	if gone && s.writes.edges {
+		if q, a, err = s.writes.Edges.Bind(args); err == nil {
+			_, err = tx.ExecContext(ctx, q, a...)
+		}
+		if err != nil {
+			return false, fmt.Errorf("supersession: restore the citations of %s: %w", id, err)
+		}
 	}
 	if s.writes.Unflag != "" {
 		if _, err := tx.ExecContext(ctx, s.writes.Unflag, pq.Array([]string{id}), id); err != nil {

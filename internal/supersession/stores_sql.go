@@ -22,7 +22,8 @@ import (
 // is what undo re-inserts when the row is gone (Honcho's reconciler
 // hard-deletes a soft-deleted document minutes later; mem0's retirement is
 // the delete). Honcho's snapshot leaves the embedding out (undo re-inserts
-// the document with none, pending, and Honcho embeds it again); mem0's keeps
+// the document with none, pending, and Honcho embeds it again, and adds the
+// document's own document_sources rows, which go with it); mem0's keeps
 // the vector as its text, which both pgvector and real[] read back exactly.
 
 // honchoColumns are a document as an attribute (bareColumns).
@@ -109,7 +110,9 @@ RETURNING id, {{meta ""}} ->> 'old_attribute_id'`
 var honchoApplySQL = storeReq + `,
 prior AS (
   SELECT r.ord, d.id, d.content, d.created_at AS prior_updated_at, r.new_id, r.new_content, r.meta, r.reason,
-         to_jsonb(d) - 'embedding' AS snapshot
+         to_jsonb(d) - 'embedding'
+         {{- if .HasSources}} || jsonb_build_object('supersessiond_sources', (
+           SELECT coalesce(jsonb_agg(to_jsonb(s)), CAST('[]' AS jsonb)) FROM {{.Sources}} s WHERE s.derived_id = d.id)){{end}} AS snapshot
   FROM req r
   JOIN {{.Documents}} d ON d.id = r.old_id AND d.workspace_name = r.agent_id
   WHERE (d.deleted_at IS NULL OR (r.force_chain AND d.internal_metadata ->> 'superseded_by' IS DISTINCT FROM r.new_id
@@ -322,6 +325,12 @@ INSERT INTO {{.Documents}}
 SELECT * FROM jsonb_populate_record(CAST(NULL AS {{.Documents}}), CAST(:row AS jsonb) || jsonb_build_object(
   'deleted_at', NULL, 'embedding', NULL, 'sync_state', 'pending', 'last_sync_at', NULL, 'sync_attempts', 0))
 ON CONFLICT (id) DO NOTHING`
+	// honchoEdgesSQL puts back a re-inserted document's own citations (its
+	// document_sources rows, which went with it), those the snapshot kept.
+	honchoEdgesSQL = `
+INSERT INTO {{.Sources}}
+SELECT * FROM jsonb_populate_recordset(CAST(NULL AS {{.Sources}}), CAST(:row AS jsonb) -> 'supersessiond_sources')
+ON CONFLICT DO NOTHING`
 	mem0ReinsertSQL = `
 INSERT INTO {{.Mem0}}
 SELECT * FROM jsonb_populate_record(CAST(NULL AS {{.Mem0}}), CAST(:row AS jsonb))
