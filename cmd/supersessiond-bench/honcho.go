@@ -65,7 +65,8 @@ func (e *benchEnv) honcho(ctx context.Context) (*honchoResult, error) {
 	}
 	defer db.Close()
 	logf("honcho: generating %d observations over %d peers", e.o.observations, e.o.peers)
-	spec := bench.HonchoSpec{Observations: e.o.observations, Peers: e.o.peers}
+	spec := bench.DefaultHonchoSpec()
+	spec.Observations, spec.Peers = e.o.observations, e.o.peers
 	if r.Data, err = bench.GenerateHoncho(ctx, db, spec); err != nil {
 		return nil, err
 	}
