@@ -130,7 +130,7 @@ prior AS (
 upd AS (
   UPDATE {{.Documents}} d
   SET deleted_at = now(),
-      internal_metadata = d.internal_metadata || jsonb_build_object('superseded_by', p.new_id)
+      internal_metadata = coalesce(d.internal_metadata, CAST('{}' AS jsonb)) || jsonb_build_object('superseded_by', p.new_id)
       {{- if .SupersededBy}}, superseded_by = p.new_id{{end}}
   FROM prior p
   WHERE d.id = p.id
@@ -336,7 +336,7 @@ INSERT INTO {{.Mem0}}
 SELECT * FROM jsonb_populate_record(CAST(NULL AS {{.Mem0}}), CAST(:row AS jsonb))
 ON CONFLICT (id) DO NOTHING`
 	honchoProtectSQL = `
-UPDATE {{.Documents}} SET internal_metadata = internal_metadata || jsonb_build_object('protected', CAST(:on AS boolean))
+UPDATE {{.Documents}} SET internal_metadata = coalesce(internal_metadata, CAST('{}' AS jsonb)) || jsonb_build_object('protected', CAST(:on AS boolean))
 WHERE id = :id`
 )
 
@@ -378,7 +378,7 @@ const honchoFlagSQL = `
 WITH ` + honchoCitations + `,
 per AS (SELECT derived_id, jsonb_agg(DISTINCT source_id) AS ids FROM cit WHERE derived_id <> source_id GROUP BY derived_id)
 UPDATE {{.Documents}} x
-SET internal_metadata = jsonb_set(x.internal_metadata, '{stale_basis}', (
+SET internal_metadata = jsonb_set(coalesce(x.internal_metadata, '{}'), '{stale_basis}', (
   SELECT jsonb_agg(DISTINCT v) FROM jsonb_array_elements(
     CASE WHEN jsonb_typeof(x.internal_metadata -> 'stale_basis') = 'array' THEN x.internal_metadata -> 'stale_basis' ELSE '[]' END || p.ids) v))
 FROM per p
