@@ -245,3 +245,43 @@ func TestAScopeIsNotDecidedPairByPair(t *testing.T) {
 		t.Fatal("the one contradiction of the scope was not proposed")
 	}
 }
+
+// A large scope gets its key digest from the full pass, so an incremental
+// pass after a new observation reads the new one and the few observations
+// its keys meet, not the scope whole, and still decides it; a second
+// change meeting the first only through the fragment the pass stored is
+// decided against it.
+func TestHonchoIncrementalPassIsNarrowedByTheScopesDigest(t *testing.T) {
+	t.Parallel()
+	db, h := honchoDB(t, false)
+	t0 := time.Now().Add(-48 * time.Hour)
+	var obs []storetest.Observation
+	for i := range 60 {
+		obs = append(obs, storetest.Observation{Workspace: "acme", Observer: "sam",
+			Content: fmt.Sprintf("Visited city number %d in %d", i, 1990+i%30), CreatedAt: t0.Add(time.Duration(i) * time.Minute)})
+	}
+	obs = append(obs, storetest.Observation{Workspace: "acme", Observer: "sam", Content: "Lives in Toronto", CreatedAt: t0.Add(2 * time.Hour)})
+	ids := observe(t, h, obs...)
+	j := storeJob(t, db.DB, storetest.Plan(schema.StoreHoncho, "honcho"))
+	if r := run(t, j, live()); r.Kind != sweep.KindFull || r.Supersessions != 0 {
+		t.Fatalf("full pass: %+v", r)
+	}
+	if n := countOf(t, db.DB, `SELECT count(*) FROM supersessiond.aspect_keys`); n == 0 {
+		t.Fatal("the full pass stored no digest of the scope")
+	}
+	halifax := observe(t, h, storetest.Observation{Workspace: "acme", Observer: "sam", Content: "Lives in Halifax"})
+	r := run(t, j, live())
+	if r.Kind != sweep.KindIncremental || r.Narrowed != 1 || r.Supersessions != 1 || r.Attributes >= 61 {
+		t.Fatalf("incremental pass: want the scope narrowed and one supersession: %+v", r)
+	}
+	if d := documentOf(t, db.DB, ids[60]); d.Live || *d.SupersededBy != halifax[0] {
+		t.Fatalf("Toronto: %+v", d)
+	}
+	calgary := observe(t, h, storetest.Observation{Workspace: "acme", Observer: "sam", Content: "Lives in Calgary"})
+	if r := run(t, j, live()); r.Narrowed != 1 || r.Supersessions != 1 {
+		t.Fatalf("second incremental pass: %+v", r)
+	}
+	if d := documentOf(t, db.DB, halifax[0]); d.Live || *d.SupersededBy != calgary[0] {
+		t.Fatalf("Halifax: %+v", d)
+	}
+}
