@@ -20,9 +20,10 @@ import (
 // and the supersession rows of its history (the guarded apply, proposals,
 // vetoes). The engine, the change feed and the operator's commands ask it
 // for rows (groups of attributes, what was applied or proposed, vetoes);
-// none assembles its column lists. Another kind of memory (a stack's
-// documents, a vector collection) would be another store behind the same
-// questions.
+// none assembles its column lists. The stores real stacks keep their facts
+// in (Honcho's documents, mem0's collection: SPEC §14) are the same
+// questions answered by the store's own statements (stores_sql.go), chosen
+// once, when the engine is built, from the names' Store.
 type attributeStore struct {
 	db  *sqlx.DB
 	sql attributeStatements
