@@ -152,6 +152,10 @@ var storeIndexes = map[Store][]IndexSpec{
 		tombstoneIndexes[0], tombstoneIndexes[1], tombstoneIndexes[4],
 	},
 	StoreMem0: {
+		// The operator's commands and the console find a memory by its id as
+		// text (the history's), as they find an attribute.
+		{Name: "supersessiond_mem0_id_text", Table: Mem0, ByName: true,
+			DDL: `CREATE INDEX IF NOT EXISTS supersessiond_mem0_id_text ON {{.Mem0}} ((CAST(id AS text)))`},
 		{Name: "supersessiond_mem0_scope", Table: Mem0, ByName: true,
 			DDL: `CREATE INDEX IF NOT EXISTS supersessiond_mem0_scope ON {{.Mem0}}
   ((coalesce(payload ->> 'user_id', '')), (coalesce(payload ->> 'agent_id', '')), (coalesce(payload ->> 'run_id', '')), id)`},

@@ -209,6 +209,7 @@ func TestMem0Store(t *testing.T) {
 		if !before[obj] && obj != "index public.supersessiond_mem0_scope CREATE INDEX supersessiond_mem0_scope ON public.mem0 USING btree "+
 			"(COALESCE((payload ->> 'user_id'::text), ''::text), COALESCE((payload ->> 'agent_id'::text), ''::text), "+
 			"COALESCE((payload ->> 'run_id'::text), ''::text), id)" &&
+			obj != "index public.supersessiond_mem0_id_text CREATE INDEX supersessiond_mem0_id_text ON public.mem0 USING btree (((id)::text))" &&
 			obj != "trigger supersessiond_store_changed" {
 			t.Errorf("migrate added %s to mem0's schema", obj)
 		}
