@@ -58,6 +58,9 @@ type sweepReport struct {
 }
 
 func (e *benchEnv) honcho(ctx context.Context) (*honchoResult, error) {
+	if e.o.observations <= 0 || e.o.peers <= 0 {
+		return nil, fmt.Errorf("honcho: --observations and --peers must be positive (%d, %d)", e.o.observations, e.o.peers)
+	}
 	r := &honchoResult{}
 	db, dbURL, err := e.emptyDB(ctx, "honcho")
 	if err != nil {
