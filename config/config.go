@@ -101,11 +101,13 @@ type Tables struct {
 // decides about (SPEC §14): section 4's attribute graph, Honcho's
 // documents, or mem0's pgvector collection.
 type Supersession struct {
-	Store string `key:"store" default:"attributes" check:"oneof=attributes|honcho|mem0"`
+	Store string `key:"store" default:"attributes" check:"oneof=attributes|honcho|mem0" judgment:"always"`
 	// HonchoLevels are the documents.level values that take part when the
 	// store is honcho: explicit observations by default; Honcho's own
-	// dreamer writes the deductive, inductive and contradiction ones.
-	HonchoLevels List `key:"honchoLevels" default:"explicit"`
+	// dreamer writes the deductive, inductive and contradiction ones. A new
+	// set is a new judgment: the next sweep is a full pass, so documents of
+	// a level just added are decided too.
+	HonchoLevels List `key:"honchoLevels" default:"explicit" judgment:"always"`
 }
 
 // The stores maintenance.supersession.store names.

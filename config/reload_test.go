@@ -64,6 +64,10 @@ func TestJudgmentFollowsItsKeys(t *testing.T) {
 		{"the LLM's timeout", semantic, func(c *config.Config) { c.Maintenance.LLM.Timeout = time.Minute }, false},
 		{"fullSweepEvery", nil, func(c *config.Config) { c.Maintenance.Schedules.FullSweepEvery = time.Hour }, false},
 		{"the log level", nil, func(c *config.Config) { c.Maintenance.Log.Level = "debug" }, false},
+		{"the store", nil, func(c *config.Config) { c.Maintenance.Supersession.Store = config.StoreHoncho }, true},
+		{"Honcho's levels", nil, func(c *config.Config) {
+			c.Maintenance.Supersession.HonchoLevels = config.List{"explicit", "deductive"}
+		}, true},
 	} {
 		before := config.Default()
 		if tc.base != nil {

@@ -111,6 +111,10 @@ func consoleOf(cfg *config.Config, a audit.Settings) console.Settings {
 		MaxConcurrentRequests: h.MaxConcurrentRequests, TrustedProxies: h.TrustedProxyNets()}
 }
 
+// DefaultPlan is the plan of the default configuration (tests start from
+// it without reading agent.yaml's tree themselves).
+func DefaultPlan() schema.Plan { return planOf(config.Default()) }
+
 // planOf is the plan of a configuration. Each job's on-condition is SPEC
 // §9's: supersession with supersessionEnabled, the scheduled jobs when
 // their schedule is not off.

@@ -48,6 +48,8 @@ type options struct {
 	inlineRates     []int
 	inlineStep      time.Duration
 	changeShare     float64
+	observations    int
+	peers           int
 	only            string
 }
 
@@ -67,6 +69,8 @@ type result struct {
 	Tombstones *tombstoneResult `json:"tombstones,omitempty"`
 
 	Compaction *compactionResult `json:"compaction,omitempty"`
+
+	Honcho *honchoResult `json:"honcho,omitempty"`
 }
 
 func main() {
@@ -86,7 +90,9 @@ func main() {
 	rates := flag.String("inline-rates", "100,200,300,400,500,750,1000,1500,2000,3000,4000", "classification rates the inline search tries, in order (it stops at the first that misses)")
 	flag.DurationVar(&o.inlineStep, "inline-step", 8*time.Second, "how long the inline search sustains each rate")
 	flag.Float64Var(&o.changeShare, "change-share", 0.001, "share of the attributes changed before the incremental sweep")
-	flag.StringVar(&o.only, "only", "", "comma-separated subset: heuristics,sweep,inline,tombstones,compaction")
+	flag.IntVar(&o.observations, "observations", 1_000_000, "Honcho observations for the honcho run")
+	flag.IntVar(&o.peers, "peers", 10_000, "Honcho peers the observations are spread over (Zipf sizes)")
+	flag.StringVar(&o.only, "only", "", "comma-separated subset: heuristics,sweep,inline,tombstones,compaction,honcho")
 	flag.Parse()
 	for _, r := range strings.Split(*rates, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(r))
@@ -163,6 +169,11 @@ func run(o options, out io.Writer) error {
 	}
 	if o.want("compaction") {
 		if res.Compaction, err = env.compaction(ctx); err != nil {
+			return err
+		}
+	}
+	if o.want("honcho") {
+		if res.Honcho, err = env.honcho(ctx); err != nil {
 			return err
 		}
 	}
@@ -369,6 +380,16 @@ func printTable(w io.Writer, r result) {
 	if c := r.Compaction; c != nil {
 		fmt.Fprintf(tw, "compaction: events\t%d in %.1f s (LLM %s, concurrency %d)\t\n", c.Events, c.Seconds, c.LLMLatency, c.Concurrency)
 		fmt.Fprintf(tw, "compaction: throughput\t%.0f events/s\t≥ 100 events/s\n", c.PerSec)
+	}
+	if h := r.Honcho; h != nil {
+		fmt.Fprintf(tw, "honcho: observations\t%d over %d peers (largest %d, median %d, %d over 10,000), %d planted\t\n",
+			h.Data.Observations, h.Data.Peers, h.Data.LargestPeer, h.Data.MedianPeer, h.Data.PeersOver10k, h.Data.Planted)
+		fmt.Fprintf(tw, "honcho: full pass\t%.2f s (%.0f observations/s), %d examined, %d pairs, %d supersessions\t\n",
+			h.Seconds, h.PerSec, h.Examined, h.Pairs, h.Supersessions)
+		fmt.Fprintf(tw, "honcho: peak RSS\t%.0f MB\t≤ 150 MB\n", float64(h.PeakRSS)/1e6)
+		fmt.Fprintf(tw, "honcho: incremental after %d new\t%.2f s (%.1f%% of the full pass, %s), %d scopes (%d narrowed), %d examined\t≤ 5%%\n",
+			h.Incremental.Added, h.Incremental.Seconds, 100*h.Incremental.Share, h.Incremental.Kind, h.Incremental.Scopes,
+			h.Incremental.Narrowed, h.Incremental.Examined)
 	}
 	tw.Flush()
 }

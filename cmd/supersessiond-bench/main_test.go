@@ -25,7 +25,7 @@ func TestBenchSmoke(t *testing.T) {
 	o := options{
 		binary: bin, databaseURL: server.URL, attributes: 3000, documents: 3000, deletedShare: 0.1,
 		tombstoneBatch: 100, events: 20, llmLatency: time.Millisecond, llmConcurrency: 4,
-		classifyRate: 100, classifyFor: time.Second,
+		classifyRate: 100, classifyFor: time.Second, observations: 2000, peers: 20, changeShare: 0.01,
 	}
 	var out bytes.Buffer
 	if err := run(o, &out); err != nil {
@@ -38,7 +38,8 @@ func TestBenchSmoke(t *testing.T) {
 	}
 	if res.Sweep == nil || res.Sweep.Supersessions == 0 || res.Inline == nil || res.Inline.Decided != 100 ||
 		res.Tombstones == nil || res.Tombstones.Ratio <= 0 || res.Compaction == nil || res.Compaction.Completed != 20 ||
-		res.Heuristics.DecisionsPerSec <= 0 {
+		res.Heuristics.DecisionsPerSec <= 0 || res.Honcho == nil || res.Honcho.Supersessions == 0 ||
+		res.Honcho.Supersessions != res.Honcho.Data.Planted || res.Honcho.Incremental.Kind != "incremental" {
 		t.Fatalf("missing figures: %s", lines[len(lines)-1])
 	}
 	// The floor is the faster of the two ways of reading it, each measured.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -260,5 +261,52 @@ func (c *ProtectCommand) Run(ctx context.Context, args []string) error {
 		return nil
 	}
 	fmt.Fprintf(c.m.Stdout, "attribute %s is now %s\n", positional[0], state)
+	return nil
+}
+
+// DependentsCommand lists the live Honcho documents that cite retired ones.
+type DependentsCommand struct{ m *Main }
+
+func (c *DependentsCommand) Run(ctx context.Context, args []string) error {
+	fs, cfgPath := c.m.newFlagSet("dependents", "[--workspace NAME] [--limit N] [--json]")
+	workspace := fs.String("workspace", "", "only this workspace's documents")
+	limit := fs.Int("limit", 50, "at most this many documents")
+	asJSON := fs.Bool("json", false, "one JSON object per line")
+	positional, err := c.m.parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(positional) > 0 {
+		return usagef("dependents: unexpected argument %q", positional[0])
+	}
+	if *limit < 1 {
+		return usagef("dependents: --limit must be at least 1")
+	}
+	env, err := c.m.open(ctx, *cfgPath, schema.Supersession)
+	if err != nil {
+		return err
+	}
+	defer env.db.Close()
+	deps, err := env.ops().Dependents(ctx, *workspace, *limit)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(c.m.Stdout)
+		for _, d := range deps {
+			if err := enc.Encode(d); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if len(deps) == 0 {
+		fmt.Fprintln(c.m.Stdout, "no live document cites a retired one")
+		return nil
+	}
+	for _, d := range deps {
+		fmt.Fprintf(c.m.Stdout, "%s  %s %s→%s  cites retired %s  %s\n", d.ID, d.Workspace, d.Observer, d.Observed,
+			strings.Join(d.StaleBasis, ", "), d.Content)
+	}
 	return nil
 }

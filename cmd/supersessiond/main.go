@@ -65,6 +65,7 @@ func (m *Main) commands() map[string]commandInfo {
 		"check":      {"validate config, connectivity and schema", func(m *Main) command { return &CheckCommand{m} }},
 		"compact":    {"one compaction-retry pass now (--once)", func(m *Main) command { return &CompactCommand{m} }},
 		"completion": {"print a shell completion script (bash or zsh)", func(m *Main) command { return &CompletionCommand{m} }},
+		"dependents": {"Honcho documents that cite retired ones (internal_metadata.stale_basis)", func(m *Main) command { return &DependentsCommand{m} }},
 		"detect":     {"decide attribute pairs read as JSON lines on stdin (no database)", func(m *Main) command { return &DetectCommand{m} }},
 		"eval":       {"score the heuristics on labelled pairs: precision, recall, F1", func(m *Main) command { return &EvalCommand{m} }},
 		"help":       {"print the usage of supersessiond or of one command", func(m *Main) command { return &HelpCommand{m} }},

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
 	"github.com/supersessiond/supersessiond/internal/testkit/storetest"
@@ -224,25 +225,35 @@ func TestSupersessionOnlyStack(t *testing.T) {
 }
 
 // examples/honcho and examples/mem0 as shipped, on fresh databases shaped
-// like each stack (storetest's, from the stacks' code): check accepts them
-// (after migrate, for Honcho's tombstone job); with supersession turned on
-// it recognises the store, names what it found and says the engine runs
-// on it from the next release; migrate then prepares the store and
-// migrate --remove leaves the stack's schema as it was.
+// like each stack (storetest's, from the stacks' code): migrate prepares
+// the store, check says which store it found and exits 0, a shadow sweep
+// proposes the contradiction a stack wrote, and migrate --remove leaves the
+// stack's schema as it was.
 func TestExamplesOnStoreFixtures(t *testing.T) {
 	t.Parallel()
+	t0 := time.Now().Add(-time.Hour)
 	cases := []struct {
 		name, example string
 		create        func(*testing.T, *pgtest.DB)
 		found         string
 	}{
 		{"honcho", "../../examples/honcho/agent.yaml", func(t *testing.T, db *pgtest.DB) {
-			if _, err := storetest.CreateHoncho(context.Background(), db.DB, storetest.HonchoShape{Sources: true}); err != nil {
+			h, err := storetest.CreateHoncho(context.Background(), db.DB, storetest.HonchoShape{Sources: true})
+			if err == nil {
+				_, err = h.Observe(context.Background(), storetest.Observation{Content: "Lives in Toronto", CreatedAt: t0},
+					storetest.Observation{Content: "Lives in Halifax", CreatedAt: t0.Add(time.Minute)})
+			}
+			if err != nil {
 				t.Fatal(err)
 			}
 		}, "store honcho: Honcho's documents (public.documents)"},
 		{"mem0", "../../examples/mem0/agent.yaml", func(t *testing.T, db *pgtest.DB) {
-			if _, err := storetest.CreateMem0(context.Background(), db.DB, storetest.Mem0Shape{}); err != nil {
+			m, err := storetest.CreateMem0(context.Background(), db.DB, storetest.Mem0Shape{})
+			if err == nil {
+				_, err = m.Add(context.Background(), storetest.Memory{Data: "Lives in Toronto", UserID: "alice", CreatedAt: t0},
+					storetest.Memory{Data: "Lives in Halifax", UserID: "alice", CreatedAt: t0.Add(time.Minute)})
+			}
+			if err != nil {
 				t.Fatal(err)
 			}
 		}, "store mem0: mem0's collection (public.mem0)"},
@@ -257,21 +268,24 @@ func TestExamplesOnStoreFixtures(t *testing.T) {
 				t.Fatal(err)
 			}
 			c := newCLI(t, "SUPERSESSIOND_DATABASE_URL="+db.URL)
-			for _, cmd := range [][]string{{"migrate"}, {"check"}} {
-				if code, out, errOut := c.run("", append(cmd, "--config", tc.example)...); code != 0 {
-					t.Fatalf("%v: exit %d\n%s%s", cmd, code, out, errOut)
-				}
+			if code, out, errOut := c.run("", "migrate", "--config", tc.example); code != 0 || !strings.Contains(out, "create trigger supersessiond_store_changed") {
+				t.Fatalf("migrate: exit %d\n%s%s", code, out, errOut)
 			}
-			on := newCLI(t, "SUPERSESSIOND_DATABASE_URL="+db.URL, "SUPERSESSIOND_MEMORY__PIPELINEV2__STRUCTURAL__SUPERSESSIONENABLED=true")
-			if code, out, errOut := on.run("", "migrate", "--config", tc.example); code != 0 || !strings.Contains(out, "create trigger supersessiond_store_changed") {
-				t.Fatalf("migrate with supersession on: exit %d\n%s%s", code, out, errOut)
+			if code, out, errOut := c.run("", "check", "--config", tc.example); code != 0 || !strings.Contains(out, "supersession  ok ("+tc.found) {
+				t.Fatalf("check: exit %d\n%s%s", code, out, errOut)
 			}
-			code, out, _ := on.run("", "check", "--config", tc.example)
-			if code != exitUnavailable || !strings.Contains(out, "supersession  recognised, not run by this release: "+tc.found) ||
-				!strings.Contains(out, "from the next release") || !strings.Contains(out, "supersessionEnabled: false") {
-				t.Fatalf("check with supersession on: exit %d\n%s", code, out)
+			if code, out, errOut := c.run("", "sweep", "--once", "--json", "--config", tc.example); code != 0 || !strings.Contains(out, `"proposals_shadow":1`) {
+				t.Fatalf("sweep --once: exit %d\n%s%s", code, out, errOut)
 			}
-			if code, out, errOut := on.run("", "migrate", "--remove", "--config", tc.example); code != 0 {
+			if code, out, errOut := c.run("", "proposals", "--config", tc.example); code != 0 || !strings.Contains(out, "Lives in Halifax") {
+				t.Fatalf("proposals: exit %d\n%s%s", code, out, errOut)
+			}
+			code, out, errOut := c.run("", "dependents", "--config", tc.example)
+			if tc.name == "honcho" && (code != 0 || !strings.Contains(out, "no live document cites a retired one")) ||
+				tc.name == "mem0" && (code != exitRefused || !strings.Contains(errOut, "only Honcho's documents cite others")) {
+				t.Fatalf("dependents: exit %d\n%s%s", code, out, errOut)
+			}
+			if code, out, errOut := c.run("", "migrate", "--remove", "--config", tc.example); code != 0 {
 				t.Fatalf("migrate --remove: exit %d\n%s%s", code, out, errOut)
 			}
 			var after string

@@ -14,6 +14,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 )
@@ -31,6 +32,9 @@ type snapshot struct {
 	SupersededBy *string    `json:"superseded_by"`
 	SupersededAt *time.Time `json:"superseded_at"`
 	UpdatedAt    *time.Time `json:"updated_at"`
+	// Row is the whole row as it was, on a store whose retirement removes
+	// it or whose stack may (SPEC §14): what undo re-inserts.
+	Row json.RawMessage `json:"row,omitempty"`
 }
 
 func (o *Ops) loadEntry(ctx context.Context, q sqlx.QueryerContext, id string) (*Entry, *entryMeta, error) {
@@ -266,35 +270,11 @@ func (o *Ops) Undo(ctx context.Context, s Brake, historyID string) (string, erro
 		} else if !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("undo %s: %w", historyID, err)
 		}
-		var cur struct {
-			AgentID      string     `db:"agent_id"`
-			Status       string     `db:"status"`
-			SupersededBy *string    `db:"superseded_by"`
-			SupersededAt *time.Time `db:"superseded_at"`
-			UpdatedAt    time.Time  `db:"updated_at"`
+		if err := o.restore(ctx, tx, historyID, m); err != nil {
+			return err
 		}
-		err = tx.GetContext(ctx, &cur, o.sql.LockForUndo, m.OldAttributeID, m.AgentID)
-		if errors.Is(err, sql.ErrNoRows) {
-			return refuse(op, "attribute %s no longer exists as an attribute of agent %s", m.OldAttributeID, m.AgentID)
-		}
-		if err != nil {
-			return fmt.Errorf("undo %s: lock attribute %s: %w", historyID, m.OldAttributeID, err)
-		}
-		if cur.AgentID != m.AgentID {
-			return refuse(op, "attribute %s now belongs to agent %s, not %s", m.OldAttributeID, cur.AgentID, m.AgentID)
-		}
-		if changed := differs(cur.Status, cur.SupersededBy, cur.SupersededAt, &cur.UpdatedAt, m); changed != "" {
-			return refuse(op, "attribute %s changed after the supersession (%s); undoing would overwrite that change", m.OldAttributeID, changed)
-		}
-		u := m.Undo
-		q, args, err := o.sql.Restore.Bind(map[string]any{"id": m.OldAttributeID, "status": u.Status,
-			"superseded_by": u.SupersededBy, "superseded_at": u.SupersededAt})
-		if err == nil {
-			_, err = tx.ExecContext(ctx, q, args...)
-		}
-		if err != nil {
-			return fmt.Errorf("undo %s: restore attribute %s: %w", historyID, m.OldAttributeID, err)
-		}
+		u := *m.Undo
+		u.Row = nil // the supersession's row keeps it
 		meta := o.withOperator(map[string]any{
 			"agent_id": m.AgentID, "reverted_history_id": historyID,
 			"old_attribute_id": m.OldAttributeID, "new_attribute_id": m.NewAttributeID,
@@ -319,6 +299,57 @@ func (o *Ops) Undo(ctx context.Context, s Brake, historyID string) (string, erro
 	}
 	done()
 	return revertID, nil
+}
+
+// restore puts the old attribute of a supersession back as its undo
+// snapshot says, under the row's lock, refusing when the row changed since.
+// On a store whose retirement removes the row, or whose stack removed it
+// since (Honcho's reconciler), the engine re-inserts it from the snapshot.
+func (o *Ops) restore(ctx context.Context, tx *sqlx.Tx, historyID string, m *entryMeta) error {
+	const op = "undo"
+	var cur struct {
+		AgentID      string     `db:"agent_id"`
+		Status       string     `db:"status"`
+		SupersededBy *string    `db:"superseded_by"`
+		SupersededAt *time.Time `db:"superseded_at"`
+		UpdatedAt    time.Time  `db:"updated_at"`
+	}
+	store := o.engine.Store()
+	err := tx.GetContext(ctx, &cur, o.sql.LockForUndo, m.OldAttributeID, m.AgentID)
+	gone := errors.Is(err, sql.ErrNoRows)
+	switch {
+	case gone && (store == schema.StoreAttributes || len(m.Undo.Row) == 0):
+		return refuse(op, "attribute %s no longer exists as an attribute of agent %s", m.OldAttributeID, m.AgentID)
+	case gone:
+	case err != nil:
+		return fmt.Errorf("undo %s: lock attribute %s: %w", historyID, m.OldAttributeID, err)
+	case cur.AgentID != m.AgentID:
+		return refuse(op, "attribute %s now belongs to agent %s, not %s", m.OldAttributeID, cur.AgentID, m.AgentID)
+	default:
+		if changed := differs(cur.Status, cur.SupersededBy, cur.SupersededAt, &cur.UpdatedAt, m); changed != "" {
+			return refuse(op, "attribute %s changed after the supersession (%s); undoing would overwrite that change", m.OldAttributeID, changed)
+		}
+	}
+	if store != schema.StoreAttributes {
+		restored, err := o.engine.Restore(ctx, tx, m.OldAttributeID, m.Undo.Row, gone)
+		if err != nil {
+			return fmt.Errorf("undo %s: %w", historyID, err)
+		}
+		if !restored {
+			return refuse(op, "attribute %s is back already", m.OldAttributeID)
+		}
+		return nil
+	}
+	u := m.Undo
+	q, args, err := o.sql.Restore.Bind(map[string]any{"id": m.OldAttributeID, "status": u.Status,
+		"superseded_by": u.SupersededBy, "superseded_at": u.SupersededAt})
+	if err == nil {
+		_, err = tx.ExecContext(ctx, q, args...)
+	}
+	if err != nil {
+		return fmt.Errorf("undo %s: restore attribute %s: %w", historyID, m.OldAttributeID, err)
+	}
+	return nil
 }
 
 // differs compares an attribute's state with what the supersession left.
@@ -491,6 +522,10 @@ func (o *Ops) Protect(ctx context.Context, s Brake, attrID string, on bool) (boo
 	if s.Frozen() {
 		return false, frozen(op)
 	}
+	if o.engine.Store() == schema.StoreMem0 {
+		return false, refuse(op, "protect is not available on store mem0: the mark would have to go into mem0's payload, "+
+			"which mem0 hands back to its callers; reject the proposals about the memory instead")
+	}
 	changed, agent, content := false, "", ""
 	err := store.InTx(ctx, db, func(tx *sqlx.Tx) error {
 		var r struct {
@@ -509,7 +544,12 @@ func (o *Ops) Protect(ctx context.Context, s Brake, attrID string, on bool) (boo
 		if r.Protected == on {
 			return nil
 		}
-		if _, err := tx.ExecContext(ctx, o.sql.Protect, attrID, on); err != nil {
+		if o.engine.Store() != schema.StoreAttributes {
+			err = o.engine.Protect(ctx, tx, attrID, on)
+		} else {
+			_, err = tx.ExecContext(ctx, o.sql.Protect, attrID, on)
+		}
+		if err != nil {
 			return fmt.Errorf("protect %s: %w", attrID, err)
 		}
 		event := "attribute_protected"

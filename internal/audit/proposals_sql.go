@@ -100,7 +100,7 @@ SELECT` + proposalStatus + ` AS status
 // as a single review does (shareAttributeSQL), in id order as the engine's
 // write does, so neither can deadlock the other.
 const lockOldSharedSQL = `
-SELECT 1 FROM {{.Attributes}} WHERE id = ANY($1) ORDER BY id FOR SHARE`
+SELECT 1 FROM {{.Attributes}} a WHERE id = ANY($1) ORDER BY id FOR SHARE`
 
 // reviewBatchSQL records one decision per proposal of a batch that is still
 // pending now, under the locks lockOldSharedSQL took (a separate statement:

@@ -20,6 +20,10 @@ type Ops struct {
 // New returns the operator's commands for the database names describes
 // (nil: the reference schema).
 func New(db *sqlx.DB, names *schema.Names, engine *supersession.Engine) *Ops {
+	if names != nil && names.Store != schema.StoreAttributes {
+		// A store's rows, read as attributes; its writes are the engine's.
+		names = supersession.AttributeView(names)
+	}
 	return &Ops{db: db, engine: engine, actor: Operator{Channel: ChannelCLI}.actor(), sql: schema.Render(names, auditSQL)}
 }
 
@@ -27,7 +31,7 @@ func New(db *sqlx.DB, names *schema.Names, engine *supersession.Engine) *Ops {
 // (schema.Render).
 type statements struct {
 	Entry, ShareAttribute, PriorReview, AppliedFrom, PairState, PriorRevert,
-	LockForUndo, LockForSupersede, LockForProtect, Protect string
+	LockForUndo, LockForSupersede, LockForProtect, Protect, Dependents string
 	History, InsertHistory, Restore schema.Named
 	Queue                           queueStatements // the review queue's (proposals.go)
 }
@@ -36,7 +40,7 @@ var auditSQL = statements{
 	History: schema.NamedSQL(historySQL), Entry: entrySQL, InsertHistory: schema.NamedSQL(insertHistorySQL), ShareAttribute: shareAttributeSQL,
 	PriorReview: priorReviewSQL, AppliedFrom: appliedFromSQL, PairState: pairStateSQL, PriorRevert: priorRevertSQL,
 	LockForUndo: lockForUndoSQL, Restore: schema.NamedSQL(restoreSQL), LockForSupersede: lockForSupersedeSQL,
-	LockForProtect: lockForProtectSQL, Protect: protectSQL, Queue: queueSQL,
+	LockForProtect: lockForProtectSQL, Protect: protectSQL, Dependents: dependentsSQL, Queue: queueSQL,
 }
 
 // historySQL serves every filter combination from the indexes migrate
@@ -70,7 +74,7 @@ RETURNING id`
 
 // shareAttributeSQL takes the old attribute's lock while a review is
 // recorded: a supersession being written waits, or is written first.
-const shareAttributeSQL = `SELECT 1 FROM {{.Attributes}} WHERE id = $1 AND agent_id = $2 FOR SHARE`
+const shareAttributeSQL = `SELECT 1 FROM {{.Attributes}} a WHERE id = $1 AND agent_id = $2 FOR SHARE`
 
 const priorReviewSQL = `
 SELECT id, event, created_at FROM {{.History}}
@@ -81,14 +85,14 @@ SELECT id FROM {{.History}} WHERE event = 'attribute_superseded' AND {{meta ""}}
 
 const pairStateSQL = `
 SELECT id, agent_id, status, kind, protected, content, superseded_by, aspect_id
-FROM {{.Attributes}} WHERE id = ANY($1) AND agent_id = $2`
+FROM {{.Attributes}} a WHERE id = ANY($1) AND agent_id = $2`
 
 const priorRevertSQL = `
 SELECT id FROM {{.History}} WHERE event = 'supersession_reverted' AND {{meta ""}} ->> 'reverted_history_id' = $1`
 
 const lockForUndoSQL = `
 SELECT agent_id, status, superseded_by, superseded_at, updated_at
-FROM {{.Attributes}} WHERE id = $1 AND agent_id = $2 FOR UPDATE`
+FROM {{.Attributes}} a WHERE id = $1 AND agent_id = $2 FOR UPDATE`
 
 const restoreSQL = `
 UPDATE {{.Attributes}} SET status = :status, superseded_by = :superseded_by, superseded_at = :superseded_at, updated_at = now()
@@ -98,8 +102,8 @@ WHERE id = :id`
 // another agent is, to the command, an id that does not exist.
 const lockForSupersedeSQL = `
 SELECT id, agent_id, aspect_id, kind, status, protected, superseded_by, content
-FROM {{.Attributes}} WHERE id = ANY($1) AND agent_id = $2 ORDER BY id FOR UPDATE`
+FROM {{.Attributes}} a WHERE id = ANY($1) AND agent_id = $2 ORDER BY id FOR UPDATE`
 
-const lockForProtectSQL = `SELECT agent_id, memory_id, content, protected FROM {{.Attributes}} WHERE id = $1 FOR UPDATE`
+const lockForProtectSQL = `SELECT agent_id, memory_id, content, protected FROM {{.Attributes}} a WHERE id = $1 FOR UPDATE`
 
 const protectSQL = `UPDATE {{.Attributes}} SET protected = $2 WHERE id = $1`

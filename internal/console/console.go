@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/supersessiond/supersessiond/internal/audit"
+	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/jobs/compaction"
 )
 
@@ -185,6 +186,15 @@ func (c *Console) routes() {
 	review("POST /api/proposals/{id}/{action}", c.apiDecide)
 	review("POST /api/history/{id}/undo", c.apiUndo)
 	review("POST /api/bulk", c.apiBulk)
+	if c.dependentsOn() {
+		c.mux.HandleFunc("GET /ui/dependents", c.dependentsPage)
+		c.mux.HandleFunc("GET /api/dependents", c.apiDependents)
+	}
+}
+
+// dependentsOn: the store is Honcho's, whose documents cite others.
+func (c *Console) dependentsOn() bool {
+	return c.opts.Ops != nil && c.opts.Ops.Store() == schema.StoreHoncho
 }
 
 // Off answers every console and API request when the console cannot be

@@ -20,7 +20,7 @@ import (
 // pages are the console's server-rendered pages: one template set per page,
 // each with the shared layout.
 type pages struct {
-	queue, proposal, stats, login, compaction *template.Template
+	queue, proposal, stats, login, compaction, dependents *template.Template
 }
 
 func parsePages() (*pages, error) {
@@ -80,7 +80,7 @@ func parsePages() (*pages, error) {
 	for _, x := range []struct {
 		dst  **template.Template
 		name string
-	}{{&p.queue, "queue.html"}, {&p.proposal, "proposal.html"}, {&p.stats, "stats.html"}, {&p.login, "login.html"}, {&p.compaction, "compaction.html"}} {
+	}{{&p.queue, "queue.html"}, {&p.proposal, "proposal.html"}, {&p.stats, "stats.html"}, {&p.login, "login.html"}, {&p.compaction, "compaction.html"}, {&p.dependents, "dependents.html"}} {
 		if *x.dst, err = parse(x.name); err != nil {
 			return nil, fmt.Errorf("console: parse %s: %w", x.name, err)
 		}
@@ -178,15 +178,16 @@ type frame struct {
 	Path     string
 	Operator string // who is logged in, as the audit trail records it
 	// Review: the review pages are served (the supersession job is on);
-	// Watch: the compaction watch's page is.
-	Review, Watch bool
+	// Watch: the compaction watch's page is; Dependents: Honcho's
+	// dependents page is.
+	Review, Watch, Dependents bool
 }
 
 func (c *Console) frame(r *http.Request, title, nav string) frame {
 	cfg := c.opts.Settings()
 	f := frame{Title: title, Nav: nav, Shadow: cfg.ShadowMode, Frozen: cfg.Audit.Frozen(),
 		GraceMS: c.opts.ReviewGrace.Milliseconds(), Path: r.URL.RequestURI(),
-		Review: c.opts.Ops != nil, Watch: c.opts.Compaction != nil}
+		Review: c.opts.Ops != nil, Watch: c.opts.Compaction != nil, Dependents: c.dependentsOn()}
 	a := c.accessOf(r)
 	if a.session != nil {
 		f.Admin, f.CSRF, f.Operator = true, a.session.csrf, a.session.operator

@@ -221,7 +221,7 @@ func (l *Layout) names() *Names {
 	n := &Names{
 		Attributes: q(Attributes), Aspects: q(Aspects), History: q(History), Memories: q(Memories),
 		Messages: q(Messages), Events: q(CompactionEvents), Documents: q(Documents), Sources: q(DocumentSources),
-		Mem0: q(Mem0), Store: l.Plan.storeOf(), CompactionWatch: l.Plan.watchCompaction, Own: quoteIdent(own), State: ownTable(own, "state"), Leases: ownTable(own, "leases"),
+		Mem0: q(Mem0), Store: l.Plan.storeOf(), Levels: l.Plan.HonchoLevels, CompactionWatch: l.Plan.watchCompaction, Own: quoteIdent(own), State: ownTable(own, "state"), Leases: ownTable(own, "leases"),
 		Outbox: ownTable(own, "classified"), Changes: ownTable(own, "changes"), Verdicts: ownTable(own, "llm_verdicts"),
 		Keys: ownTable(own, "aspect_keys"), Deleted: ownTable(own, "deleted_documents"),
 	}
@@ -465,13 +465,13 @@ func (l *Layout) checkOwn(r *Report) {
 
 // ownTablesOf are the daemon's tables a job uses: cursors and leases for
 // all, the outbox, change records, key digests and the verdict cache for
-// supersession (and its history, for a store without one; no outbox: a
-// store's rows need no classification, their change records are the
-// hook's feed), the record of deleted documents for tombstones.
+// supersession (and its history, for a store without one; a store's
+// trigger puts every new row in the outbox, as a classification), the
+// record of deleted documents for tombstones.
 func (p Plan) ownTablesOf(job Job) []string {
 	switch {
 	case job == Supersession && p.ownHistory():
-		return []string{"state", "leases", "changes", "llm_verdicts", "aspect_keys", "history"}
+		return []string{"state", "leases", "classified", "changes", "llm_verdicts", "aspect_keys", "history"}
 	case job == Supersession:
 		return []string{"state", "leases", "classified", "changes", "llm_verdicts", "aspect_keys"}
 	case job == Tombstones:

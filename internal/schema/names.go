@@ -40,6 +40,9 @@ type Names struct {
 	SyncState bool
 	// Store is the supersession job's store (SPEC §14).
 	Store Store
+	// Levels are the Honcho document levels that take part when Store is
+	// honcho (maintenance.supersession.honchoLevels; none: explicit).
+	Levels []string
 	// CompactionWatch: the compaction job only watches the events table
 	// (clawbolt's: its owner column is user_id, its conversations are
 	// encrypted at rest, it has no memories table).

@@ -150,9 +150,13 @@ var storeIndexes = map[Store][]IndexSpec{
 		tombstoneIndexes[0], tombstoneIndexes[1], tombstoneIndexes[4],
 	},
 	StoreMem0: {
+		// The operator's commands and the console find a memory by its id as
+		// text (the history's), as they find an attribute.
+		{Name: "supersessiond_mem0_id_text", Table: Mem0, ByName: true,
+			DDL: `CREATE INDEX IF NOT EXISTS supersessiond_mem0_id_text ON {{.Mem0}} ((CAST(id AS text)))`},
 		{Name: "supersessiond_mem0_scope", Table: Mem0, ByName: true,
 			DDL: `CREATE INDEX IF NOT EXISTS supersessiond_mem0_scope ON {{.Mem0}}
-  ((payload ->> 'user_id'), (payload ->> 'agent_id'), (payload ->> 'run_id'), id)`},
+  ((coalesce(payload ->> 'user_id', '')), (coalesce(payload ->> 'agent_id', '')), (coalesce(payload ->> 'run_id', '')), id)`},
 	},
 }
 
@@ -196,7 +200,8 @@ const storeTriggerName = "supersessiond_store_changed"
 // stack's own migrations stay free to alter its columns) and reads only
 // the columns the stack has had since it had the table. Retirement is not
 // a change to decide on: a soft-deleted document or a deleted memory
-// records nothing.
+// records nothing. A new row is also the inline hook's to decide at once
+// (its outbox), as a classification is on the attribute graph.
 var storeTriggerFunctions = map[Store]struct{ name, ddl string }{
 	StoreHoncho: {"document_changed", `CREATE OR REPLACE FUNCTION {{.Own}}.document_changed() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
@@ -210,6 +215,10 @@ BEGIN
       OR OLD.observed IS DISTINCT FROM NEW.observed) THEN
     INSERT INTO {{.Changes}} (agent_id, aspect_id, attribute_id)
     VALUES (NEW.workspace_name::text, jsonb_build_array(NEW.observer::text, NEW.observed::text)::text, NEW.id::text);
+    IF TG_OP = 'INSERT' THEN
+      INSERT INTO {{.Outbox}} (attribute_id, agent_id, aspect_id)
+      VALUES (NEW.id::text, NEW.workspace_name::text, jsonb_build_array(NEW.observer::text, NEW.observed::text)::text);
+    END IF;
     PERFORM pg_notify('supersessiond_classified', NEW.workspace_name::text);
   END IF;
   RETURN NULL;
@@ -228,6 +237,10 @@ BEGIN
       OR OLD.payload ->> 'run_id' IS DISTINCT FROM NEW.payload ->> 'run_id' THEN
     INSERT INTO {{.Changes}} (agent_id, aspect_id, attribute_id)
     VALUES (owner, jsonb_build_array(NEW.payload ->> 'user_id', NEW.payload ->> 'agent_id', NEW.payload ->> 'run_id')::text, NEW.id::text);
+    IF TG_OP = 'INSERT' THEN
+      INSERT INTO {{.Outbox}} (attribute_id, agent_id, aspect_id)
+      VALUES (NEW.id::text, owner, jsonb_build_array(NEW.payload ->> 'user_id', NEW.payload ->> 'agent_id', NEW.payload ->> 'run_id')::text);
+    END IF;
     PERFORM pg_notify('supersessiond_classified', owner);
   END IF;
   RETURN NULL;
@@ -323,15 +336,7 @@ func (l *Layout) storeShape(r *Report) {
 		note += "; its history in " + l.Plan.ownSchema() + ".history"
 	}
 	r.Notes = append(r.Notes, note)
-	if !engineStores[s] {
-		r.Later = append(r.Later, "the supersession engine runs on store "+string(s)+" from the next release (issue 33); "+
-			"this one recognises the store and migrates what it needs (its change trigger records every change from now on), but sweeps nothing")
-	}
 }
-
-// engineStores are the stores the supersession engine (sweep, inline hook,
-// operator commands) runs on in this release.
-var engineStores = map[Store]bool{StoreAttributes: true}
 
 // hasColumns reports whether the table has every one of the columns.
 func (t *Table) hasColumns(names ...string) bool {

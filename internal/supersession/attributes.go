@@ -10,6 +10,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/store"
 )
 
@@ -19,22 +20,58 @@ import (
 // and the supersession rows of its history (the guarded apply, proposals,
 // vetoes). The engine, the change feed and the operator's commands ask it
 // for rows (groups of attributes, what was applied or proposed, vetoes);
-// none assembles its column lists. Another kind of memory (a stack's
-// documents, a vector collection) would be another store behind the same
-// questions.
+// none assembles its column lists. The stores real stacks keep their facts
+// in (Honcho's documents, mem0's collection: SPEC §14) are the same
+// questions answered by the store's own statements (stores_sql.go), chosen
+// once, when the engine is built, from the names' Store.
 type attributeStore struct {
 	db  *sqlx.DB
 	sql attributeStatements
 	// hasAspects: the stack has an aspects table (groups are named, and an
 	// aspect missing from it is dangling).
 	hasAspects bool
+	// levels, for Honcho's documents, are the levels that take part: the
+	// last parameter of every read.
+	levels []string
+	// textTime: created_at comes as text (mem0's payload), parsed here.
+	textTime bool
+	// store is which store it is; writes its operator writes.
+	store  schema.Store
+	writes storeWrites
+}
+
+// newStore returns the store of the facts names describes (SPEC §14):
+// the attribute graph, Honcho's documents or mem0's collection, each with
+// its own statements behind the same questions.
+func newStore(db *sqlx.DB, names *schema.Names) *attributeStore {
+	s := &attributeStore{db: db, sql: schema.Render(names, storeStatements(names.Store)), hasAspects: names.HasAspects,
+		store: names.Store, writes: renderWrites(names)}
+	switch names.Store {
+	case schema.StoreHoncho:
+		s.hasAspects = false
+		s.levels = names.Levels
+		if len(s.levels) == 0 {
+			s.levels = []string{"explicit"}
+		}
+	case schema.StoreMem0:
+		s.hasAspects, s.textTime = false, true
+	}
+	return s
+}
+
+// args are a read's arguments, and the levels when the store has them.
+func (s *attributeStore) args(args ...any) []any {
+	if s.levels != nil {
+		args = append(args, pq.Array(s.levels))
+	}
+	return args
 }
 
 // siblings loads the active attributes of the given (agent, aspect) pairs,
 // one group each, unnamed (an aspect with no active attribute left is
 // absent).
 func (s *attributeStore) siblings(ctx context.Context, agents, aspects []string) ([]*Group, error) {
-	return s.groups(ctx, "load siblings", s.sql.Aspects, pq.Array(agents), pq.Array(aspects))
+	return s.groups(ctx, "load siblings", s.sql.Aspects, s.args(pq.Array(agents), pq.Array(aspects))...)
 }
 
 // aspectSize is how many active attributes siblings would load of an aspect.
@@ -47,7 +84,7 @@ type aspectSize struct {
 // sizes counts what siblings would load of each given aspect.
 func (s *attributeStore) sizes(ctx context.Context, agents, aspects []string) ([]aspectSize, error) {
 	var sizes []aspectSize
-	if err := s.db.SelectContext(ctx, &sizes, s.sql.AspectSizes, pq.Array(agents), pq.Array(aspects)); err != nil {
+	if err := s.db.SelectContext(ctx, &sizes, s.sql.AspectSizes, s.args(pq.Array(agents), pq.Array(aspects))...); err != nil {
 		return nil, fmt.Errorf("supersession: count siblings: %w", err)
 	}
 	return sizes, nil
@@ -78,7 +115,7 @@ func (s *attributeStore) groups(ctx context.Context, what, query string, args ..
 		return nil, fmt.Errorf("supersession: %s: %w", what, err)
 	}
 	defer rows.Close()
-	groups, err := scanGroups(rows)
+	groups, err := scanGroups(rows, s.textTime)
 	if err != nil {
 		return nil, fmt.Errorf("supersession: %s: %w", what, err)
 	}
@@ -92,7 +129,8 @@ func (s *attributeStore) chunk(ctx context.Context, from Cursor, inclusive bool,
 	if inclusive {
 		st = s.sql.ChunkFrom
 	}
-	q, args, err := st.Bind(map[string]any{"agent": from.AgentID, "aspect": from.AspectID, "only": agent, "rows": n})
+	q, args, err := st.Bind(map[string]any{"agent": from.AgentID, "aspect": from.AspectID, "only": agent, "rows": n,
+		"levels": pq.Array(s.levels)})
 	var rows *sql.Rows
 	if err == nil {
 		rows, err = s.db.QueryContext(ctx, q, args...)
@@ -106,7 +144,7 @@ func (s *attributeStore) chunk(ctx context.Context, from Cursor, inclusive bool,
 	read := 0
 	for rows.Next() {
 		a := slab.next()
-		if err := scanRow(rows, a); err != nil {
+		if err := scanRow(rows, a, s.textTime); err != nil {
 			return nil, false, fmt.Errorf("supersession: read attributes after (%q, %q): %w", from.AgentID, from.AspectID, err)
 		}
 		read++
@@ -219,7 +257,8 @@ func (s *attributeStore) apply(ctx context.Context, tx *sqlx.Tx, actor Actor, it
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("supersession: apply %d supersessions: %w", len(items), err)
 	}
-	return out, nil
+	rows.Close()
+	return out, s.flag(ctx, tx, out)
 }
 
 // propose writes proposals and returns those that were new.
@@ -305,5 +344,106 @@ func (s *attributeStore) vetoes(ctx context.Context, oldIDs []string, agents []s
 // byID loads the active attributes with the given ids, grouped
 // by aspect, unnamed (loadChanged names what it returns).
 func (s *attributeStore) byID(ctx context.Context, ids []string) ([]*Group, error) {
-	return s.groups(ctx, "load changed attributes", s.sql.Attributes, pq.Array(ids))
+	return s.groups(ctx, "load changed attributes", s.sql.Attributes, s.args(pq.Array(ids))...)
+}
+
+// storeWrites are the writes of a store other than the attribute graph that
+// only an operator makes: undo's restore and protect (the attribute graph's
+// are the operator commands' own statements, on its columns).
+type storeWrites struct {
+	Revive, Reinsert, Protect, Edges schema.Named
+	// Flag and Unflag mark and clear a retired document's dependents
+	// (Honcho): $1 the retired ids; Unflag's $2 the one restored.
+	Flag, Unflag string
+	// edges: Edges puts back a re-inserted document's document_sources.
+	edges bool
+}
+
+// storeWrites renders a store's operator writes; a statement the store
+// does not have stays empty.
+func renderWrites(names *schema.Names) storeWrites {
+	var w storeWrites
+	var texts [4]string
+	switch names.Store {
+	case schema.StoreHoncho:
+		texts = [4]string{honchoReviveSQL, honchoReinsertSQL, honchoProtectSQL, ""}
+		if names.HasSources {
+			texts[3], w.edges = honchoEdgesSQL, true
+		}
+		w.Flag, w.Unflag = names.SQL(honchoFlagSQL), names.SQL(honchoUnflagSQL)
+	case schema.StoreMem0:
+		texts = [4]string{"", mem0ReinsertSQL, "", ""}
+	}
+	for i, dst := range []*schema.Named{&w.Revive, &w.Reinsert, &w.Protect, &w.Edges} {
+		if texts[i] != "" {
+			*dst = schema.Render(names, schema.NamedSQL(texts[i]))
+		}
+	}
+	return w
+}
+
+// restore puts back, inside tx, a row a supersession retired (undo): a row
+// still there is revived, one gone is re-inserted from its snapshot. It
+// reports whether it restored anything.
+func (s *attributeStore) restore(ctx context.Context, tx *sqlx.Tx, id string, row json.RawMessage, gone bool) (bool, error) {
+	st, args := s.writes.Revive, map[string]any{"id": id, "row": string(row)}
+	if gone {
+		st = s.writes.Reinsert
+		if len(row) == 0 {
+			return false, nil
+		}
+	}
+	q, a, err := st.Bind(args)
+	if err != nil {
+		return false, fmt.Errorf("supersession: restore %s: %w", id, err)
+	}
+	res, err := tx.ExecContext(ctx, q, a...)
+	if err != nil {
+		return false, fmt.Errorf("supersession: restore %s: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil || n == 0 {
+		return false, err
+	}
+	if gone && s.writes.edges {
+		if q, a, err = s.writes.Edges.Bind(args); err == nil {
+			_, err = tx.ExecContext(ctx, q, a...)
+		}
+		if err != nil {
+			return false, fmt.Errorf("supersession: restore the citations of %s: %w", id, err)
+		}
+	}
+	if s.writes.Unflag != "" {
+		if _, err := tx.ExecContext(ctx, s.writes.Unflag, pq.Array([]string{id}), id); err != nil {
+			return false, fmt.Errorf("supersession: clear the dependents of %s: %w", id, err)
+		}
+	}
+	return true, nil
+}
+
+// flag marks the dependents of the rows just retired, inside tx.
+func (s *attributeStore) flag(ctx context.Context, tx *sqlx.Tx, done []Applied) error {
+	if s.writes.Flag == "" || len(done) == 0 {
+		return nil
+	}
+	ids := make([]string, len(done))
+	for i, a := range done {
+		ids[i] = a.OldAttributeID
+	}
+	if _, err := tx.ExecContext(ctx, s.writes.Flag, pq.Array(ids)); err != nil {
+		return fmt.Errorf("supersession: flag the dependents of %d retired documents: %w", len(ids), err)
+	}
+	return nil
+}
+
+// protect marks a row protected (or not), inside tx.
+func (s *attributeStore) protect(ctx context.Context, tx *sqlx.Tx, id string, on bool) error {
+	q, a, err := s.writes.Protect.Bind(map[string]any{"id": id, "on": on})
+	if err == nil {
+		_, err = tx.ExecContext(ctx, q, a...)
+	}
+	if err != nil {
+		return fmt.Errorf("supersession: protect %s: %w", id, err)
+	}
+	return nil
 }

@@ -32,7 +32,11 @@
 // The store. Every statement that reads or writes the agent's attributes,
 // its aspects' names or the supersession rows of its history is the
 // attribute store's (attributes.go); the engine, the change feed and the
-// operator's commands ask it for rows.
+// operator's commands ask it for rows. On the stores real stacks keep their
+// facts in (SPEC §14: Honcho's documents, mem0's collection) it answers the
+// same questions with the store's own statements (stores_sql.go): a scope
+// is the aspect, retirement is the stack's own, and the retired row is kept
+// in the history for undo.
 //
 // Windows (window.go; SPEC §13) are how the judge is to ask: a window is
 // statements of one aspect, oldest first, shown to the LLM as numbered

@@ -38,7 +38,7 @@ func New(deps jobs.Deps) *Engine {
 		names = schema.ReferenceNames()
 	}
 	return &Engine{db: deps.DB, sql: schema.Render(names, engineSQL), log: deps.Logger, metrics: NewMetrics(deps.Registry), llms: deps.LLM,
-		attrs: &attributeStore{db: deps.DB, sql: schema.Render(names, attributeSQL), hasAspects: names.HasAspects},
+		attrs: newStore(deps.DB, names),
 		keys:  newKeyCache(keyCacheSize)}
 }
 

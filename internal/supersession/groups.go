@@ -4,19 +4,41 @@ import (
 	"context"
 	"database/sql"
 	"slices"
+	"time"
 )
 
 // scanRow reads one row of a sibling query (bareColumns) without
 // reflection: at a million rows a pass, sqlx's StructScan cost as much as
-// the driver's own decoding.
-func scanRow(rows *sql.Rows, a *Attribute) error {
+// the driver's own decoding. With textTime, created_at is text (mem0's payload): ISO 8601 with an
+// offset is a time, anything else a row with no place in time (BadTime).
+func scanRow(rows *sql.Rows, a *Attribute, textTime bool) error {
 	var (
 		created sql.NullTime
+		text    sql.NullString
 		kind    string // not Kind: database/sql converts to a named type by reflection
+		err     error
 	)
-	err := rows.Scan(&a.ID, &a.AgentID, &a.AspectID, &kind, &a.Content, &created, &a.Protected)
+	if textTime {
+		err = rows.Scan(&a.ID, &a.AgentID, &a.AspectID, &kind, &a.Content, &text, &a.Protected)
+		created = parseTime(text)
+	} else {
+		err = rows.Scan(&a.ID, &a.AgentID, &a.AspectID, &kind, &a.Content, &created, &a.Protected)
+	}
 	a.Kind, a.CreatedAt, a.BadTime = Kind(kind), created.Time, !created.Valid
 	return err
+}
+
+// parseTime reads a time written as ISO 8601 with its offset (Python's
+// isoformat() of an aware datetime); one more than a day ahead is no time.
+func parseTime(s sql.NullString) sql.NullTime {
+	if !s.Valid {
+		return sql.NullTime{}
+	}
+	t, err := time.Parse(time.RFC3339Nano, s.String)
+	if err != nil || t.After(time.Now().Add(24*time.Hour)) {
+		return sql.NullTime{}
+	}
+	return sql.NullTime{Time: t, Valid: true}
 }
 
 // attributeSlab hands out the attributes a read fills, a block at a time:
@@ -41,7 +63,7 @@ func (s *attributeSlab) next() *Attribute {
 // attributes oldest first whatever order the rows came in. A query therefore
 // need not sort: PostgreSQL sorting tens of thousands of rows on text keys
 // (under the database's collation) costs more than loading them.
-func scanGroups(rows *sql.Rows) ([]*Group, error) {
+func scanGroups(rows *sql.Rows, textTime bool) ([]*Group, error) {
 	type key struct{ agent, aspect string }
 	var groups []*Group
 	var g *Group // the last row's: rows of one group mostly come together
@@ -49,7 +71,7 @@ func scanGroups(rows *sql.Rows) ([]*Group, error) {
 	var slab attributeSlab
 	for rows.Next() {
 		a := slab.next()
-		if err := scanRow(rows, a); err != nil {
+		if err := scanRow(rows, a, textTime); err != nil {
 			return nil, err
 		}
 		if g == nil || g.AgentID != a.AgentID || g.AspectID != a.AspectID {

@@ -3,11 +3,13 @@ package supersession
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 
 	"github.com/supersessiond/supersessiond/heuristics"
+	"github.com/supersessiond/supersessiond/internal/schema"
 )
 
 // Apply writes supersessions inside tx and returns those whose guards held;
@@ -20,6 +22,28 @@ func (e *Engine) Apply(ctx context.Context, tx *sqlx.Tx, actor Actor, items []Su
 // Propose writes proposals and returns those that were new.
 func (e *Engine) Propose(ctx context.Context, q sqlx.ExtContext, actor Actor, items []Proposal) ([]Proposed, error) {
 	return e.attrs.propose(ctx, q, actor, items)
+}
+
+// Store is the store the engine's facts are in (SPEC §14).
+func (e *Engine) Store() schema.Store { return e.attrs.store }
+
+// Restore puts back, inside tx, a row a supersession retired on a store
+// other than the attribute graph (an operator's undo): a Honcho document
+// still soft-deleted is made live; one Honcho's reconciler removed, or a
+// mem0 memory, is re-inserted from row, the snapshot the retirement kept
+// (gone says the row is not there). It reports whether it restored the
+// row (false: the row is back already, or there is no snapshot).
+func (e *Engine) Restore(ctx context.Context, tx *sqlx.Tx, id string, row json.RawMessage, gone bool) (bool, error) {
+	return e.attrs.restore(ctx, tx, id, row, gone)
+}
+
+// Protect marks a row of a store other than the attribute graph protected
+// (or not), inside tx: Honcho's documents only (mem0's rows have no place for the mark).
+func (e *Engine) Protect(ctx context.Context, tx *sqlx.Tx, id string, on bool) error {
+	if e.attrs.store != schema.StoreHoncho {
+		return fmt.Errorf("supersession: protect is not available on store %s: its rows have no place for the mark", e.attrs.store)
+	}
+	return e.attrs.protect(ctx, tx, id, on)
 }
 
 // Metadata is the common part of supersession_proposal and
