@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/jobs"
@@ -200,6 +201,12 @@ func (j *Job) read(ctx context.Context, from supersession.Cursor, agent string, 
 	scanned := make(chan error, 1)
 	lim := supersession.Limits{Aspects: j.BatchAspects, Attributes: batchAttributes, ChunkRows: j.ChunkRows,
 		Analyze: runtime.GOMAXPROCS(0), Plan: ahead}
+	if j.engine.Store() != schema.StoreAttributes {
+		// A stack's documents are paragraphs where attributes are phrases:
+		// half as many to a batch keeps a pass's memory where an attribute
+		// graph's is (a Honcho scope of 36,000 observations still comes whole).
+		lim.Attributes, lim.ChunkRows = batchAttributes/2, j.ChunkRows/2
+	}
 	go func() {
 		defer close(batches)
 		scanned <- j.engine.Scan(ctx, from, agent, lim, func(groups []*supersession.Group) error {
