@@ -62,6 +62,12 @@ func TestJudgmentFollowsItsKeys(t *testing.T) {
 		{"the model, without it", nil, func(c *config.Config) { c.Maintenance.LLM.Model = "m2" }, false},
 		{"the LLM's host", semantic, func(c *config.Config) { c.Maintenance.LLM.Endpoint = "http://10.0.0.1:11434/v1" }, false},
 		{"the LLM's timeout", semantic, func(c *config.Config) { c.Maintenance.LLM.Timeout = time.Minute }, false},
+		{"the gate, with the fallback", semantic, func(c *config.Config) { c.Maintenance.LLM.Gate = "overlap" }, true},
+		{"the window size, with the fallback", semantic, func(c *config.Config) { c.Maintenance.LLM.MaxStatements = 12 }, true},
+		{"the gate, without it", nil, func(c *config.Config) { c.Maintenance.LLM.Gate = "overlap" }, false},
+		{"the hourly budget", semantic, func(c *config.Config) { c.Maintenance.LLM.MaxRequestsPerHour = 60 }, false},
+		{"the enforcement mode", nil, func(c *config.Config) { c.Maintenance.Enforcement.Mode = "earned" }, true},
+		{"the target precision", nil, func(c *config.Config) { c.Maintenance.Enforcement.TargetPrecision = 0.95 }, true},
 		{"fullSweepEvery", nil, func(c *config.Config) { c.Maintenance.Schedules.FullSweepEvery = time.Hour }, false},
 		{"the log level", nil, func(c *config.Config) { c.Maintenance.Log.Level = "debug" }, false},
 	} {

@@ -17,7 +17,7 @@ type standard struct {
 }
 
 func newStandard(deps jobs.Deps) *standard {
-	engine := supersession.New(deps)
+	engine := NewEngine(deps, nil)
 	return &standard{engine: engine, hook: inline.New(deps, engine)}
 }
 

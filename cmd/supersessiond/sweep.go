@@ -7,7 +7,6 @@ import (
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/daemon"
 	"github.com/supersessiond/supersessiond/internal/schema"
-	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/jobs"
 	"github.com/supersessiond/supersessiond/jobs/sweep"
 )
@@ -31,7 +30,7 @@ func (c *SweepCommand) Run(ctx context.Context, args []string) error {
 				"(no supersession, proposal, cursor, change record or cached LLM verdict)")
 		},
 		build: func(deps jobs.Deps, cfg *config.Config) (daemon.Job, error) {
-			return onceJob{sweep.New(deps, supersession.New(deps)), opt}, nil
+			return onceJob{sweep.New(deps, daemon.NewEngine(deps, cfg)), opt}, nil
 		},
 	}, args)
 }

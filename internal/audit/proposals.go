@@ -181,13 +181,13 @@ func staleReason(p Proposal, r proposalRow) string {
 }
 
 type queueStatements struct {
-	List, Counts, LockOld, ReviewBatch, Attributes, Siblings, Chain, AttrHistory, Agents, Stats, Rules string
+	List, Counts, LockOld, ReviewBatch, Attributes, Siblings, Chain, AttrHistory, Agents, Stats string
 }
 
 var queueSQL = queueStatements{
 	List: proposalsSQL, Counts: proposalCountsSQL, LockOld: lockOldSharedSQL, ReviewBatch: reviewBatchSQL,
 	Attributes: attributesSQL, Siblings: siblingsSQL, Chain: chainSQL, AttrHistory: attributeHistorySQL,
-	Agents: agentsSQL, Stats: statsSQL, Rules: rulesSQL,
+	Agents: agentsSQL, Stats: statsSQL,
 }
 
 func floatOrNil(f *float64) any {

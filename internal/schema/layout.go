@@ -80,8 +80,10 @@ func (r *Report) Line() string {
 	return "ok"
 }
 
-// ownTables are the daemon's own tables, in the own schema.
-var ownTables = []string{"state", "leases", "classified", "changes", "llm_verdicts", "aspect_keys", "deleted_documents", "history"}
+// ownTables are the daemon's own tables, in the own schema. llm_verdicts
+// is an earlier release's cache of pair verdicts, no longer made (the LLM
+// is asked a window at a time): migrate --remove still takes it away.
+var ownTables = []string{"state", "leases", "classified", "changes", "llm_verdicts", "llm_windows", "llm_spend", "aspect_keys", "deleted_documents", "history"}
 
 // legacyNames are the daemon's tables of releases that kept them in the
 // agent's schema, and what they are called in the own schema.
@@ -224,6 +226,7 @@ func (l *Layout) names() *Names {
 		Mem0: q(Mem0), Store: l.Plan.storeOf(), CompactionWatch: l.Plan.watchCompaction, Own: quoteIdent(own), State: ownTable(own, "state"), Leases: ownTable(own, "leases"),
 		Outbox: ownTable(own, "classified"), Changes: ownTable(own, "changes"), Verdicts: ownTable(own, "llm_verdicts"),
 		Keys: ownTable(own, "aspect_keys"), Deleted: ownTable(own, "deleted_documents"),
+		Windows: ownTable(own, "llm_windows"), Spend: ownTable(own, "llm_spend"),
 	}
 	if a := l.Tables[Aspects]; a.hasColumn("id") && a.hasColumn("agent_id") && a.hasColumn("name") {
 		n.HasAspects = true
@@ -464,16 +467,16 @@ func (l *Layout) checkOwn(r *Report) {
 }
 
 // ownTablesOf are the daemon's tables a job uses: cursors and leases for
-// all, the outbox, change records, key digests and the verdict cache for
-// supersession (and its history, for a store without one; no outbox: a
+// all, the outbox, change records, key digests and the LLM's windows and
+// spend for supersession (and its history, for a store without one; no outbox: a
 // store's rows need no classification, their change records are the
 // hook's feed), the record of deleted documents for tombstones.
 func (p Plan) ownTablesOf(job Job) []string {
 	switch {
 	case job == Supersession && p.ownHistory():
-		return []string{"state", "leases", "changes", "llm_verdicts", "aspect_keys", "history"}
+		return []string{"state", "leases", "changes", "llm_windows", "llm_spend", "aspect_keys", "history"}
 	case job == Supersession:
-		return []string{"state", "leases", "classified", "changes", "llm_verdicts", "aspect_keys"}
+		return []string{"state", "leases", "classified", "changes", "llm_windows", "llm_spend", "aspect_keys"}
 	case job == Tombstones:
 		return []string{"state", "leases", "deleted_documents"}
 	}

@@ -7,10 +7,13 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
 	"github.com/supersessiond/supersessiond/config"
+	"github.com/supersessiond/supersessiond/internal/ident"
 	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/store"
@@ -26,6 +29,12 @@ type Engine struct {
 	llms    *llm.Provider
 	attrs   *attributeStore // what reads and writes the agent's attributes
 	keys    *keyCache
+	windows *windowStore // the LLM judge's windows and spend
+	policy  func() Policy
+	// background bounds the batches of windows the background asker holds
+	// (Pass.AskLater); pending counts them.
+	background chan struct{}
+	pending    sync.WaitGroup
 }
 
 // New returns an Engine for the database deps describe. Its metrics are
@@ -38,8 +47,10 @@ func New(deps jobs.Deps) *Engine {
 		names = schema.ReferenceNames()
 	}
 	return &Engine{db: deps.DB, sql: schema.Render(names, engineSQL), log: deps.Logger, metrics: NewMetrics(deps.Registry), llms: deps.LLM,
-		attrs: &attributeStore{db: deps.DB, sql: schema.Render(names, attributeSQL), hasAspects: names.HasAspects},
-		keys:  newKeyCache(keyCacheSize)}
+		attrs:      &attributeStore{db: deps.DB, sql: schema.Render(names, attributeSQL), hasAspects: names.HasAspects},
+		keys:       newKeyCache(keyCacheSize),
+		windows:    &windowStore{db: deps.DB, sql: schema.Render(names, windowSQL), holder: ident.Holder()},
+		background: make(chan struct{}, backgroundBatches)}
 }
 
 // Tally counts what a pass over some groups found and did.
@@ -53,6 +64,17 @@ type Tally struct {
 	SemanticAsked     int `json:"semantic_asked"`
 	SemanticCacheHits int `json:"semantic_cache_hits"`
 	SemanticFailures  int `json:"semantic_failures"`
+	// SemanticDeferred counts windows left for a later pass (over budget,
+	// claimed by another asker, backing off, handed to the background
+	// asker); SemanticTokens the tokens the answers cost; SemanticIgnored
+	// the retirements replies named that were ignored.
+	SemanticDeferred int `json:"semantic_deferred"`
+	SemanticTokens   int `json:"semantic_tokens"`
+	SemanticIgnored  int `json:"semantic_ignored"`
+	// ProposalsProbation counts live decisions written as proposals because
+	// their rule has not earned auto-apply (maintenance.enforcement.mode
+	// earned).
+	ProposalsProbation int `json:"proposals_probation"`
 	// Braked counts supersessions written as proposals because shadowMode
 	// or mutationsFrozen was turned on while the pass ran.
 	Braked int            `json:"braked,omitempty"`
@@ -83,6 +105,10 @@ func (t *Tally) Add(u Tally) {
 	t.SemanticAsked += u.SemanticAsked
 	t.SemanticCacheHits += u.SemanticCacheHits
 	t.SemanticFailures += u.SemanticFailures
+	t.SemanticDeferred += u.SemanticDeferred
+	t.SemanticTokens += u.SemanticTokens
+	t.SemanticIgnored += u.SemanticIgnored
+	t.ProposalsProbation += u.ProposalsProbation
 	t.Braked += u.Braked
 	for k, v := range u.Skips {
 		t.skip(k, v)
@@ -98,10 +124,16 @@ type Pass struct {
 	// Focus limits the pass to the old attributes a classification may
 	// change the fate of (inline): the focus and those it contradicts.
 	Focus map[string]bool
-	// Questions bounds the new LLM questions the pass may ask (one Budget
-	// may span several Process calls of one run); pairs beyond it are
+	// Questions bounds the windows the pass may ask the LLM (one Budget
+	// may span several Process calls of one run); windows beyond it are
 	// deferred to a later pass. Nil: DefaultQuestions for this call.
 	Questions *Budget
+	// AskLater: the pass does not wait for the LLM. The windows it would
+	// ask are handed to the engine's background asker, which stores their
+	// answers; the pass decides with the heuristics and the answers stored
+	// before, and a later pass decides with the rest (the inline hook: a
+	// slow LLM never delays the heuristic decisions of a batch).
+	AskLater bool
 	// Reloads says the pass loads aspects it (or another) loaded before: the
 	// inline hook. Their attributes' blocking keys are then remembered
 	// across passes, so that only new or edited attributes are analysed
@@ -122,12 +154,12 @@ type Pass struct {
 	Digests bool
 }
 
-// Budget bounds how many new questions a run may ask the LLM: a slow or
-// paid model must not be asked about every pair of a first sweep at once.
-// A run asks the rest on later runs (the verdicts are cached).
+// Budget bounds how many windows a run may ask the LLM: a slow or paid
+// model must not be asked about every aspect of a first sweep at once. A
+// run asks the rest on later runs (the answers are stored).
 type Budget struct{ left int }
 
-// DefaultQuestions is a sweep run's budget of new LLM questions.
+// DefaultQuestions is a sweep run's budget of LLM requests (windows).
 const DefaultQuestions = 256
 
 // NewBudget returns a budget of n questions.
@@ -151,7 +183,8 @@ func (e *Engine) Process(ctx context.Context, cfg *config.Config, groups []*Grou
 	if len(groups) == 0 {
 		return t, nil
 	}
-	in, client := e.planInput(ctx, cfg, pass)
+	pol := e.currentPolicy()
+	in, client := e.planInput(ctx, cfg, pass, pol)
 
 	preps := make([]*prepared, len(groups))
 	agents := map[string]bool{}
@@ -164,8 +197,19 @@ func (e *Engine) Process(ctx context.Context, cfg *config.Config, groups []*Grou
 			preps[i] = prepare(g, in)
 		}
 	}
-	candidates, err := e.decideAll(ctx, cfg, client, preps, in, keys(agents), pass, &t)
+	var a *asking
+	if client != nil {
+		a = &asking{client: client, policy: pol, budget: pass.Questions, dryRun: pass.DryRun, later: pass.AskLater,
+			timeout: time.Duration(cfg.Memory.PipelineV2.SemanticContradictionTimeoutMs) * time.Millisecond}
+		if a.budget == nil {
+			a.budget = NewBudget(DefaultQuestions)
+		}
+	}
+	candidates, err := e.decideAll(ctx, a, preps, in, keys(agents), pass, &t)
 	if err != nil {
+		return t, err
+	}
+	if err := e.enforce(ctx, candidates, pol); err != nil {
 		return t, err
 	}
 	if pass.DryRun {
@@ -176,7 +220,7 @@ func (e *Engine) Process(ctx context.Context, cfg *config.Config, groups []*Grou
 
 // planInput is what Process plans a pass's groups with, and the LLM client
 // when the semantic fallback is on.
-func (e *Engine) planInput(ctx context.Context, cfg *config.Config, pass Pass) (planInput, *llm.Client) {
+func (e *Engine) planInput(ctx context.Context, cfg *config.Config, pass Pass, pol Policy) (planInput, *llm.Client) {
 	st := cfg.Memory.PipelineV2.Structural
 	in := planInput{
 		thresholds: Thresholds{Min: st.SupersessionMinConfidence, Review: st.SupersessionReviewConfidence},
@@ -193,6 +237,10 @@ func (e *Engine) planInput(ctx context.Context, cfg *config.Config, pass Pass) (
 		client = e.llms.Client(cfg)
 		in.semantic = client != nil
 		in.digests = false
+		in.gate = pol.Gate
+		if client != nil {
+			in.model = client.Model()
+		}
 	}
 	return in, client
 }
@@ -200,7 +248,7 @@ func (e *Engine) planInput(ctx context.Context, cfg *config.Config, pass Pass) (
 // decideAll plans every prepared group, asks the LLM about the pairs that
 // need it (outside any transaction) and plans the waiting groups again with
 // the verdicts.
-func (e *Engine) decideAll(ctx context.Context, cfg *config.Config, client *llm.Client, preps []*prepared, in planInput, agents []string, pass Pass, t *Tally) ([]Candidate, error) {
+func (e *Engine) decideAll(ctx context.Context, a *asking, preps []*prepared, in planInput, agents []string, pass Pass, t *Tally) ([]Candidate, error) {
 	outs, err := e.planVetoed(ctx, preps, &in, agents)
 	if err != nil {
 		return nil, err
@@ -225,14 +273,10 @@ func (e *Engine) decideAll(ctx context.Context, cfg *config.Config, client *llm.
 			}
 		}
 	}
-	if len(pending) == 0 {
+	if len(pending) == 0 || a == nil {
 		return candidates, nil
 	}
-	budget := pass.Questions
-	if budget == nil {
-		budget = NewBudget(DefaultQuestions)
-	}
-	in.known, err = e.resolve(ctx, cfg, client, pending, groupOf, budget, !pass.DryRun, t)
+	in.known, err = e.resolve(ctx, *a, pending, groupOf, t)
 	if err != nil {
 		return candidates, err
 	}
@@ -329,7 +373,7 @@ func (e *Engine) write(ctx context.Context, cands []Candidate, pass Pass, t *Tal
 			meta := Metadata{
 				AgentID: c.Old.AgentID, OldAttributeID: c.Old.ID, NewAttributeID: c.New.ID, AspectID: c.Old.AspectID,
 				Method: c.Method, Confidence: round3(c.Confidence), Signals: c.Signals, Reasoning: c.Reasoning,
-				Mode: c.Mode, RunID: pass.Actor.RequestID,
+				Mode: c.Mode, RunID: pass.Actor.RequestID, Model: c.Model, Rule: c.Rule,
 			}
 			if c.Mode == ModeLive {
 				applies = append(applies, Supersession{Meta: meta, OldContent: c.Old.Content.String, NewContent: c.New.Content.String,
@@ -396,6 +440,7 @@ func (e *Engine) proposeChunk(ctx context.Context, items []Proposal, pass Pass, 
 	e.logProposed(pass, len(items), modes, written)
 	t.ProposalsShadow += modes[ModeShadow]
 	t.ProposalsReview += modes[ModeReview]
+	t.ProposalsProbation += modes[ModeProbation]
 	for m, n := range modes {
 		e.metrics.Proposals.WithLabelValues(pass.Source, string(m)).Add(float64(n))
 	}

@@ -224,6 +224,9 @@ type Candidate struct {
 	Signals    []heuristics.Signal
 	Reasoning  string
 	Mode       Mode
+	// Model is the LLM's that decided (MethodSemantic); Rule, on a
+	// decision in probation, the rule that has not earned auto-apply.
+	Model, Rule string
 }
 
 // Kind is an attribute's kind (SPEC §4).
@@ -252,11 +255,14 @@ const (
 	ModeReview   Mode = "review"   // proposed: in the review band
 	ModeManual   Mode = "manual"   // supersede by an operator
 	ModeProposal Mode = "proposal" // applied from a proposal by an operator
+	// ModeProbation: proposed, a live decision whose rule has not earned
+	// auto-apply (maintenance.enforcement.mode earned).
+	ModeProbation Mode = "probation"
 )
 
 // Proposed reports whether the mode writes a proposal rather than a
 // supersession.
-func (m Mode) Proposed() bool { return m == ModeShadow || m == ModeReview }
+func (m Mode) Proposed() bool { return m == ModeShadow || m == ModeReview || m == ModeProbation }
 
 // planInput is everything plan needs besides the group.
 type planInput struct {
@@ -273,6 +279,7 @@ type planInput struct {
 	semantic bool
 	gate     Gate
 	known    verdicts
+	model    string // the LLM's, named on its decisions (their rule)
 	// keys, when set, remembers blocking keys across passes (Pass.Reloads).
 	keys *keyCache
 	// trace collects every pair examined, for the debug log.
@@ -566,7 +573,7 @@ func decide(old, nw *Attribute, in planInput) (c *Candidate, need bool, failed s
 		return weak, false, ""
 	}
 	return &Candidate{
-		Old: old, New: nw, Method: MethodSemantic, Confidence: v.confidence,
+		Old: old, New: nw, Method: MethodSemantic, Confidence: v.confidence, Model: in.model,
 		Signals:   []heuristics.Signal{{Name: "semantic_contradiction", Confidence: v.confidence, Detail: v.reasoning}},
 		Reasoning: fmt.Sprintf("LLM: %s", v.reasoning),
 	}, false, ""

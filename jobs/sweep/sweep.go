@@ -269,7 +269,7 @@ func (j *Job) run(ctx context.Context, cfg *config.Config, opt Options, budget t
 		if err != nil {
 			return err
 		}
-		r.Why = fullReason(cfg, st, opt, scheduled, start)
+		r.Why = fullReason(cfg, j.judgment(cfg), st, opt, scheduled, start)
 		if r.Why == "" {
 			r.Kind = KindIncremental
 			return j.incremental(ctx, cfg, budget, start, r)
@@ -284,21 +284,23 @@ func (j *Job) run(ctx context.Context, cfg *config.Config, opt Options, budget t
 
 // judgment names what decisions depend on besides the rows: the
 // heuristics' version, the thresholds, the LLM fallback and the mode (a
-// shadow pass proposes what a live one applies). A full pass records it; a
-// new one calls for a full pass.
-func judgment(cfg *config.Config) string {
+// shadow pass proposes what a live one applies), and the engine's policy
+// (the LLM judge's gate, windows and prompt; the enforcement). A full pass
+// records it; a new one calls for a full pass.
+func (j *Job) judgment(cfg *config.Config) string {
 	st := cfg.Memory.PipelineV2.Structural
 	semantic := "off"
 	if cfg.SemanticFallback() && cfg.Maintenance.LLM.Endpoint != "" {
 		semantic = cfg.Maintenance.LLM.Model
 	}
-	return fmt.Sprintf("heuristics %s; min %g; review %g; semantic %s; mode %s",
-		heuristics.Version, st.SupersessionMinConfidence, st.SupersessionReviewConfidence, semantic, cfg.Mode())
+	return fmt.Sprintf("heuristics %s; min %g; review %g; semantic %s; mode %s%s",
+		heuristics.Version, st.SupersessionMinConfidence, st.SupersessionReviewConfidence, semantic, cfg.Mode(),
+		j.engine.Judgment(semantic != "off"))
 }
 
 // fullReason says why this run must be a full pass, or "" when an
 // incremental one will do.
-func fullReason(cfg *config.Config, st state, opt Options, scheduled bool, now time.Time) string {
+func fullReason(cfg *config.Config, judgment string, st state, opt Options, scheduled bool, now time.Time) string {
 	switch {
 	case opt.DryRun:
 		return "a dry run examines every aspect (--dry-run)"
@@ -310,7 +312,7 @@ func fullReason(cfg *config.Config, st state, opt Options, scheduled bool, now t
 		return "resuming the full pass started " + st.cursor.PassStartedAt.Format(time.RFC3339)
 	case st.last.CompletedAt.IsZero():
 		return "no full pass has completed yet"
-	case st.last.Judgment != judgment(cfg):
+	case st.last.Judgment != judgment:
 		return "the judgment changed (was: " + st.last.Judgment + ")"
 	case now.Sub(st.last.CompletedAt) >= cfg.Maintenance.Schedules.FullSweepEvery:
 		return fmt.Sprintf("the last full pass started %s ago (fullSweepEvery %s)",
