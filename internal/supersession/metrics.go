@@ -62,3 +62,6 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	return m
 }
+
+// Metrics are the engine's metrics (tests, the bench).
+func (e *Engine) Metrics() *Metrics { return e.metrics }

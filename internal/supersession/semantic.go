@@ -149,19 +149,23 @@ func (e *Engine) askNow(ctx context.Context, a asking, open []asked, out verdict
 		}
 		a.budget.left -= len(claimed)
 	}
+	var ask []asked
+	for _, o := range open {
+		if claimed[o.key] {
+			ask = append(ask, o)
+			continue
+		}
+		why := DeferBudget
+		if !spentOut && a.budget.left > 0 {
+			why = DeferClaimed // claimed by another between our read and our claim
+		}
+		e.deferWindow(out, o.w, why, t)
+	}
 	var (
 		mu sync.Mutex
 		wg sync.WaitGroup
 	)
-	for _, o := range open {
-		if !claimed[o.key] {
-			why := DeferBudget
-			if !spentOut && a.budget.left > 0 {
-				why = DeferClaimed // claimed by another between our read and our claim
-			}
-			e.deferWindow(out, o.w, why, t)
-			continue
-		}
+	for _, o := range ask {
 		wg.Go(func() {
 			v, err := e.ask(ctx, a, o)
 			mu.Lock()
