@@ -569,7 +569,7 @@ func TestTheLLMsReasoningIsShownBesideItsProposals(t *testing.T) {
 		[]supersession.Proposal{{Meta: supersession.Metadata{AgentID: "a", OldAttributeID: "car-1", NewAttributeID: "car-2",
 			AspectID: s.s.Aspect("a", "E", "car"), Method: supersession.MethodSemantic, Confidence: 0.9, Reasoning: reasoning,
 			Signals: supersession.Signals{{Name: "semantic_contradiction", Confidence: 0.9, Detail: reasoning}},
-			Mode: supersession.ModeProbation, Model: "m1", Rule: "llm:m1"}, NewContent: "Bikes everywhere these days", Reason: reasoning}})
+			Mode:    supersession.ModeProbation, Model: "m1", Rule: "llm:m1"}, NewContent: "Bikes everywhere these days", Reason: reasoning}})
 	if err != nil || len(done) != 1 {
 		t.Fatalf("propose: %v %v", done, err)
 	}

@@ -28,7 +28,7 @@ const (
 	DeferBudget  = "budget"  // maxRequestsPerHour, or the run's own budget, is spent
 	DeferClaimed = "claimed" // another asker (replica, the hook, a sweep) is asking it
 	DeferBackoff = "backoff" // its last answer failed; it waits before it is asked again
-	DeferLater   = "later"   // handed to the background asker (the inline hook never waits)
+	DeferLater   = "later"   // a batch the background asker had no room for (counted per batch): the sweep asks
 )
 
 // asked is one window of a pass and its key.
@@ -48,6 +48,10 @@ type asked struct {
 // recorded as changed and is asked on a later pass.
 func (e *Engine) resolve(ctx context.Context, a asking, pending map[pairKey]pendingPair, groupOf map[*Attribute]*Group, t *Tally) (verdicts, error) {
 	out := verdicts{}
+	if a.later {
+		e.handOff(ctx, a, pending, groupOf, out, t)
+		return out, nil
+	}
 	windows := windowsOf(pending, groupOf, a.policy.MaxStatements)
 	keys := make([][32]byte, len(windows))
 	for i, w := range windows {
@@ -74,17 +78,69 @@ func (e *Engine) resolve(ctx context.Context, a asking, pending map[pairKey]pend
 			open = append(open, asked{w, keys[i]})
 		}
 	}
-	switch {
-	case len(open) == 0:
-	case a.later:
-		for _, o := range open {
-			e.deferWindow(out, o.w, DeferLater, t)
-		}
-		e.askInBackground(ctx, a, open)
-	default:
+	if len(open) > 0 {
 		e.askNow(ctx, a, open, out, t)
 	}
 	return out, nil
+}
+
+// handOff leaves every pending pair of a pass that does not wait for the
+// LLM (Pass.AskLater) unanswered, its group Unsettled, and gives copies of
+// the groups to the background asker, which plans their windows, reads
+// the answers stored and asks the others, off the pass's path: planning
+// the windows of a large aspect costs more than the heuristics' decisions.
+func (e *Engine) handOff(ctx context.Context, a asking, pending map[pairKey]pendingPair, groupOf map[*Attribute]*Group, out verdicts, t *Tally) {
+	for k, pp := range pending {
+		out[k] = semanticVerdict{failed: true}
+		groupOf[pp.old].Unsettled = true
+	}
+	t.skip(SkipSemanticPending, len(pending))
+	select {
+	case e.background <- struct{}{}:
+	default:
+		e.metrics.LLMDeferred.WithLabelValues(DeferLater).Inc()
+		return
+	}
+	pending, groupOf = copyPending(pending, groupOf)
+	a.later = false
+	a.budget = NewBudget(DefaultQuestions) // the pass's budget is the pass's, and it has returned
+	e.pending.Add(1)
+	go func() {
+		defer e.pending.Done()
+		defer func() { <-e.background }()
+		var bt Tally
+		if _, err := e.resolve(ctx, a, pending, groupOf, &bt); err != nil {
+			e.log.Warn("supersession: the background asker could not read the LLM's windows; the sweep asks them", "err", err)
+		}
+	}()
+}
+
+// copyPending copies the groups of the pending pairs, and the pairs onto
+// the copies: the background asker plans and marks its copies while the
+// pass goes on with its own. An attribute's analysis is shared, read only.
+func copyPending(pending map[pairKey]pendingPair, groupOf map[*Attribute]*Group) (map[pairKey]pendingPair, map[*Attribute]*Group) {
+	groups := map[*Group]*Group{}
+	attrs := map[*Attribute]*Attribute{}
+	for _, pp := range pending {
+		g := groupOf[pp.old]
+		if _, ok := groups[g]; ok {
+			continue
+		}
+		c := &Group{AgentID: g.AgentID, AspectID: g.AspectID, AspectName: g.AspectName, Attrs: make([]*Attribute, len(g.Attrs))}
+		for i, x := range g.Attrs {
+			y := *x
+			c.Attrs[i], attrs[x] = &y, &y
+		}
+		groups[g] = c
+	}
+	outPending := make(map[pairKey]pendingPair, len(pending))
+	outGroupOf := map[*Attribute]*Group{}
+	for k, pp := range pending {
+		o, n := attrs[pp.old], attrs[pp.new]
+		outPending[k] = pendingPair{o, n}
+		outGroupOf[o] = groups[groupOf[pp.old]]
+	}
+	return outPending, outGroupOf
 }
 
 // windowsOf covers the pending pairs of each group with windows, groups in
@@ -204,29 +260,10 @@ func (e *Engine) ask(ctx context.Context, a asking, o asked) (llm.WindowVerdict,
 	return v, nil
 }
 
-// askInBackground claims and asks windows without the pass waiting: at most
-// backgroundBatches batches at once, the others deferred to a later pass.
-// The answers are stored; the sweep decides with them.
-func (e *Engine) askInBackground(ctx context.Context, a asking, open []asked) {
-	select {
-	case e.background <- struct{}{}:
-	default:
-		return
-	}
-	a.later = false
-	a.budget = NewBudget(len(open)) // the pass's budget is the pass's, and it has returned
-	e.pending.Add(1)
-	go func() {
-		defer e.pending.Done()
-		defer func() { <-e.background }()
-		var t Tally
-		e.askNow(ctx, a, open, verdicts{}, &t)
-	}()
-}
-
-// backgroundBatches is how many batches of windows the background asker
-// holds at once.
-const backgroundBatches = 4
+// backgroundBatches is how many batches the background asker holds at
+// once; a batch beyond them is left to the sweep (its aspects stay
+// recorded as changed).
+const backgroundBatches = 2
 
 // WaitAsked waits until the windows handed to the background asker are
 // answered or given up (tests, and a clean stop).
