@@ -17,6 +17,7 @@ import (
 
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/internal/bench"
+	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/store"
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/jobs"
@@ -228,6 +229,7 @@ func waitDrained(ctx context.Context, db *sqlx.DB, limit time.Duration) error {
 // observed exactly (the histogram's buckets are too coarse for a p99).
 type runningHook struct {
 	hook   *inline.Hook
+	engine *supersession.Engine
 	db     *sqlx.DB
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -236,8 +238,18 @@ type runningHook struct {
 }
 
 func startHook(ctx context.Context, dbURL string) (*runningHook, error) {
+	return startHookWith(ctx, dbURL, nil, supersession.DefaultPolicy())
+}
+
+// startHookWith starts the hook on a configuration edit makes of the
+// defaults, its engine under pol (and asking the LLM that configuration
+// names).
+func startHookWith(ctx context.Context, dbURL string, edit func(*config.Config), pol supersession.Policy) (*runningHook, error) {
 	cfg := config.Default()
 	cfg.Maintenance.Database.URL = dbURL
+	if edit != nil {
+		edit(cfg)
+	}
 	db, err := store.Open(ctx, dbURL, store.PoolOf(cfg.Maintenance.Database), 10*time.Second)
 	if err != nil {
 		return nil, err
@@ -246,8 +258,9 @@ func startHook(ctx context.Context, dbURL string) (*runningHook, error) {
 	if os.Getenv("BENCH_DEBUG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	deps := jobs.Deps{DB: db, Logger: log, Registry: prometheus.NewRegistry()}
-	h := &runningHook{hook: inline.New(deps, supersession.New(deps)), db: db, done: make(chan struct{})}
+	deps := jobs.Deps{DB: db, Logger: log, Registry: prometheus.NewRegistry(), LLM: llm.NewProvider(func(string) string { return "" }, nil)}
+	engine := supersession.New(deps).WithPolicy(func() supersession.Policy { return pol })
+	h := &runningHook{hook: inline.New(deps, engine), engine: engine, db: db, done: make(chan struct{})}
 	h.hook.ObserveLag = func(s float64) { h.mu.Lock(); h.seen = append(h.seen, s); h.mu.Unlock() }
 	hctx, cancel := context.WithCancel(ctx)
 	h.cancel = cancel
@@ -264,6 +277,7 @@ func startHook(ctx context.Context, dbURL string) (*runningHook, error) {
 func (h *runningHook) stop() {
 	h.cancel()
 	<-h.done
+	h.engine.WaitAsked()
 	_ = h.db.Close()
 }
 
