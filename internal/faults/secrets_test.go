@@ -51,9 +51,9 @@ func echoingLLM(t *testing.T, refusals *atomic.Int32) *httptest.Server {
 			b, _ := json.Marshal(map[string]any{"facts": []string{"The user moves to Porto in May; " + echo, "Remember " + key}})
 			content = string(b)
 		case strings.Contains(prompt, "OneSignal"):
-			content = fmt.Sprintf(`{"contradicts": true, "confidence": 0.6, "reasoning": %q}`, echo)
+			content = fmt.Sprintf(`{"reasoning": %q, "retired": [{"older": 1, "newer": 2, "confidence": 0.6}]}`, echo)
 		default:
-			content = fmt.Sprintf(`{"contradicts": true, "confidence": 0.9, "reasoning": %q}`, echo)
+			content = fmt.Sprintf(`{"reasoning": %q, "retired": [{"older": 1, "newer": 2, "confidence": 0.9}]}`, echo)
 		}
 		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{"content": content}}}})
 	}))

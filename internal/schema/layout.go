@@ -224,7 +224,7 @@ func (l *Layout) names() *Names {
 		Attributes: q(Attributes), Aspects: q(Aspects), History: q(History), Memories: q(Memories),
 		Messages: q(Messages), Events: q(CompactionEvents), Documents: q(Documents), Sources: q(DocumentSources),
 		Mem0: q(Mem0), Store: l.Plan.storeOf(), CompactionWatch: l.Plan.watchCompaction, Own: quoteIdent(own), State: ownTable(own, "state"), Leases: ownTable(own, "leases"),
-		Outbox: ownTable(own, "classified"), Changes: ownTable(own, "changes"), Verdicts: ownTable(own, "llm_verdicts"),
+		Outbox: ownTable(own, "classified"), Changes: ownTable(own, "changes"),
 		Keys: ownTable(own, "aspect_keys"), Deleted: ownTable(own, "deleted_documents"),
 		Windows: ownTable(own, "llm_windows"), Spend: ownTable(own, "llm_spend"),
 	}

@@ -144,9 +144,10 @@ func (r *Report) Text() string {
 	}
 	fmt.Fprintf(&b, "  examined       %d aspects, %d attributes, %d pairs in %d batches\n", r.Groups, r.Attributes, r.Pairs, r.Batches)
 	fmt.Fprintf(&b, "  supersessions  %s%d\n", would, r.Supersessions)
-	fmt.Fprintf(&b, "  proposals      %s%d shadow, %d review\n", would, r.ProposalsShadow, r.ProposalsReview)
-	if r.SemanticAsked+r.SemanticCacheHits > 0 {
-		fmt.Fprintf(&b, "  semantic       %d asked, %d cached, %d failed\n", r.SemanticAsked, r.SemanticCacheHits, r.SemanticFailures)
+	fmt.Fprintf(&b, "  proposals      %s%d shadow, %d review, %d probation\n", would, r.ProposalsShadow, r.ProposalsReview, r.ProposalsProbation)
+	if r.SemanticAsked+r.SemanticCacheHits+r.SemanticDeferred > 0 {
+		fmt.Fprintf(&b, "  semantic       %d windows asked, %d answered before, %d failed, %d deferred to a later run; %d tokens\n",
+			r.SemanticAsked, r.SemanticCacheHits, r.SemanticFailures, r.SemanticDeferred, r.SemanticTokens)
 	}
 	if len(r.Skipped) > 0 {
 		parts := make([]string, 0, len(r.Skipped))
