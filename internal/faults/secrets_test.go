@@ -89,7 +89,8 @@ func TestEchoedSecretsAppearNowhere(t *testing.T) {
 		"  llm:\n    endpoint: " + llmSrv.URL + "/openai/v1?api-version=2024-06-01\n    model: m\n" +
 		"memory:\n  pipelineV2:\n    structural:\n      supersessionSemanticFallback: true\n"
 	p := startWithEnv(t, db.URL, cfg, "OPENAI_API_KEY="+echoedKey, "SUPERSESSIOND_ADMIN_TOKEN="+echoedToken)
-	eventually(t, 90*time.Second, "a semantic supersession, a proposal and a re-compaction", func() bool {
+	// The two refused windows back off a minute before they are asked again.
+	eventually(t, 150*time.Second, "a semantic supersession, a proposal and a re-compaction", func() bool {
 		return s.Count(`SELECT count(*) FROM memory_history WHERE event = 'attribute_superseded'`) == 1 &&
 			s.Count(`SELECT count(*) FROM memory_history WHERE event = 'supersession_proposal'`) == 1 &&
 			s.Count(`SELECT count(*) FROM compaction_events WHERE status = 'completed'`) == 1
