@@ -199,7 +199,7 @@ func (e *Engine) Process(ctx context.Context, cfg *config.Config, groups []*Grou
 	}
 	var a *asking
 	if client != nil {
-		a = &asking{client: client, policy: pol, budget: pass.Questions, dryRun: pass.DryRun, later: pass.AskLater,
+		a = &asking{client: client, policy: pol, budget: pass.Questions, dryRun: pass.DryRun,
 			timeout: time.Duration(cfg.Memory.PipelineV2.SemanticContradictionTimeoutMs) * time.Millisecond}
 		if a.budget == nil {
 			a.budget = NewBudget(DefaultQuestions)
@@ -240,6 +240,7 @@ func (e *Engine) planInput(ctx context.Context, cfg *config.Config, pass Pass, p
 		in.gate = pol.Gate
 		if client != nil {
 			in.model = client.Model()
+			in.later = pass.AskLater
 		}
 	}
 	return in, client
@@ -257,6 +258,7 @@ func (e *Engine) decideAll(ctx context.Context, a *asking, preps []*prepared, in
 	var again []*prepared
 	pending := map[pairKey]pendingPair{}
 	groupOf := map[*Attribute]*Group{}
+	var later []*Group // groups with pairs left for the background asker (Pass.AskLater)
 	for i, out := range outs {
 		t.Pairs += out.pairs
 		for k, v := range out.skips {
@@ -265,6 +267,10 @@ func (e *Engine) decideAll(ctx context.Context, a *asking, preps []*prepared, in
 		e.logFailures(ctx, pass.Source, out.failures)
 		e.logTraces(ctx, pass.Source, out.traces)
 		candidates = append(candidates, out.candidates...)
+		if out.later {
+			preps[i].g.Unsettled = true
+			later = append(later, preps[i].g)
+		}
 		if len(out.pending) > 0 {
 			again = append(again, preps[i])
 			for k, pp := range out.pending {
@@ -272,6 +278,9 @@ func (e *Engine) decideAll(ctx context.Context, a *asking, preps []*prepared, in
 				groupOf[pp.old] = preps[i].g
 			}
 		}
+	}
+	if len(later) > 0 && a != nil {
+		e.handOff(ctx, *a, later, in, t)
 	}
 	if len(pending) == 0 || a == nil {
 		return candidates, nil

@@ -16,7 +16,6 @@ type asking struct {
 	timeout time.Duration // one request's
 	budget  *Budget       // the run's windows
 	dryRun  bool          // ask, store nothing, claim nothing
-	later   bool          // hand the windows to the background asker (Pass.AskLater)
 }
 
 // claimFor is how long a window's claim lasts: past the request's timeout,
@@ -28,7 +27,7 @@ const (
 	DeferBudget  = "budget"  // maxRequestsPerHour, or the run's own budget, is spent
 	DeferClaimed = "claimed" // another asker (replica, the hook, a sweep) is asking it
 	DeferBackoff = "backoff" // its last answer failed; it waits before it is asked again
-	DeferLater   = "later"   // a batch the background asker had no room for (counted per batch): the sweep asks
+	DeferLater   = "later"   // an aspect the background asker had no room for (counted per aspect): the sweep asks
 )
 
 // asked is one window of a pass and its key.
@@ -48,10 +47,6 @@ type asked struct {
 // recorded as changed and is asked on a later pass.
 func (e *Engine) resolve(ctx context.Context, a asking, pending map[pairKey]pendingPair, groupOf map[*Attribute]*Group, t *Tally) (verdicts, error) {
 	out := verdicts{}
-	if a.later {
-		e.handOff(ctx, a, pending, groupOf, out, t)
-		return out, nil
-	}
 	windows := windowsOf(pending, groupOf, a.policy.MaxStatements)
 	keys := make([][32]byte, len(windows))
 	for i, w := range windows {
@@ -84,30 +79,38 @@ func (e *Engine) resolve(ctx context.Context, a asking, pending map[pairKey]pend
 	return out, nil
 }
 
-// handOff leaves every pending pair of a pass that does not wait for the
-// LLM (Pass.AskLater) unanswered, its group Unsettled, and gives copies of
-// the groups to the background asker, which plans their windows, reads
-// the answers stored and asks the others, off the pass's path: planning
-// the windows of a large aspect costs more than the heuristics' decisions.
-func (e *Engine) handOff(ctx context.Context, a asking, pending map[pairKey]pendingPair, groupOf map[*Attribute]*Group, out verdicts, t *Tally) {
-	for k, pp := range pending {
-		out[k] = semanticVerdict{failed: true}
-		groupOf[pp.old].Unsettled = true
-	}
-	t.skip(SkipSemanticPending, len(pending))
+// handOff gives copies of the groups a pass decided without waiting for
+// the LLM (Pass.AskLater) to the background asker, which plans them again
+// with the semantic path, reads the answers stored and asks the windows
+// left, off the pass's path: the pairs a large aspect leaves to the LLM cost
+// more to plan than the heuristics' decisions. The pass's groups are
+// Unsettled: their aspects stay recorded as changed for the sweep.
+func (e *Engine) handOff(ctx context.Context, a asking, groups []*Group, in planInput, t *Tally) {
+	t.SemanticDeferred += len(groups)
 	select {
 	case e.background <- struct{}{}:
 	default:
-		e.metrics.LLMDeferred.WithLabelValues(DeferLater).Inc()
+		e.metrics.LLMDeferred.WithLabelValues(DeferLater).Add(float64(len(groups)))
 		return
 	}
-	pending, groupOf = copyPending(pending, groupOf)
-	a.later = false
+	copies := make([]*Group, len(groups))
+	for i, g := range groups {
+		copies[i] = copyGroup(g)
+	}
+	bg := planInput{thresholds: in.thresholds, shadow: in.shadow, focus: in.focus, vetoed: in.vetoed, semantic: true,
+		gate: in.gate, model: in.model}
 	a.budget = NewBudget(DefaultQuestions) // the pass's budget is the pass's, and it has returned
 	e.pending.Add(1)
 	go func() {
 		defer e.pending.Done()
 		defer func() { <-e.background }()
+		pending := map[pairKey]pendingPair{}
+		groupOf := map[*Attribute]*Group{}
+		for _, g := range copies {
+			for k, pp := range plan(prepare(g, bg), bg).pending {
+				pending[k], groupOf[pp.old] = pp, g
+			}
+		}
 		var bt Tally
 		if _, err := e.resolve(ctx, a, pending, groupOf, &bt); err != nil {
 			e.log.Warn("supersession: the background asker could not read the LLM's windows; the sweep asks them", "err", err)
@@ -115,32 +118,16 @@ func (e *Engine) handOff(ctx context.Context, a asking, pending map[pairKey]pend
 	}()
 }
 
-// copyPending copies the groups of the pending pairs, and the pairs onto
-// the copies: the background asker plans and marks its copies while the
-// pass goes on with its own. An attribute's analysis is shared, read only.
-func copyPending(pending map[pairKey]pendingPair, groupOf map[*Attribute]*Group) (map[pairKey]pendingPair, map[*Attribute]*Group) {
-	groups := map[*Group]*Group{}
-	attrs := map[*Attribute]*Attribute{}
-	for _, pp := range pending {
-		g := groupOf[pp.old]
-		if _, ok := groups[g]; ok {
-			continue
-		}
-		c := &Group{AgentID: g.AgentID, AspectID: g.AspectID, AspectName: g.AspectName, Attrs: make([]*Attribute, len(g.Attrs))}
-		for i, x := range g.Attrs {
-			y := *x
-			c.Attrs[i], attrs[x] = &y, &y
-		}
-		groups[g] = c
+// copyGroup copies a group and its attributes, for the background asker
+// to plan and mark while the pass goes on with its own. An attribute's
+// analysis and keys are shared, read only.
+func copyGroup(g *Group) *Group {
+	c := &Group{AgentID: g.AgentID, AspectID: g.AspectID, AspectName: g.AspectName, Attrs: make([]*Attribute, len(g.Attrs))}
+	for i, x := range g.Attrs {
+		y := *x
+		c.Attrs[i] = &y
 	}
-	outPending := make(map[pairKey]pendingPair, len(pending))
-	outGroupOf := map[*Attribute]*Group{}
-	for k, pp := range pending {
-		o, n := attrs[pp.old], attrs[pp.new]
-		outPending[k] = pendingPair{o, n}
-		outGroupOf[o] = groups[groupOf[pp.old]]
-	}
-	return outPending, outGroupOf
+	return c
 }
 
 // windowsOf covers the pending pairs of each group with windows, groups in
