@@ -43,7 +43,9 @@
 // per window. A window not answered leaves its pairs "no contradiction for
 // now" and its group Unsettled, so the aspect stays recorded as changed and
 // a later pass asks. A pass with AskLater (the inline hook) asks nothing
-// itself: the windows go to a bounded background asker. JudgeWindows
+// itself and plans no window: a pair awaiting the LLM is "no contradiction"
+// now, and a copy of its group goes to a bounded background asker that
+// plans and asks its windows. JudgeWindows
 // decides a group the same way with no database (`eval --llm`).
 //
 // Enforcement (enforce.go; SPEC §13). Under earned, a live decision is

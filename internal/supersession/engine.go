@@ -128,11 +128,12 @@ type Pass struct {
 	// may span several Process calls of one run); windows beyond it are
 	// deferred to a later pass. Nil: DefaultQuestions for this call.
 	Questions *Budget
-	// AskLater: the pass does not wait for the LLM. The windows it would
-	// ask are handed to the engine's background asker, which stores their
-	// answers; the pass decides with the heuristics and the answers stored
-	// before, and a later pass decides with the rest (the inline hook: a
-	// slow LLM never delays the heuristic decisions of a batch).
+	// AskLater: the pass does not wait for the LLM. A pair awaiting a
+	// verdict is "no contradiction" for now and its group is handed to the
+	// engine's background asker, which plans it again and asks its windows
+	// (their answers stored); the pass writes what the heuristics decided,
+	// and a later pass (the sweep) decides with the answers (the inline
+	// hook: a slow LLM never delays the heuristic decisions of a batch).
 	AskLater bool
 	// Reloads says the pass loads aspects it (or another) loaded before: the
 	// inline hook. Their attributes' blocking keys are then remembered
