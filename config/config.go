@@ -180,11 +180,11 @@ type LLM struct {
 	MaxConcurrency int           `key:"maxConcurrency" default:"4" check:"range=1..256"`
 	// MaxStatements is the most statements one window of an aspect shows
 	// the LLM (SPEC §13); a larger aspect is asked in several windows.
-	MaxStatements int `key:"maxStatements" default:"24" check:"range=2..200"`
+	MaxStatements int `key:"maxStatements" default:"24" check:"range=2..200" judgment:"semantic"`
 	// Gate says which pairs the heuristics left undecided reach the LLM:
 	// every one of the aspect, or (overlap, the Signet spec's rule) only
 	// those sharing three content tokens.
-	Gate string `key:"gate" default:"aspect" check:"oneof=aspect|overlap"`
+	Gate string `key:"gate" default:"aspect" check:"oneof=aspect|overlap" judgment:"semantic"`
 	// MaxRequestsPerHour bounds the semantic requests of the daemon; a
 	// window over the budget is deferred to a later run, never dropped.
 	MaxRequestsPerHour int `key:"maxRequestsPerHour" default:"600" check:"range=1..1000000"`
@@ -196,8 +196,8 @@ type LLM struct {
 // judge of one model) has earned it: the 95% Wilson lower bound of its
 // reviewed precision is at least TargetPrecision (SPEC §13).
 type Enforcement struct {
-	Mode            string  `key:"mode" default:"threshold" check:"oneof=threshold|earned"`
-	TargetPrecision float64 `key:"targetPrecision" default:"0.9" check:"range=0.5..0.999"`
+	Mode            string  `key:"mode" default:"threshold" check:"oneof=threshold|earned" judgment:"always"`
+	TargetPrecision float64 `key:"targetPrecision" default:"0.9" check:"range=0.5..0.999" judgment:"always"`
 }
 
 type HTTP struct {

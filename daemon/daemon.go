@@ -25,6 +25,7 @@ import (
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/sdnotify"
 	"github.com/supersessiond/supersessiond/internal/store"
+	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/jobs"
 )
 
@@ -290,7 +291,7 @@ func (d *Daemon) open(ctx context.Context, cfg *config.Config) (jobs.Deps, error
 
 // assemble makes the jobs and services (the standard ones, or the options').
 func (d *Daemon) assemble(ctx context.Context, deps jobs.Deps) {
-	d.std = NewStandard(deps, StandardOptions{})
+	d.std = NewStandard(deps, StandardOptions{Policy: func() supersession.Policy { return EnginePolicy(d.Config()) }})
 	jobs, svcs := d.opts.Jobs, d.std.services(d.settingsOf)
 	if jobs == nil {
 		jobs = d.std.jobs(d.settingsOf)

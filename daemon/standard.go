@@ -24,6 +24,7 @@ import (
 // console's, on its own pool) counts in the same metrics.
 type Standard struct {
 	deps       jobs.Deps
+	policy     func() supersession.Policy
 	Engine     *supersession.Engine
 	Hook       *inline.Hook
 	Sweep      *sweep.Job
@@ -32,20 +33,27 @@ type Standard struct {
 }
 
 // StandardOptions tune what NewStandard builds; the zero value is the
-// daemon's.
+// daemon's defaults.
 type StandardOptions struct {
 	Tombstones tombstones.Options
+	// Policy is the engine's policy in force (EnginePolicy of the
+	// configuration in force), read at the start of each pass; nil: the
+	// defaults.
+	Policy func() supersession.Policy
 }
 
 // NewStandard builds the engine and the jobs on deps.
 func NewStandard(deps jobs.Deps, opts StandardOptions) *Standard {
 	engine := supersession.New(deps)
+	if opts.Policy != nil {
+		engine.WithPolicy(opts.Policy)
+	}
 	hook := inline.New(deps, engine)
 	sw := sweep.New(deps, engine)
 	// While the hook is off nobody else drains its outbox: a full pass
 	// prunes what it covered.
 	sw.PruneOutbox = hook.Prune
-	return &Standard{deps: deps, Engine: engine, Hook: hook, Sweep: sw,
+	return &Standard{deps: deps, policy: opts.Policy, Engine: engine, Hook: hook, Sweep: sw,
 		Compaction: compaction.New(deps, compaction.Options{}), Tombstones: tombstones.New(deps, opts.Tombstones)}
 }
 
@@ -55,7 +63,11 @@ func NewStandard(deps jobs.Deps, opts StandardOptions) *Standard {
 func (s *Standard) Ops(db *sqlx.DB) *audit.Ops {
 	d := s.deps
 	d.DB = db
-	return audit.New(db, d.Names, supersession.New(d))
+	engine := supersession.New(d)
+	if s.policy != nil {
+		engine.WithPolicy(s.policy)
+	}
+	return audit.New(db, d.Names, engine)
 }
 
 // jobs are the scheduled jobs, each given its settings from the

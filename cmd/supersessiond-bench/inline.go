@@ -18,7 +18,9 @@ import (
 	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/daemon"
 	"github.com/supersessiond/supersessiond/internal/bench"
+	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/store"
+	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/jobs"
 	"github.com/supersessiond/supersessiond/jobs/inline"
 )
@@ -228,6 +230,7 @@ func waitDrained(ctx context.Context, db *sqlx.DB, limit time.Duration) error {
 // observed exactly (the histogram's buckets are too coarse for a p99).
 type runningHook struct {
 	hook   *inline.Hook
+	engine *supersession.Engine
 	db     *sqlx.DB
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -236,8 +239,18 @@ type runningHook struct {
 }
 
 func startHook(ctx context.Context, dbURL string) (*runningHook, error) {
+	return startHookWith(ctx, dbURL, nil, supersession.DefaultPolicy())
+}
+
+// startHookWith starts the hook on a configuration edit makes of the
+// defaults, its engine under pol (and asking the LLM that configuration
+// names).
+func startHookWith(ctx context.Context, dbURL string, edit func(*config.Config), pol supersession.Policy) (*runningHook, error) {
 	cfg := config.Default()
 	cfg.Maintenance.Database.URL = dbURL
+	if edit != nil {
+		edit(cfg)
+	}
 	settings := daemon.SettingsOf(cfg)
 	db, err := store.Open(ctx, dbURL, settings.Pool, 10*time.Second)
 	if err != nil {
@@ -247,8 +260,9 @@ func startHook(ctx context.Context, dbURL string) (*runningHook, error) {
 	if os.Getenv("BENCH_DEBUG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	deps := jobs.Deps{DB: db, Logger: log, Registry: prometheus.NewRegistry()}
-	h := &runningHook{hook: daemon.NewStandard(deps, daemon.StandardOptions{}).Hook, db: db, done: make(chan struct{})}
+	deps := jobs.Deps{DB: db, Logger: log, Registry: prometheus.NewRegistry(), LLM: llm.NewProvider(func(string) string { return "" }, nil)}
+	std := daemon.NewStandard(deps, daemon.StandardOptions{Policy: func() supersession.Policy { return pol }})
+	h := &runningHook{hook: std.Hook, engine: std.Engine, db: db, done: make(chan struct{})}
 	h.hook.ObserveLag = func(s float64) { h.mu.Lock(); h.seen = append(h.seen, s); h.mu.Unlock() }
 	hctx, cancel := context.WithCancel(ctx)
 	h.cancel = cancel
@@ -265,6 +279,7 @@ func startHook(ctx context.Context, dbURL string) (*runningHook, error) {
 func (h *runningHook) stop() {
 	h.cancel()
 	<-h.done
+	h.engine.WaitAsked()
 	_ = h.db.Close()
 }
 

@@ -33,24 +33,25 @@ import (
 )
 
 type options struct {
-	binary          string
-	databaseURL     string
-	attributes      int
-	baselineAspects int
-	documents       int
-	deletedShare    float64
-	tombstoneBatch  int
-	events          int
-	llmLatency      time.Duration
-	llmConcurrency  int
-	classifyRate    int
-	classifyFor     time.Duration
-	inlineRates     []int
-	inlineStep      time.Duration
-	changeShare     float64
-	observations    int
-	peers           int
-	only            string
+	binary           string
+	databaseURL      string
+	attributes       int
+	baselineAspects  int
+	documents        int
+	deletedShare     float64
+	tombstoneBatch   int
+	events           int
+	llmLatency       time.Duration
+	llmConcurrency   int
+	classifyRate     int
+	classifyFor      time.Duration
+	inlineRates      []int
+	inlineLLMLatency time.Duration
+	inlineStep       time.Duration
+	changeShare      float64
+	observations     int
+	peers            int
+	only             string
 }
 
 // result is every figure, in the JSON printed last.
@@ -65,6 +66,8 @@ type result struct {
 	Sweep *sweepResult `json:"sweep,omitempty"`
 
 	Inline *inlineResult `json:"inline,omitempty"`
+	// InlineLLM is the inline hook's lag with the LLM judge on.
+	InlineLLM *inlineLLMResult `json:"inline_llm,omitempty"`
 
 	Tombstones *tombstoneResult `json:"tombstones,omitempty"`
 
@@ -89,10 +92,11 @@ func main() {
 	flag.DurationVar(&o.classifyFor, "classify-for", 20*time.Second, "how long to sustain the classification rate")
 	rates := flag.String("inline-rates", "100,200,300,400,500,750,1000,1500,2000,3000,4000", "classification rates the inline search tries, in order (it stops at the first that misses)")
 	flag.DurationVar(&o.inlineStep, "inline-step", 8*time.Second, "how long the inline search sustains each rate")
+	flag.DurationVar(&o.inlineLLMLatency, "inline-llm-latency", 300*time.Millisecond, "how long the scripted LLM takes to answer a window, for the inline lag with the LLM on")
 	flag.Float64Var(&o.changeShare, "change-share", 0.001, "share of the attributes changed before the incremental sweep")
 	flag.IntVar(&o.observations, "observations", 1_000_000, "Honcho observations for the honcho run")
 	flag.IntVar(&o.peers, "peers", 10_000, "Honcho peers the observations are spread over (Zipf sizes)")
-	flag.StringVar(&o.only, "only", "", "comma-separated subset: heuristics,sweep,inline,tombstones,compaction,honcho")
+	flag.StringVar(&o.only, "only", "", "comma-separated subset: heuristics,sweep,inline,inline-llm,tombstones,compaction,honcho")
 	flag.Parse()
 	for _, r := range strings.Split(*rates, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(r))
@@ -159,6 +163,11 @@ func run(o options, out io.Writer) error {
 	}
 	if o.want("inline") {
 		if res.Inline, err = env.inline(ctx); err != nil {
+			return err
+		}
+	}
+	if o.want("inline-llm") {
+		if res.InlineLLM, err = env.inlineLLM(ctx); err != nil {
 			return err
 		}
 	}
@@ -369,6 +378,9 @@ func printTable(w io.Writer, r result) {
 		fmt.Fprintf(tw, "inline: classifications\t%d at %.0f/s\t\n", i.Classified, i.AchievedRate)
 		fmt.Fprintf(tw, "inline: lag p50 / p99 / max\t%.1f / %.1f / %.1f ms\tp99 ≤ 100 ms at 500/s\n", i.P50ms, i.P99ms, i.MaxMs)
 		fmt.Fprintf(tw, "inline: highest rate with p99 ≤ 100 ms\t%d/s\t≥ 2,000/s\n", i.MaxRate)
+	}
+	if i := r.InlineLLM; i != nil {
+		printInlineLLM(tw, i)
 	}
 	if t := r.Tombstones; t != nil {
 		fmt.Fprintf(tw, "tombstones: documents / soft-deleted\t%d / %d\t\n", t.Documents, t.SoftDeleted)

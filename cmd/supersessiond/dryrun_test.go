@@ -107,7 +107,7 @@ func TestSweepDryRunWritesNothingAndListsWhatASweepWrites(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		asked.Add(1)
 		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{
-			"content": `{"contradicts": true, "confidence": 0.8, "reasoning": "the invoices moved"}`}}}})
+			"content": `{"reasoning": "the invoices moved", "retired": [{"older": 1, "newer": 2, "confidence": 0.8}]}`}}}})
 	}))
 	defer srv.Close()
 	for _, mode := range []string{"shadow", "live"} {

@@ -20,6 +20,7 @@ import (
 	"github.com/supersessiond/supersessiond/internal/ident"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/store"
+	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/jobs"
 )
 
@@ -213,7 +214,8 @@ func (m *Main) openAs(ctx context.Context, cfgPath, operatorName string, jobs ..
 // ops are the operator commands on the environment's database; the rows
 // they write name the operator (see operatorFlag).
 func (e *cmdEnv) ops() *audit.Ops {
-	std := daemon.NewStandard(jobs.Deps{DB: e.db, Names: e.layout.Names, Logger: e.log}, daemon.StandardOptions{})
+	std := daemon.NewStandard(jobs.Deps{DB: e.db, Names: e.layout.Names, Logger: e.log},
+		daemon.StandardOptions{Policy: func() supersession.Policy { return daemon.EnginePolicy(e.cfg) }})
 	return std.Ops(e.db).As(e.operator)
 }
 

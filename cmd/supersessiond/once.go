@@ -12,6 +12,7 @@ import (
 	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/store"
+	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/jobs"
 )
 
@@ -95,6 +96,7 @@ func (m *Main) runOnce(ctx context.Context, spec onceSpec, args []string) error 
 			return err
 		}
 	}
+	opts.Policy = func() supersession.Policy { return daemon.EnginePolicy(env.cfg) }
 	report, runErr := spec.pass(ctx, daemon.NewStandard(deps, opts), env.settings)
 	if report != nil {
 		if err := m.printReport(report, *asJSON); err != nil {

@@ -89,7 +89,12 @@ type Proposal struct {
 	Signals        supersession.Signals `json:"signals"`
 	Reasoning      string               `json:"reasoning"`
 	Mode           string               `json:"mode"`
-	Review         *ReviewRecord        `json:"review"`
+	// Rule is, for a proposal in probation (earned enforcement), the rule
+	// that has not earned auto-apply; Model the LLM's that decided a
+	// semantic one.
+	Rule   string        `json:"rule,omitempty"`
+	Model  string        `json:"model,omitempty"`
+	Review *ReviewRecord `json:"review"`
 	// AppliedHistoryID is the attribute_superseded row that applied it;
 	// RevertedHistoryID the supersession_reverted row that undid that.
 	AppliedHistoryID  string     `json:"applied_history_id,omitempty"`
@@ -139,7 +144,7 @@ func (r proposalRow) proposal() Proposal {
 		ID: r.ID, Status: r.Status, CreatedAt: r.CreatedAt, AgentID: m.AgentID,
 		OldAttributeID: m.OldAttributeID, NewAttributeID: m.NewAttributeID, AspectID: m.AspectID,
 		OldContent: r.OldContent, NewContent: r.NewContent, Method: string(m.Method), Confidence: m.Confidence,
-		Signals: m.Signals, Reasoning: m.Reasoning, Mode: string(m.Mode),
+		Signals: m.Signals, Reasoning: m.Reasoning, Mode: string(m.Mode), Rule: m.Rule, Model: m.Model,
 		AppliedHistoryID: deref(r.AppliedID), AppliedAt: r.AppliedAt,
 		RevertedHistoryID: deref(r.RevertedID), RevertedAt: r.RevertedAt, OldProtected: r.OldProtected,
 		AppliedBy: whoOf(r.AppliedBy), RevertedBy: whoOf(r.RevertedBy),
@@ -180,13 +185,13 @@ func staleReason(p Proposal, r proposalRow) string {
 }
 
 type queueStatements struct {
-	List, Counts, LockOld, ReviewBatch, Attributes, Siblings, Chain, AttrHistory, Agents, Stats, Rules string
+	List, Counts, LockOld, ReviewBatch, Attributes, Siblings, Chain, AttrHistory, Agents, Stats string
 }
 
 var queueSQL = queueStatements{
 	List: proposalsSQL, Counts: proposalCountsSQL, LockOld: lockOldSharedSQL, ReviewBatch: reviewBatchSQL,
 	Attributes: attributesSQL, Siblings: siblingsSQL, Chain: chainSQL, AttrHistory: attributeHistorySQL,
-	Agents: agentsSQL, Stats: statsSQL, Rules: rulesSQL,
+	Agents: agentsSQL, Stats: statsSQL,
 }
 
 func floatOrNil(f *float64) any {

@@ -212,46 +212,6 @@ UNION ALL
 SELECT 'confidence', coalesce(to_char(floor(confidence * 10) / 10, 'FM0.0'), '?'), ` + statsCounts + ` FROM p
 GROUP BY 2`
 
-// rulesSQL is each rule's record for earned auto-apply (SPEC §13), over the
-// proposals and supersessions of $1 (an agent; empty: all) created at or after $2
-// (NULL: ever): a heuristic proposal counts for each signal it carries, a
-// semantic one for the LLM judge of the model its metadata names. Decided
-// and correct as statsSQL has them; and a supersession applied on the
-// rule's own (no proposal_id) that an operator undid counts as decided and
-// wrong, so that an undo of what an earned rule applied sends it back. The
-// undone supersessions are found by the revert's index
-// (supersessiond_history_one_revert).
-const rulesSQL = `
-WITH p AS MATERIALIZED (
-  SELECT {{meta "h"}} ->> 'method' AS method, {{meta "h"}} ->> 'model' AS model,
-         CASE WHEN jsonb_typeof({{meta "h"}} -> 'signals') = 'array' THEN {{meta "h"}} -> 'signals' ELSE '[]'::jsonb END AS signals,
-         (r.id IS NOT NULL OR ap.id IS NOT NULL) AS decided,
-         (coalesce(r.event = 'supersession_proposal_accepted', false) OR ap.id IS NOT NULL) AND rv.id IS NULL AS correct
-` + proposalFrom + `
-  WHERE h.event = 'supersession_proposal'
-    AND ($1 = '' OR {{meta "h"}} ->> 'agent_id' = $1)
-    AND ($2::timestamptz IS NULL OR h.created_at >= $2)
-  UNION ALL
-  SELECT {{meta "x"}} ->> 'method', {{meta "x"}} ->> 'model',
-         CASE WHEN jsonb_typeof({{meta "x"}} -> 'signals') = 'array' THEN {{meta "x"}} -> 'signals' ELSE '[]'::jsonb END,
-         true, false
-  FROM {{.History}} x
-  WHERE x.event = 'attribute_superseded' AND NOT ({{meta "x"}} ? 'proposal_id')
-    AND {{meta "x"}} ->> 'method' IN ('heuristic', 'semantic')
-    AND ($1 = '' OR {{meta "x"}} ->> 'agent_id' = $1)
-    AND ($2::timestamptz IS NULL OR x.created_at >= $2)
-    AND EXISTS (SELECT 1 FROM {{.History}} rv
-                WHERE rv.event = 'supersession_reverted' AND {{meta "rv"}} ->> 'reverted_history_id' = x.id)
-)
-SELECT rule, count(*) FILTER (WHERE decided) AS decided, count(*) FILTER (WHERE decided AND correct) AS correct
-FROM p CROSS JOIN LATERAL (
-  SELECT 'llm:' || coalesce(nullif(p.model, ''), 'unknown') AS rule WHERE p.method = 'semantic'
-  UNION
-  SELECT coalesce(e ->> 'name', '?') FROM jsonb_array_elements(p.signals) e WHERE p.method IS DISTINCT FROM 'semantic'
-) r
-GROUP BY rule
-ORDER BY rule`
-
 const statsCounts = `count(*) AS proposals,
        count(*) FILTER (WHERE status = 'pending') AS pending,
        count(*) FILTER (WHERE status = 'stale') AS stale,

@@ -165,25 +165,18 @@ func (o *Ops) Stats(ctx context.Context, f StatsFilter, e Enforcement) (*Stats, 
 }
 
 // Rules reads each rule's record for earned auto-apply (SPEC §13) over the
-// proposals and supersessions f selects, by rule name.
+// proposals and supersessions f selects, by rule name: the engine's own
+// reading, the one it applies by.
 func (o *Ops) Rules(ctx context.Context, f StatsFilter) ([]earned.Record, error) {
 	var since any
 	if !f.Since.IsZero() {
 		since = f.Since
 	}
-	var rows []struct {
-		Rule    string `db:"rule"`
-		Decided int    `db:"decided"`
-		Correct int    `db:"correct"`
+	records, err := o.engine.Rules(ctx, f.Agent, since)
+	if err != nil {
+		return nil, fmt.Errorf("stats: %w", err)
 	}
-	if err := o.db.SelectContext(ctx, &rows, o.sql.Queue.Rules, f.Agent, since); err != nil {
-		return nil, fmt.Errorf("stats: read the rules' records from memory_history: %w", err)
-	}
-	out := make([]earned.Record, len(rows))
-	for i, r := range rows {
-		out[i] = earned.Record{Rule: r.Rule, Decided: r.Decided, Correct: r.Correct}
-	}
-	return out, nil
+	return records, nil
 }
 
 // WriteStatsJSON prints the stats as one JSON object.

@@ -555,3 +555,41 @@ func TestStatsShowEachRulesStanding(t *testing.T) {
 		}
 	}
 }
+
+// The LLM's reasoning is shown beside its proposals, in the queue and on
+// the proposal's page, as the history holds it (masked when it was
+// written); a proposal in probation says so and names its rule.
+func TestTheLLMsReasoningIsShownBesideItsProposals(t *testing.T) {
+	t.Parallel()
+	s := newSite(t, token)
+	s.s.Add(memtest.Attr{ID: "car-1", Agent: "a", Aspect: s.s.Aspect("a", "E", "car"), Content: "Drives a 2011 Corolla"},
+		memtest.Attr{ID: "car-2", Agent: "a", Aspect: s.s.Aspect("a", "E", "car"), Content: "Bikes everywhere these days"})
+	engine := supersession.New(jobs.Deps{DB: s.db.DB})
+	reasoning := "[2] makes [1] no longer true: the Corolla gave way to <b>a bike</b>"
+	done, err := engine.Propose(context.Background(), s.db.DB, supersession.Actor{ChangedBy: "supersessiond:sweep", Type: "system"},
+		[]supersession.Proposal{{Meta: supersession.Metadata{AgentID: "a", OldAttributeID: "car-1", NewAttributeID: "car-2",
+			AspectID: s.s.Aspect("a", "E", "car"), Method: supersession.MethodSemantic, Confidence: 0.9, Reasoning: reasoning,
+			Signals: supersession.Signals{{Name: "semantic_contradiction", Confidence: 0.9, Detail: reasoning}},
+			Mode:    supersession.ModeProbation, Model: "m1", Rule: "llm:m1"}, NewContent: "Bikes everywhere these days", Reason: reasoning}})
+	if err != nil || len(done) != 1 {
+		t.Fatalf("propose: %v %v", done, err)
+	}
+	var id string
+	if err := s.db.Get(&id, `SELECT id FROM memory_history WHERE metadata->>'old_attribute_id' = 'car-1'`); err != nil {
+		t.Fatal(err)
+	}
+	escaped := "the Corolla gave way to &lt;b&gt;a bike&lt;/b&gt;"
+	queue := s.do(t, nil, "GET", "/ui/", "", bearer)
+	for _, want := range []string{`<div class="reasoning" title="the LLM's reasoning (m1)">[2] makes [1] no longer true: ` + escaped,
+		`<span class="badge probation" title="llm:m1 has not earned auto-apply`} {
+		if !strings.Contains(queue.body, want) {
+			t.Errorf("the queue lacks %q", want)
+		}
+	}
+	page := s.do(t, nil, "GET", "/ui/proposals/"+id, "", bearer)
+	for _, want := range []string{"The LLM's reasoning (m1):</strong> [2] makes [1] no longer true: " + escaped, "llm:m1 has not earned auto-apply"} {
+		if !strings.Contains(page.body, want) {
+			t.Errorf("the proposal's page lacks %q", want)
+		}
+	}
+}

@@ -51,9 +51,9 @@ func echoingLLM(t *testing.T, refusals *atomic.Int32) *httptest.Server {
 			b, _ := json.Marshal(map[string]any{"facts": []string{"The user moves to Porto in May; " + echo, "Remember " + key}})
 			content = string(b)
 		case strings.Contains(prompt, "OneSignal"):
-			content = fmt.Sprintf(`{"contradicts": true, "confidence": 0.6, "reasoning": %q}`, echo)
+			content = fmt.Sprintf(`{"reasoning": %q, "retired": [{"older": 1, "newer": 2, "confidence": 0.6}]}`, echo)
 		default:
-			content = fmt.Sprintf(`{"contradicts": true, "confidence": 0.9, "reasoning": %q}`, echo)
+			content = fmt.Sprintf(`{"reasoning": %q, "retired": [{"older": 1, "newer": 2, "confidence": 0.9}]}`, echo)
 		}
 		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{"content": content}}}})
 	}))
@@ -89,7 +89,8 @@ func TestEchoedSecretsAppearNowhere(t *testing.T) {
 		"  llm:\n    endpoint: " + llmSrv.URL + "/openai/v1?api-version=2024-06-01\n    model: m\n" +
 		"memory:\n  pipelineV2:\n    structural:\n      supersessionSemanticFallback: true\n"
 	p := startWithEnv(t, db.URL, cfg, "OPENAI_API_KEY="+echoedKey, "SUPERSESSIOND_ADMIN_TOKEN="+echoedToken)
-	eventually(t, 90*time.Second, "a semantic supersession, a proposal and a re-compaction", func() bool {
+	// The two refused windows back off a minute before they are asked again.
+	eventually(t, 150*time.Second, "a semantic supersession, a proposal and a re-compaction", func() bool {
 		return s.Count(`SELECT count(*) FROM memory_history WHERE event = 'attribute_superseded'`) == 1 &&
 			s.Count(`SELECT count(*) FROM memory_history WHERE event = 'supersession_proposal'`) == 1 &&
 			s.Count(`SELECT count(*) FROM compaction_events WHERE status = 'completed'`) == 1

@@ -90,8 +90,9 @@ func (r WindowRequest) Key(model string) [32]byte {
 
 // Retirement is one pair a reply retires, by the window's numbers.
 type Retirement struct {
-	Older, Newer int
-	Confidence   float64
+	Older      int     `json:"older"`
+	Newer      int     `json:"newer"`
+	Confidence float64 `json:"confidence"`
 }
 
 // Why a reply's retirement is ignored (WindowVerdict.Ignored).

@@ -80,8 +80,10 @@ func (r *Report) Line() string {
 	return "ok"
 }
 
-// ownTables are the daemon's own tables, in the own schema.
-var ownTables = []string{"state", "leases", "classified", "changes", "llm_verdicts", "aspect_keys", "deleted_documents", "history"}
+// ownTables are the daemon's own tables, in the own schema. llm_verdicts
+// is an earlier release's cache of pair verdicts, no longer made (the LLM
+// is asked a window at a time): migrate --remove still takes it away.
+var ownTables = []string{"state", "leases", "classified", "changes", "llm_verdicts", "llm_windows", "llm_spend", "aspect_keys", "deleted_documents", "history"}
 
 // legacyNames are the daemon's tables of releases that kept them in the
 // agent's schema, and what they are called in the own schema.
@@ -222,8 +224,9 @@ func (l *Layout) names() *Names {
 		Attributes: q(Attributes), Aspects: q(Aspects), History: q(History), Memories: q(Memories),
 		Messages: q(Messages), Events: q(CompactionEvents), Documents: q(Documents), Sources: q(DocumentSources),
 		Mem0: q(Mem0), Store: l.Plan.storeOf(), Levels: l.Plan.HonchoLevels, CompactionWatch: l.Plan.watchCompaction, Own: quoteIdent(own), State: ownTable(own, "state"), Leases: ownTable(own, "leases"),
-		Outbox: ownTable(own, "classified"), Changes: ownTable(own, "changes"), Verdicts: ownTable(own, "llm_verdicts"),
+		Outbox: ownTable(own, "classified"), Changes: ownTable(own, "changes"),
 		Keys: ownTable(own, "aspect_keys"), Deleted: ownTable(own, "deleted_documents"),
+		Windows: ownTable(own, "llm_windows"), Spend: ownTable(own, "llm_spend"),
 	}
 	if a := l.Tables[Aspects]; a.hasColumn("id") && a.hasColumn("agent_id") && a.hasColumn("name") {
 		n.HasAspects = true
@@ -464,16 +467,16 @@ func (l *Layout) checkOwn(r *Report) {
 }
 
 // ownTablesOf are the daemon's tables a job uses: cursors and leases for
-// all, the outbox, change records, key digests and the verdict cache for
+// all, the outbox, change records, key digests and the LLM's windows and spend for
 // supersession (and its history, for a store without one; a store's
 // trigger puts every new row in the outbox, as a classification), the
 // record of deleted documents for tombstones.
 func (p Plan) ownTablesOf(job Job) []string {
 	switch {
 	case job == Supersession && p.ownHistory():
-		return []string{"state", "leases", "classified", "changes", "llm_verdicts", "aspect_keys", "history"}
+		return []string{"state", "leases", "classified", "changes", "llm_windows", "llm_spend", "aspect_keys", "history"}
 	case job == Supersession:
-		return []string{"state", "leases", "classified", "changes", "llm_verdicts", "aspect_keys"}
+		return []string{"state", "leases", "classified", "changes", "llm_windows", "llm_spend", "aspect_keys"}
 	case job == Tombstones:
 		return []string{"state", "leases", "deleted_documents"}
 	}

@@ -16,7 +16,9 @@ type Names struct {
 	// none (SPEC §14).
 	Attributes, Aspects, History, Memories, Messages, Events, Documents, Sources, Mem0 string
 	// The daemon's own schema and tables.
-	Own, State, Leases, Outbox, Changes, Verdicts, Keys, Deleted string
+	Own, State, Leases, Outbox, Changes, Keys, Deleted string
+	// The LLM judge's windows and its spend (SPEC §13).
+	Windows, Spend string
 
 	// HasAspects: an aspects table exists (its name goes to the LLM, and an
 	// attribute whose aspect is missing is skipped as dangling).
@@ -60,7 +62,8 @@ func ReferenceNames() *Names {
 		Mem0: quoteIdent("mem0"), Store: StoreAttributes,
 		Own: quoteIdent("supersessiond"), State: ownTable("supersessiond", "state"), Leases: ownTable("supersessiond", "leases"),
 		Outbox: ownTable("supersessiond", "classified"), Changes: ownTable("supersessiond", "changes"),
-		Verdicts: ownTable("supersessiond", "llm_verdicts"), Keys: ownTable("supersessiond", "aspect_keys"),
+		Keys:    ownTable("supersessiond", "aspect_keys"),
+		Windows: ownTable("supersessiond", "llm_windows"), Spend: ownTable("supersessiond", "llm_spend"),
 		Deleted:    ownTable("supersessiond", "deleted_documents"),
 		HasAspects: true, ToolCalls: true, SupersededBy: true, SourceIDs: "jsonb", Embedding: true,
 	}

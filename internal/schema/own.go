@@ -75,18 +75,33 @@ CREATE INDEX IF NOT EXISTS changes_aspect ON {{.Changes}} (agent_id, aspect_id)`
 );
 ALTER TABLE {{.Keys}} ALTER COLUMN keys SET STORAGE EXTERNAL;
 CREATE INDEX IF NOT EXISTS aspect_keys_aspect ON {{.Keys}} (agent_id, aspect_id)`,
-	// LLM verdicts per (old content, new content, model): no pair is asked
-	// twice, across runs, restarts and replicas. Keyed by SHA-256 of the
-	// exact contents: an edited attribute is a new question.
-	"llm_verdicts": `CREATE TABLE IF NOT EXISTS {{.Verdicts}} (
-  old_hash bytea NOT NULL,
-  new_hash bytea NOT NULL,
+	// The LLM judge's windows (SPEC §13), keyed by the window's cache key
+	// (SHA-256 of the prompt version, the model and the prompt: its aspect
+	// and statements in order). A window is claimed before it is asked
+	// (claimed_by, claimed_until: a second asker, another replica or the
+	// hook beside a sweep, finds the claim and asks nothing), then holds its
+	// answer (state answered, verdict) for good: a window whose statements
+	// did not change is never asked again. A failed or unreadable answer
+	// backs off per window (attempts, next_attempt_at).
+	"llm_windows": `CREATE TABLE IF NOT EXISTS {{.Windows}} (
+  key bytea PRIMARY KEY,
   model text NOT NULL,
-  contradicts boolean NOT NULL,
-  confidence real NOT NULL,
-  reasoning text,
+  state text NOT NULL CHECK (state IN ('claimed', 'answered', 'failed')),
+  claimed_by text,
+  claimed_until timestamptz,
+  attempts int NOT NULL DEFAULT 0,
+  next_attempt_at timestamptz,
+  verdict jsonb,
+  last_error text,
   created_at timestamptz NOT NULL DEFAULT now(),
-  PRIMARY KEY (old_hash, new_hash, model)
+  updated_at timestamptz NOT NULL DEFAULT now()
+)`,
+	// The LLM requests made, per minute, by every replica together:
+	// maintenance.llm.maxRequestsPerHour is checked against the last sixty
+	// minutes when windows are claimed.
+	"llm_spend": `CREATE TABLE IF NOT EXISTS {{.Spend}} (
+  minute timestamptz PRIMARY KEY,
+  requests int NOT NULL
 )`,
 	// The history of a store without one (Honcho, mem0: SPEC §14): the
 	// columns of memory_history, the same events, read by every operator

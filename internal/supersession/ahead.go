@@ -28,7 +28,7 @@ type Ahead struct {
 // hook plans what it loaded at once) or the semantic fallback (a plan then
 // waits on the LLM's verdicts).
 func (e *Engine) PlanAhead(ctx context.Context, cfg Settings, pass Pass) *Ahead {
-	in, _ := e.planInput(ctx, cfg, pass)
+	in, _ := e.planInput(ctx, cfg, pass, e.currentPolicy())
 	return newAhead(in)
 }
 

@@ -326,6 +326,15 @@ func (c *candidates) newerThan(i int) []int {
 	c.gen++
 	c.buf = c.buf[:0]
 	if c.every {
+		// Every newer sibling is a candidate; those whose keys meet i's
+		// are marked (met): only they can fire a heuristic signal.
+		mark := func(j int32) { c.seen[j] = c.gen }
+		for _, k := range c.probes[i] {
+			c.anchorIx.newer(k, i, mark)
+		}
+		for _, k := range c.anchors[i] {
+			c.probeIx.newer(k, i, mark)
+		}
 		for j := len(c.attrs) - 1; j > i; j-- {
 			if c.el[j].new && c.relevant[j] {
 				c.buf = append(c.buf, j)
@@ -352,6 +361,12 @@ func (c *candidates) newerThan(i int) []int {
 	slices.Reverse(c.buf)
 	return c.buf
 }
+
+// met reports whether the keys of candidate j of the last newerThan meet
+// its attribute's: a pair whose keys meet nothing fires no heuristic signal
+// (heuristics.BlockKeys), so with every pair a candidate (the LLM's aspect
+// gate) the heuristics are not run on it.
+func (c *candidates) met(j int) bool { return c.seen[j] == c.gen }
 
 // semanticCandidates adds the newer siblings sharing at least three content
 // keys with attribute i.

@@ -21,13 +21,8 @@
 // once per attribute, not once per pair). Only when no heuristic decided a
 // pair (no signal at or above the review band), the semantic fallback is
 // enabled and configured, and the gate admits the pair is the LLM asked.
-// The gate (gate.go) is the aspect, every undecided pair, or Signet's rule,
-// pairs sharing at least three content tokens (the zero Gate, and what
-// Process uses today). Process asks pair by pair and caches each verdict in
-// supersessiond_llm_verdicts per (old content, new content, model), so no
-// pair is asked twice. LLM calls happen between database statements, never
-// inside a transaction; a failed, slow or unreadable answer counts as "no
-// contradiction" for this run, is counted, and is asked again later.
+// The gate (gate.go) is the aspect, every undecided pair (the default), or
+// Signet's rule, pairs sharing at least three content tokens.
 //
 // The store. Every statement that reads or writes the agent's attributes,
 // its aspects' names or the supersession rows of its history is the
@@ -38,13 +33,31 @@
 // is the aspect, retirement is the stack's own, and the retired row is kept
 // in the history for undo.
 //
-// Windows (window.go; SPEC §13) are how the judge is to ask: a window is
+// Windows (window.go; SPEC §13) are how the judge asks: a window is
 // statements of one aspect, oldest first, shown to the LLM as numbered
 // lines, and the pending pairs its answer settles; planWindows covers the
 // pairs a plan leaves with windows of at most maxStatements, each pair
-// settled by exactly one, and a window's cache key is its content, the model
-// and the prompt version. JudgeWindows decides a group that way with no
-// database (`eval --llm`); Process moves to windows next.
+// settled by exactly one, and a window's key is a hash of the prompt
+// version, the model and its content. Process asks one request per window
+// (semantic.go): a window is read from supersessiond.llm_windows
+// (llmwindows.go) and, unless answered, claimed (busy or backing off:
+// deferred), within the run's and the hour's budget (llm_spend, shared by
+// the replicas), in one short transaction; the LLM is asked after it
+// commits, the answer stored the moment it arrives, a failure backing off
+// per window. A window not answered leaves its pairs "no contradiction for
+// now" and its group Unsettled, so the aspect stays recorded as changed and
+// a later pass asks. A pass with AskLater (the inline hook) asks nothing
+// itself and plans no window: a pair awaiting the LLM is "no contradiction"
+// now, and a copy of its group goes to a bounded background asker that
+// plans and asks its windows. JudgeWindows
+// decides a group the same way with no database (`eval --llm`).
+//
+// Enforcement (enforce.go; SPEC §13). Under earned, a live decision is
+// applied only when its rule (its strongest heuristic signal, or
+// llm:<model>) has earned it from reviews; otherwise it is a proposal in
+// probation naming the rule. The rules' records are read once per batch.
+// The policy (gate, window size, hourly budget, enforcement) is read once
+// per pass (Policy, made by the daemon).
 //
 // Writing. A supersession is one SQL statement (so one transaction) that
 // locks the old row, re-checks everything the decision assumed (old still
@@ -57,7 +70,7 @@
 // whatever runs concurrently.
 //
 // A dry run (Pass.DryRun, `sweep --once --dry-run`) takes the same path and
-// stops where the writing begins: it reads siblings, vetoes, cached verdicts
+// stops where the writing begins: it reads siblings, vetoes, stored answers
 // and the proposals that exist, may ask the LLM, and writes nothing, not
 // even the verdict it was given; its decisions are what a real pass writes.
 //

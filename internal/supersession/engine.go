@@ -7,10 +7,12 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/supersessiond/supersessiond/internal/ident"
 	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/schema"
 	"github.com/supersessiond/supersessiond/internal/store"
@@ -26,6 +28,12 @@ type Engine struct {
 	llms    *llm.Provider
 	attrs   *attributeStore // what reads and writes the agent's attributes
 	keys    *keyCache
+	windows *windowStore // the LLM judge's windows and spend
+	policy  func() Policy
+	// background bounds the batches of windows the background asker holds
+	// (Pass.AskLater); pending counts them.
+	background chan struct{}
+	pending    sync.WaitGroup
 }
 
 // New returns an Engine for the database deps describe. Its metrics are
@@ -38,8 +46,10 @@ func New(deps jobs.Deps) *Engine {
 		names = schema.ReferenceNames()
 	}
 	return &Engine{db: deps.DB, sql: schema.Render(names, engineSQL), log: deps.Logger, metrics: NewMetrics(deps.Registry), llms: deps.LLM,
-		attrs: newStore(deps.DB, names),
-		keys:  newKeyCache(keyCacheSize)}
+		attrs:      newStore(deps.DB, names),
+		keys:       newKeyCache(keyCacheSize),
+		windows:    &windowStore{db: deps.DB, sql: schema.Render(names, windowSQL), holder: ident.Holder()},
+		background: make(chan struct{}, backgroundBatches)}
 }
 
 // Settings are what the engine decides under, made once per load of the
@@ -68,6 +78,17 @@ type Tally struct {
 	SemanticAsked     int `json:"semantic_asked"`
 	SemanticCacheHits int `json:"semantic_cache_hits"`
 	SemanticFailures  int `json:"semantic_failures"`
+	// SemanticDeferred counts windows left for a later pass (over budget,
+	// claimed by another asker, backing off, handed to the background
+	// asker); SemanticTokens the tokens the answers cost; SemanticIgnored
+	// the retirements replies named that were ignored.
+	SemanticDeferred int `json:"semantic_deferred"`
+	SemanticTokens   int `json:"semantic_tokens"`
+	SemanticIgnored  int `json:"semantic_ignored"`
+	// ProposalsProbation counts live decisions written as proposals because
+	// their rule has not earned auto-apply (maintenance.enforcement.mode
+	// earned).
+	ProposalsProbation int `json:"proposals_probation"`
 	// Braked counts supersessions written as proposals because shadowMode
 	// or mutationsFrozen was turned on while the pass ran.
 	Braked int            `json:"braked,omitempty"`
@@ -98,6 +119,10 @@ func (t *Tally) Add(u Tally) {
 	t.SemanticAsked += u.SemanticAsked
 	t.SemanticCacheHits += u.SemanticCacheHits
 	t.SemanticFailures += u.SemanticFailures
+	t.SemanticDeferred += u.SemanticDeferred
+	t.SemanticTokens += u.SemanticTokens
+	t.SemanticIgnored += u.SemanticIgnored
+	t.ProposalsProbation += u.ProposalsProbation
 	t.Braked += u.Braked
 	for k, v := range u.Skips {
 		t.skip(k, v)
@@ -113,10 +138,17 @@ type Pass struct {
 	// Focus limits the pass to the old attributes a classification may
 	// change the fate of (inline): the focus and those it contradicts.
 	Focus map[string]bool
-	// Questions bounds the new LLM questions the pass may ask (one Budget
-	// may span several Process calls of one run); pairs beyond it are
+	// Questions bounds the windows the pass may ask the LLM (one Budget
+	// may span several Process calls of one run); windows beyond it are
 	// deferred to a later pass. Nil: DefaultQuestions for this call.
 	Questions *Budget
+	// AskLater: the pass does not wait for the LLM. A pair awaiting a
+	// verdict is "no contradiction" for now and its group is handed to the
+	// engine's background asker, which plans it again and asks its windows
+	// (their answers stored); the pass writes what the heuristics decided,
+	// and a later pass (the sweep) decides with the answers (the inline
+	// hook: a slow LLM never delays the heuristic decisions of a batch).
+	AskLater bool
 	// Reloads says the pass loads aspects it (or another) loaded before: the
 	// inline hook. Their attributes' blocking keys are then remembered
 	// across passes, so that only new or edited attributes are analysed
@@ -137,12 +169,12 @@ type Pass struct {
 	Digests bool
 }
 
-// Budget bounds how many new questions a run may ask the LLM: a slow or
-// paid model must not be asked about every pair of a first sweep at once.
-// A run asks the rest on later runs (the verdicts are cached).
+// Budget bounds how many windows a run may ask the LLM: a slow or paid
+// model must not be asked about every aspect of a first sweep at once. A
+// run asks the rest on later runs (the answers are stored).
 type Budget struct{ left int }
 
-// DefaultQuestions is a sweep run's budget of new LLM questions.
+// DefaultQuestions is a sweep run's budget of LLM requests (windows).
 const DefaultQuestions = 256
 
 // NewBudget returns a budget of n questions.
@@ -166,7 +198,8 @@ func (e *Engine) Process(ctx context.Context, cfg Settings, groups []*Group, pas
 	if len(groups) == 0 {
 		return t, nil
 	}
-	in, client := e.planInput(ctx, cfg, pass)
+	pol := e.currentPolicy()
+	in, client := e.planInput(ctx, cfg, pass, pol)
 
 	preps := make([]*prepared, len(groups))
 	agents := map[string]bool{}
@@ -179,8 +212,19 @@ func (e *Engine) Process(ctx context.Context, cfg Settings, groups []*Group, pas
 			preps[i] = prepare(g, in)
 		}
 	}
-	candidates, err := e.decideAll(ctx, cfg, client, preps, in, keys(agents), pass, &t)
+	var a *asking
+	if client != nil {
+		a = &asking{client: client, policy: pol, budget: pass.Questions, dryRun: pass.DryRun,
+			timeout: cfg.SemanticTimeout}
+		if a.budget == nil {
+			a.budget = NewBudget(DefaultQuestions)
+		}
+	}
+	candidates, err := e.decideAll(ctx, a, preps, in, keys(agents), pass, &t)
 	if err != nil {
+		return t, err
+	}
+	if err := e.enforce(ctx, candidates, pol); err != nil {
 		return t, err
 	}
 	if pass.DryRun {
@@ -191,7 +235,7 @@ func (e *Engine) Process(ctx context.Context, cfg Settings, groups []*Group, pas
 
 // planInput is what Process plans a pass's groups with, and the LLM client
 // when the semantic fallback is on.
-func (e *Engine) planInput(ctx context.Context, cfg Settings, pass Pass) (planInput, *llm.Client) {
+func (e *Engine) planInput(ctx context.Context, cfg Settings, pass Pass, pol Policy) (planInput, *llm.Client) {
 	in := planInput{
 		thresholds: cfg.Thresholds,
 		shadow:     cfg.Shadow,
@@ -207,6 +251,11 @@ func (e *Engine) planInput(ctx context.Context, cfg Settings, pass Pass) (planIn
 		client = e.llms.Client(cfg.LLM)
 		in.semantic = client != nil
 		in.digests = false
+		in.gate = pol.Gate
+		if client != nil {
+			in.model = client.Model()
+			in.later = pass.AskLater
+		}
 	}
 	return in, client
 }
@@ -214,7 +263,7 @@ func (e *Engine) planInput(ctx context.Context, cfg Settings, pass Pass) (planIn
 // decideAll plans every prepared group, asks the LLM about the pairs that
 // need it (outside any transaction) and plans the waiting groups again with
 // the verdicts.
-func (e *Engine) decideAll(ctx context.Context, cfg Settings, client *llm.Client, preps []*prepared, in planInput, agents []string, pass Pass, t *Tally) ([]Candidate, error) {
+func (e *Engine) decideAll(ctx context.Context, a *asking, preps []*prepared, in planInput, agents []string, pass Pass, t *Tally) ([]Candidate, error) {
 	outs, err := e.planVetoed(ctx, preps, &in, agents)
 	if err != nil {
 		return nil, err
@@ -223,6 +272,7 @@ func (e *Engine) decideAll(ctx context.Context, cfg Settings, client *llm.Client
 	var again []*prepared
 	pending := map[pairKey]pendingPair{}
 	groupOf := map[*Attribute]*Group{}
+	var later []*Group // groups with pairs left for the background asker (Pass.AskLater)
 	for i, out := range outs {
 		t.Pairs += out.pairs
 		for k, v := range out.skips {
@@ -231,6 +281,10 @@ func (e *Engine) decideAll(ctx context.Context, cfg Settings, client *llm.Client
 		e.logFailures(ctx, pass.Source, out.failures)
 		e.logTraces(ctx, pass.Source, out.traces)
 		candidates = append(candidates, out.candidates...)
+		if out.later {
+			preps[i].g.Unsettled = true
+			later = append(later, preps[i].g)
+		}
 		if len(out.pending) > 0 {
 			again = append(again, preps[i])
 			for k, pp := range out.pending {
@@ -239,14 +293,13 @@ func (e *Engine) decideAll(ctx context.Context, cfg Settings, client *llm.Client
 			}
 		}
 	}
-	if len(pending) == 0 {
+	if len(later) > 0 && a != nil {
+		e.handOff(ctx, *a, later, in, t)
+	}
+	if len(pending) == 0 || a == nil {
 		return candidates, nil
 	}
-	budget := pass.Questions
-	if budget == nil {
-		budget = NewBudget(DefaultQuestions)
-	}
-	in.known, err = e.resolve(ctx, cfg, client, pending, groupOf, budget, !pass.DryRun, t)
+	in.known, err = e.resolve(ctx, *a, pending, groupOf, t)
 	if err != nil {
 		return candidates, err
 	}
@@ -343,7 +396,7 @@ func (e *Engine) write(ctx context.Context, cands []Candidate, pass Pass, t *Tal
 			meta := Metadata{
 				AgentID: c.Old.AgentID, OldAttributeID: c.Old.ID, NewAttributeID: c.New.ID, AspectID: c.Old.AspectID,
 				Method: c.Method, Confidence: round3(c.Confidence), Signals: c.Signals, Reasoning: c.Reasoning,
-				Mode: c.Mode, RunID: pass.Actor.RequestID,
+				Mode: c.Mode, RunID: pass.Actor.RequestID, Model: c.Model, Rule: c.Rule,
 			}
 			if c.Mode == ModeLive {
 				applies = append(applies, Supersession{Meta: meta, OldContent: c.Old.Content.String, NewContent: c.New.Content.String,
@@ -410,6 +463,7 @@ func (e *Engine) proposeChunk(ctx context.Context, items []Proposal, pass Pass, 
 	e.logProposed(pass, len(items), modes, written)
 	t.ProposalsShadow += modes[ModeShadow]
 	t.ProposalsReview += modes[ModeReview]
+	t.ProposalsProbation += modes[ModeProbation]
 	for m, n := range modes {
 		e.metrics.Proposals.WithLabelValues(pass.Source, string(m)).Add(float64(n))
 	}

@@ -475,8 +475,32 @@ func (f *Feed) DropSeen(ctx context.Context, db sqlx.ExecerContext, snapshot str
 	return nil
 }
 
+// Unsettled records anew the aspects of groups the LLM still owes an answer
+// (over budget, claimed by another asker, backing off, failed): a full
+// pass's, which consumes no record of its own. The records are committed
+// after the pass's snapshot, so its end does not drop them, and the next
+// incremental pass asks again: a deferred window is never dropped.
+func (f *Feed) Unsettled(ctx context.Context, groups []*Group) error {
+	var agents, aspects []string
+	for _, g := range groups {
+		if g.Unsettled {
+			agents, aspects = append(agents, g.AgentID), append(aspects, g.AspectID)
+		}
+	}
+	if len(agents) == 0 {
+		return nil
+	}
+	if _, err := f.e.db.ExecContext(ctx, f.e.sql.Feed.Again, pq.Array(agents), pq.Array(aspects)); err != nil {
+		return fmt.Errorf("supersession: record the aspects the LLM owes an answer: %w", err)
+	}
+	return nil
+}
+
 // The change feed's SQL: the records the trigger appends (SPEC §11).
 const (
+	// againSQL records aspects anew, whole (no attribute named).
+	againSQL = `INSERT INTO {{.Changes}} (agent_id, aspect_id) SELECT * FROM unnest($1::text[], $2::text[])`
+
 	// lastChangeSQL bounds a pass to the records that exist when it starts.
 	lastChangeSQL = `SELECT coalesce(max(seq), 0) FROM {{.Changes}}`
 
@@ -592,12 +616,12 @@ const claimLockClass = "1398100051"
 
 // feedStatements are the change feed's SQL, rendered for one database.
 type feedStatements struct {
-	Last, Extend, ConsumeClaimed, Release, Pending, DropSeen string
-	Claim, Keep, ConsumeDecided                              schema.Named
+	Last, Extend, ConsumeClaimed, Release, Pending, DropSeen, Again string
+	Claim, Keep, ConsumeDecided                                     schema.Named
 }
 
 var feedSQL = feedStatements{
 	Last: lastChangeSQL, Claim: schema.NamedSQL(claimChangesSQL), Extend: extendChangesSQL, Keep: schema.NamedSQL(keepSQL),
 	ConsumeClaimed: consumeClaimedSQL, ConsumeDecided: schema.NamedSQL(consumeDecidedSQL),
-	Release: releaseChangesSQL, Pending: pendingChangesSQL, DropSeen: dropSeenSQL,
+	Release: releaseChangesSQL, Pending: pendingChangesSQL, DropSeen: dropSeenSQL, Again: againSQL,
 }

@@ -15,7 +15,11 @@ type Metrics struct {
 	Proposals     *prometheus.CounterVec // source, mode
 	Skips         *prometheus.CounterVec // source, reason
 	LLMCalls      *prometheus.CounterVec // result: ok | timeout | unavailable | http_status | garbage | canceled
-	LLMCacheHits  prometheus.Counter
+	LLMCacheHits  prometheus.Counter     // windows answered from the table
+	LLMTokens     *prometheus.CounterVec // kind: prompt | completion (the reply's usage)
+	LLMLatency    prometheus.Histogram
+	LLMDeferred   *prometheus.CounterVec // reason: budget | claimed | backoff | later
+	LLMIgnored    *prometheus.CounterVec // reason: not_listed | not_older | constraint | malformed | duplicate
 }
 
 // NewMetrics registers the engine's metrics on reg.
@@ -35,12 +39,29 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"source", "reason"}),
 		LLMCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "supersessiond", Name: "semantic_llm_calls_total",
-			Help: "Semantic contradiction questions asked of the LLM, by result.",
+			Help: "Requests to the LLM judge (one per window of an aspect), by result.",
 		}, []string{"result"}),
 		LLMCacheHits: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: "supersessiond", Name: "semantic_cache_hits_total",
-			Help: "Semantic verdicts answered from the cache instead of the LLM.",
+			Help: "Windows answered from supersessiond.llm_windows instead of the LLM.",
 		}),
+		LLMTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "supersessiond", Name: "semantic_llm_tokens_total",
+			Help: "Tokens the LLM judge's replies say they cost (usage), by kind: prompt or completion.",
+		}, []string{"kind"}),
+		LLMLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: "supersessiond", Name: "semantic_llm_request_seconds",
+			Help:    "Time the LLM judge took to answer one window, from sending the request to reading the answer.",
+			Buckets: []float64{.05, .1, .25, .5, 1, 2, 5, 10, 30, 60, 120},
+		}),
+		LLMDeferred: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "supersessiond", Name: "semantic_windows_deferred_total",
+			Help: "Windows not asked on a pass and left for a later one, by reason: budget (maxRequestsPerHour), claimed (another asker has it), backoff (its last answer failed), later (handed to the background asker).",
+		}, []string{"reason"}),
+		LLMIgnored: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "supersessiond", Name: "semantic_answer_items_ignored_total",
+			Help: "Retirements an LLM reply named that were ignored, by reason: not_listed, not_older, constraint, malformed, duplicate.",
+		}, []string{"reason"}),
 	}
 	// nil: counted but not exported (one-shot commands). A second engine
 	// of the process (the console's, on its own pool) counts in the first
@@ -50,6 +71,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m.Skips = register(reg, m.Skips)
 	m.LLMCalls = register(reg, m.LLMCalls)
 	m.LLMCacheHits = register(reg, m.LLMCacheHits)
+	m.LLMTokens = register(reg, m.LLMTokens)
+	m.LLMLatency = register(reg, m.LLMLatency)
+	m.LLMDeferred = register(reg, m.LLMDeferred)
+	m.LLMIgnored = register(reg, m.LLMIgnored)
 	for _, result := range append([]string{"ok"}, llm.Kinds...) {
 		m.LLMCalls.WithLabelValues(result)
 	}
@@ -96,3 +121,6 @@ func (e *Engine) CountsFor(source string) {
 		e.metrics.Skips.WithLabelValues(source, reason)
 	}
 }
+
+// Metrics are the engine's metrics (tests, the bench).
+func (e *Engine) Metrics() *Metrics { return e.metrics }

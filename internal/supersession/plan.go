@@ -35,6 +35,18 @@ type Attribute struct {
 	keyed           bool
 	elig            uint8  // eligibility's answer (elig...), eligUnknown until asked
 	failure         string // why the heuristics failed on the content (see heuristics.Statement.Failure)
+	// sum is the content's SHA-256 once summed: a pair's key (keyOf) is
+	// asked for every pair the LLM may judge.
+	sum    [32]byte
+	summed bool
+}
+
+// contentSum is the SHA-256 of the content, computed once.
+func (a *Attribute) contentSum() [32]byte {
+	if !a.summed {
+		a.sum, a.summed = sha256.Sum256([]byte(a.Content.String)), true
+	}
+	return a.sum
 }
 
 // statement analyses the content once, however many pairs it is part of.
@@ -202,7 +214,7 @@ type Thresholds struct {
 type pairKey struct{ old, new [32]byte }
 
 func keyOf(old, new *Attribute) pairKey {
-	return pairKey{sha256.Sum256([]byte(old.Content.String)), sha256.Sum256([]byte(new.Content.String))}
+	return pairKey{old.contentSum(), new.contentSum()}
 }
 
 // Verdicts maps content pairs to semantic decisions known so far.
@@ -224,6 +236,9 @@ type Candidate struct {
 	Signals    []heuristics.Signal
 	Reasoning  string
 	Mode       Mode
+	// Model is the LLM's that decided (MethodSemantic); Rule, on a
+	// decision in probation, the rule that has not earned auto-apply.
+	Model, Rule string
 }
 
 // Kind is an attribute's kind (SPEC §4).
@@ -252,11 +267,14 @@ const (
 	ModeReview   Mode = "review"   // proposed: in the review band
 	ModeManual   Mode = "manual"   // supersede by an operator
 	ModeProposal Mode = "proposal" // applied from a proposal by an operator
+	// ModeProbation: proposed, a live decision whose rule has not earned
+	// auto-apply (maintenance.enforcement.mode earned).
+	ModeProbation Mode = "probation"
 )
 
 // Proposed reports whether the mode writes a proposal rather than a
 // supersession.
-func (m Mode) Proposed() bool { return m == ModeShadow || m == ModeReview }
+func (m Mode) Proposed() bool { return m == ModeShadow || m == ModeReview || m == ModeProbation }
 
 // planInput is everything plan needs besides the group.
 type planInput struct {
@@ -273,6 +291,11 @@ type planInput struct {
 	semantic bool
 	gate     Gate
 	known    verdicts
+	model    string // the LLM's, named on its decisions (their rule)
+	// later: a pair awaiting a verdict not known is "no contradiction"
+	// now, and the plan says so (planOutput.later) instead of waiting on
+	// it (Pass.AskLater).
+	later bool
 	// keys, when set, remembers blocking keys across passes (Pass.Reloads).
 	keys *keyCache
 	// trace collects every pair examined, for the debug log.
@@ -294,6 +317,9 @@ type planOutput struct {
 	traces []PairTrace
 	// failures are the attributes and pairs the heuristics failed on.
 	failures []failure
+	// later: a pair awaited a verdict and was decided without it
+	// (planInput.later): the background asker plans the group again.
+	later bool
 }
 
 // failure is an attribute (new == nil) or a pair the heuristics failed on.
@@ -395,7 +421,7 @@ func plan(p *prepared, in planInput) planOutput {
 			continue
 		}
 		traced := len(out.traces)
-		c, pending := decideOld(old, g, newer, in, &out)
+		c, pending := decideOld(old, g, newer, cands.met, in, &out)
 		if len(pending) > 0 {
 			out.traces = out.traces[:traced]
 			// A newer pair awaits its verdict: deciding now could pick an
@@ -435,7 +461,7 @@ func touchesFocus(old *Attribute, g *Group, newer []int, in planInput) bool {
 // newest first, the first at or above the threshold wins, else the newest
 // in the review band becomes a proposal. pending holds the pairs that need
 // a semantic verdict first.
-func decideOld(old *Attribute, g *Group, newer []int, in planInput, out *planOutput) (*Candidate, map[pairKey]pendingPair) {
+func decideOld(old *Attribute, g *Group, newer []int, met func(int) bool, in planInput, out *planOutput) (*Candidate, map[pairKey]pendingPair) {
 	var review *Candidate
 	reviewTrace := -1
 	var pending map[pairKey]pendingPair
@@ -447,10 +473,15 @@ func decideOld(old *Attribute, g *Group, newer []int, in planInput, out *planOut
 			out.trace(in, old, nw, nil, outcomeVetoed)
 			continue
 		}
-		c, need, failed := decide(old, nw, in)
+		c, need, failed := decideMet(old, nw, met(j), in)
 		if failed != "" {
 			out.skips[SkipHeuristicsFailed]++
 			out.failures = append(out.failures, failure{old: old, new: nw, why: failed})
+			continue
+		}
+		if need && in.later {
+			out.later = true
+			out.trace(in, old, nw, nil, outcomePending)
 			continue
 		}
 		if need {
@@ -537,8 +568,17 @@ func (out *planOutput) trace(in planInput, old, nw *Attribute, c *Candidate, out
 // failed says why the heuristics failed on the pair itself (an attribute
 // they failed on is counted once, by plan).
 func decide(old, nw *Attribute, in planInput) (c *Candidate, need bool, failed string) {
+	return decideMet(old, nw, true, in)
+}
+
+// decideMet is decide, told whether the pair's blocking keys meet: when
+// they do not, no heuristic signal can fire and the heuristics are not run.
+func decideMet(old, nw *Attribute, met bool, in planInput) (c *Candidate, need bool, failed string) {
 	os, ns := old.statement(), nw.statement()
-	d := heuristics.DecideAnalyzed(os, ns)
+	var d heuristics.Decision
+	if met {
+		d = heuristics.DecideAnalyzed(os, ns)
+	}
 	if d.Blocked == heuristics.BlockedFailure && old.failure == "" && nw.failure == "" {
 		return nil, false, d.Reason
 	}
@@ -566,7 +606,7 @@ func decide(old, nw *Attribute, in planInput) (c *Candidate, need bool, failed s
 		return weak, false, ""
 	}
 	return &Candidate{
-		Old: old, New: nw, Method: MethodSemantic, Confidence: v.confidence,
+		Old: old, New: nw, Method: MethodSemantic, Confidence: v.confidence, Model: in.model,
 		Signals:   []heuristics.Signal{{Name: "semantic_contradiction", Confidence: v.confidence, Detail: v.reasoning}},
 		Reasoning: fmt.Sprintf("LLM: %s", v.reasoning),
 	}, false, ""

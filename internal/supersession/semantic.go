@@ -2,130 +2,314 @@ package supersession
 
 import (
 	"context"
-	"fmt"
+	"slices"
 	"sync"
-
-	"github.com/lib/pq"
+	"time"
 
 	"github.com/supersessiond/supersessiond/internal/llm"
 )
 
-// resolve finds a verdict for every pending pair: from the cache (one query),
-// else from the LLM while the run's budget lasts. Every pair gets an entry;
-// one the LLM could not answer (or that is over budget) is marked failed so
-// the plan treats it as "no contradiction" this run and asks again next run.
-// No transaction is open while the LLM is asked. A dry run (cache false)
-// asks but stores nothing.
-func (e *Engine) resolve(ctx context.Context, cfg Settings, client *llm.Client, pending map[pairKey]pendingPair,
-	groupOf map[*Attribute]*Group, budget *Budget, cache bool, t *Tally) (verdicts, error) {
-	out := verdicts{}
-	if len(pending) == 0 {
-		return out, nil
-	}
-	olds := make(pq.ByteaArray, 0, len(pending))
-	news := make(pq.ByteaArray, 0, len(pending))
-	for k := range pending {
-		olds = append(olds, k.old[:])
-		news = append(news, k.new[:])
-	}
-	rows, err := e.db.QueryContext(ctx, e.sql.CachedVerdicts, client.Model(), olds, news)
-	if err != nil {
-		return nil, fmt.Errorf("supersession: read cached verdicts: %w", err)
-	}
-	for rows.Next() {
-		var o, n []byte
-		var v semanticVerdict
-		if err := rows.Scan(&o, &n, &v.contradicts, &v.confidence, &v.reasoning); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("supersession: read cached verdicts: %w", err)
-		}
-		var k pairKey
-		copy(k.old[:], o)
-		copy(k.new[:], n)
-		// A verdict cached before its secret was known must not carry it
-		// into a proposal or a supersession's reason.
-		v.reasoning = client.Redact(v.reasoning)
-		out[k] = v
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("supersession: read cached verdicts: %w", err)
-	}
-	t.SemanticCacheHits += len(out)
-	e.metrics.LLMCacheHits.Add(float64(len(out)))
+// asking is how one pass asks the LLM.
+type asking struct {
+	client  *llm.Client
+	policy  Policy
+	timeout time.Duration // one request's
+	budget  *Budget       // the run's windows
+	dryRun  bool          // ask, store nothing, claim nothing
+}
 
-	timeout := cfg.SemanticTimeout
-	var (
-		mu    sync.Mutex
-		wg    sync.WaitGroup
-		slots = make(chan struct{}, max(1, cfg.LLM.MaxConcurrency))
-	)
-	for k, p := range pending {
-		if _, ok := out[k]; ok {
-			continue
-		}
-		g := groupOf[p.old]
-		if !budget.take() {
-			out[k] = semanticVerdict{failed: true}
-			t.skip(SkipSemanticPending, 1)
-			g.Unsettled = true
-			continue
-		}
-		pair := llm.Pair{Older: p.old.Content.String, OlderAt: p.old.CreatedAt, Newer: p.new.Content.String, NewerAt: p.new.CreatedAt,
-			Aspect: g.AspectName}
-		slots <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			v, err := client.Contradiction(ctx, pair, timeout)
-			verdict := semanticVerdict{contradicts: v.Contradicts, confidence: v.Confidence, reasoning: v.Reasoning}
-			if err == nil && cache {
-				// Cached the moment it arrives: another daemon that takes
-				// this pair over (its claim expired while the LLM was slow)
-				// finds the answer instead of asking again.
-				e.cacheVerdict(ctx, client.Model(), k, verdict)
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			e.recordAnswer(out, k, verdict, err, t)
-			if err != nil {
-				g.Unsettled = true
-			}
-		})
+// claimFor is how long a window's claim lasts: past the request's timeout,
+// so that a slow answer is not asked again by another replica meanwhile.
+func (a asking) claimFor() time.Duration { return a.timeout + time.Minute }
+
+// Why a window was not asked this pass (the deferred-windows metric).
+const (
+	DeferBudget  = "budget"  // maxRequestsPerHour, or the run's own budget, is spent
+	DeferClaimed = "claimed" // another asker (replica, the hook, a sweep) is asking it
+	DeferBackoff = "backoff" // its last answer failed; it waits before it is asked again
+	DeferLater   = "later"   // an aspect the background asker had no room for (counted per aspect): the sweep asks
+)
+
+// asked is one window of a pass and its key.
+type asked struct {
+	w   *Window
+	key [32]byte
+}
+
+// resolve finds a verdict for every pending pair, a window at a time (SPEC
+// §13): the pending pairs of each group are covered by windows
+// (planWindows); a window answered before (by any replica, before any
+// restart) is answered from the table; the others are claimed within the
+// budgets and asked, outside any transaction, concurrently. A window that
+// is not answered this pass (over budget, claimed by another asker, backing
+// off, failed, handed to the background asker) leaves its pairs failed,
+// "no contradiction for now", and its group Unsettled: its aspect stays
+// recorded as changed and is asked on a later pass.
+func (e *Engine) resolve(ctx context.Context, a asking, pending map[pairKey]pendingPair, groupOf map[*Attribute]*Group, t *Tally) (verdicts, error) {
+	out := verdicts{}
+	windows := windowsOf(pending, groupOf, a.policy.MaxStatements)
+	keys := make([][32]byte, len(windows))
+	for i, w := range windows {
+		keys[i] = w.Key(a.client.Model())
 	}
-	wg.Wait()
+	states, err := e.windows.read(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	var open []asked
+	for i, w := range windows {
+		st := states[keys[i]]
+		switch {
+		case st.answered:
+			st.verdict.Reasoning = a.client.Redact(st.verdict.Reasoning) // stored before a secret was known
+			e.settle(out, w, st.verdict, t)
+			t.SemanticCacheHits++
+			e.metrics.LLMCacheHits.Inc()
+		case st.busy:
+			e.deferWindow(out, w, DeferClaimed, t)
+		case st.waiting:
+			e.deferWindow(out, w, DeferBackoff, t)
+		default:
+			open = append(open, asked{w, keys[i]})
+		}
+	}
+	if len(open) > 0 {
+		e.askNow(ctx, a, open, out, t)
+	}
 	return out, nil
 }
 
-// recordAnswer counts one LLM answer and records its verdict; a failure is
-// "no contradiction for now", asked again on a later pass.
-func (e *Engine) recordAnswer(out verdicts, k pairKey, v semanticVerdict, err error, t *Tally) {
-	t.SemanticAsked++
-	if err != nil {
-		kind := llm.KindOf(err)
-		if kind == "" {
-			kind = "error"
-		}
-		e.metrics.LLMCalls.WithLabelValues(kind).Inc()
-		t.SemanticFailures++
-		t.skip(SkipSemanticFailed, 1)
-		e.log.Warn("semantic contradiction check failed; treating as no contradiction for now", "kind", kind, "err", err)
-		out[k] = semanticVerdict{failed: true}
+// handOff gives copies of the groups a pass decided without waiting for
+// the LLM (Pass.AskLater) to the background asker, which plans them again
+// with the semantic path, reads the answers stored and asks the windows
+// left, off the pass's path: the pairs a large aspect leaves to the LLM cost
+// more to plan than the heuristics' decisions. The pass's groups are
+// Unsettled: their aspects stay recorded as changed for the sweep.
+func (e *Engine) handOff(ctx context.Context, a asking, groups []*Group, in planInput, t *Tally) {
+	t.SemanticDeferred += len(groups)
+	select {
+	case e.background <- struct{}{}:
+	default:
+		e.metrics.LLMDeferred.WithLabelValues(DeferLater).Add(float64(len(groups)))
 		return
 	}
-	e.metrics.LLMCalls.WithLabelValues("ok").Inc()
-	out[k] = v
+	copies := make([]*Group, len(groups))
+	for i, g := range groups {
+		copies[i] = copyGroup(g)
+	}
+	bg := planInput{thresholds: in.thresholds, shadow: in.shadow, focus: in.focus, vetoed: in.vetoed, semantic: true,
+		gate: in.gate, model: in.model}
+	a.budget = NewBudget(DefaultQuestions) // the pass's budget is the pass's, and it has returned
+	e.pending.Add(1)
+	go func() {
+		defer e.pending.Done()
+		defer func() { <-e.background }()
+		pending := map[pairKey]pendingPair{}
+		groupOf := map[*Attribute]*Group{}
+		for _, g := range copies {
+			for k, pp := range plan(prepare(g, bg), bg).pending {
+				pending[k], groupOf[pp.old] = pp, g
+			}
+		}
+		var bt Tally
+		if _, err := e.resolve(ctx, a, pending, groupOf, &bt); err != nil {
+			e.log.Warn("supersession: the background asker could not read the LLM's windows; the sweep asks them", "err", err)
+		}
+	}()
 }
 
-// cacheVerdict stores one verdict. A failure to store costs a repeated
-// question later, never a wrong decision, so it is logged and not returned.
-func (e *Engine) cacheVerdict(ctx context.Context, model string, k pairKey, v semanticVerdict) {
-	q, args, err := e.sql.StoreVerdicts.Bind(map[string]any{"model": model,
-		"old_hashes": pq.ByteaArray{k.old[:]}, "new_hashes": pq.ByteaArray{k.new[:]}, "contradicts": pq.BoolArray{v.contradicts},
-		"confidences": pq.Float64Array{v.confidence}, "reasonings": pq.StringArray{v.reasoning}})
-	if err == nil {
-		_, err = e.db.ExecContext(ctx, q, args...)
+// copyGroup copies a group and its attributes, for the background asker
+// to plan and mark while the pass goes on with its own. An attribute's
+// analysis and keys are shared, read only.
+func copyGroup(g *Group) *Group {
+	c := &Group{AgentID: g.AgentID, AspectID: g.AspectID, AspectName: g.AspectName, Attrs: make([]*Attribute, len(g.Attrs))}
+	for i, x := range g.Attrs {
+		y := *x
+		c.Attrs[i] = &y
+	}
+	return c
+}
+
+// windowsOf covers the pending pairs of each group with windows, groups in
+// (agent, aspect) order so a pass asks in a stable order.
+func windowsOf(pending map[pairKey]pendingPair, groupOf map[*Attribute]*Group, limit int) []*Window {
+	byGroup := map[*Group][]pendingPair{}
+	var groups []*Group
+	for _, pp := range pending {
+		g := groupOf[pp.old]
+		if _, ok := byGroup[g]; !ok {
+			groups = append(groups, g)
+		}
+		byGroup[g] = append(byGroup[g], pp)
+	}
+	slices.SortFunc(groups, func(a, b *Group) int {
+		if a.AgentID != b.AgentID {
+			return cmpString(a.AgentID, b.AgentID)
+		}
+		return cmpString(a.AspectID, b.AspectID)
+	})
+	var out []*Window
+	for _, g := range groups {
+		out = append(out, planWindows(g, byGroup[g], limit)...)
+	}
+	return out
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// askNow claims the open windows within the run's and the hour's budgets
+// (a dry run claims nothing) and asks the claimed ones concurrently (the
+// client bounds how many at once); the others are deferred.
+func (e *Engine) askNow(ctx context.Context, a asking, open []asked, out verdicts, t *Tally) {
+	claimed := map[[32]byte]bool{}
+	spentOut := false
+	if a.dryRun {
+		for _, o := range open {
+			if a.budget.take() {
+				claimed[o.key] = true
+			}
+		}
+	} else if n := a.budget.left; n > 0 {
+		keys := make([][32]byte, len(open))
+		for i, o := range open {
+			keys[i] = o.key
+		}
+		var err error
+		claimed, spentOut, err = e.windows.claim(ctx, keys, a.client.Model(), n, a.policy.MaxRequestsPerHour, a.claimFor())
+		if err != nil {
+			// Asked nothing: every window waits for a later pass, as
+			// over budget.
+			e.log.Warn("supersession: could not claim the LLM's windows; they are asked on a later pass", "err", err)
+			claimed = map[[32]byte]bool{}
+		}
+		a.budget.left -= len(claimed)
+	}
+	var ask []asked
+	for _, o := range open {
+		if claimed[o.key] {
+			ask = append(ask, o)
+			continue
+		}
+		why := DeferBudget
+		if !spentOut && a.budget.left > 0 {
+			why = DeferClaimed // claimed by another between our read and our claim
+		}
+		e.deferWindow(out, o.w, why, t)
+	}
+	var (
+		mu sync.Mutex
+		wg sync.WaitGroup
+	)
+	for _, o := range ask {
+		wg.Go(func() {
+			v, err := e.ask(ctx, a, o)
+			mu.Lock()
+			defer mu.Unlock()
+			e.tallyAnswer(v, err, t)
+			if err != nil {
+				o.w.failed(out)
+				o.w.Group.Unsettled = true
+				return
+			}
+			e.settle(out, o.w, v, t)
+		})
+	}
+	wg.Wait()
+}
+
+// ask puts one claimed window to the LLM and stores the answer the moment
+// it arrives (another asker that finds the window then reuses it), or gives
+// the claim back to back off. A dry run stores nothing.
+func (e *Engine) ask(ctx context.Context, a asking, o asked) (llm.WindowVerdict, error) {
+	v, err := a.client.Window(ctx, o.w.Request(), a.timeout)
+	e.countAnswer(v, err)
+	if a.dryRun {
+		return v, err
 	}
 	if err != nil {
-		e.log.Warn("supersession: could not cache an LLM verdict; the pair may be asked again", "err", err)
+		if ferr := e.windows.fail(context.WithoutCancel(ctx), o.key, err); ferr != nil {
+			e.log.Warn("supersession: could not record a failed LLM window; its claim expires", "err", ferr)
+		}
+		e.log.Warn("semantic contradiction check failed; treating as no contradiction for now", "kind", kindOf(err), "err", err)
+		return v, err
 	}
+	if serr := e.windows.answer(context.WithoutCancel(ctx), o.key, v); serr != nil {
+		e.log.Warn("supersession: could not store an LLM window's answer; the window may be asked again", "err", serr)
+	}
+	return v, nil
+}
+
+// backgroundBatches is how many batches the background asker holds at
+// once; a batch beyond them is left to the sweep (its aspects stay
+// recorded as changed).
+const backgroundBatches = 2
+
+// WaitAsked waits until the windows handed to the background asker are
+// answered or given up (tests, and a clean stop).
+func (e *Engine) WaitAsked() { e.pending.Wait() }
+
+// settle maps a window's answer onto the pairs it settles and counts what
+// the reply named and was ignored.
+func (e *Engine) settle(out verdicts, w *Window, v llm.WindowVerdict, t *Tally) {
+	// Retirements of pairs the window does not settle (another window's,
+	// or the heuristics') are no error of the reply: they are not used.
+	got, _ := w.answer(v)
+	for k, sv := range got {
+		out[k] = sv
+	}
+	t.SemanticIgnored += v.IgnoredTotal()
+}
+
+// deferWindow leaves a window's pairs unanswered this pass, its group to be
+// decided again later.
+func (e *Engine) deferWindow(out verdicts, w *Window, why string, t *Tally) {
+	w.failed(out)
+	w.Group.Unsettled = true
+	t.SemanticDeferred++
+	t.skip(SkipSemanticPending, len(w.Pairs))
+	e.metrics.LLMDeferred.WithLabelValues(why).Inc()
+}
+
+// tallyAnswer counts one answer in the pass's tally.
+func (e *Engine) tallyAnswer(v llm.WindowVerdict, err error, t *Tally) {
+	t.SemanticAsked++
+	t.SemanticTokens += v.Usage.Total()
+	if err != nil {
+		t.SemanticFailures++
+		t.skip(SkipSemanticFailed, 1)
+	}
+}
+
+// countAnswer counts one request in the metrics: its result, its tokens
+// (the reply's usage, even when unreadable), its latency and what the
+// reply named that was ignored.
+func (e *Engine) countAnswer(v llm.WindowVerdict, err error) {
+	result := "ok"
+	if err != nil {
+		result = kindOf(err)
+	}
+	e.metrics.LLMCalls.WithLabelValues(result).Inc()
+	e.metrics.LLMTokens.WithLabelValues("prompt").Add(float64(v.Usage.PromptTokens))
+	e.metrics.LLMTokens.WithLabelValues("completion").Add(float64(v.Usage.CompletionTokens))
+	if v.Latency > 0 {
+		e.metrics.LLMLatency.Observe(v.Latency.Seconds())
+	}
+	for why, n := range v.Ignored {
+		e.metrics.LLMIgnored.WithLabelValues(why).Add(float64(n))
+	}
+}
+
+func kindOf(err error) string {
+	if k := llm.KindOf(err); k != "" {
+		return k
+	}
+	return "error"
 }

@@ -4,24 +4,9 @@ import "github.com/supersessiond/supersessiond/internal/schema"
 
 // The engine's own SQL, as templates over schema.Names (the stack's table
 // names and column shapes), rendered once when the engine is built: the
-// LLM's verdict cache and the key digests. What reads and writes the
+// key digests and the rules' records (enforce.go). What reads and writes the
 // agent's attributes is the store's (attributes_sql.go); the change
 // records are the feed's (feed.go).
-
-const cachedVerdictsSQL = `
-SELECT v.old_hash, v.new_hash, v.contradicts, v.confidence, coalesce(v.reasoning, '') AS reasoning
-FROM {{.Verdicts}} v
-JOIN unnest($2::bytea[], $3::bytea[]) AS k(old_hash, new_hash)
-  ON v.old_hash = k.old_hash AND v.new_hash = k.new_hash
-WHERE v.model = $1`
-
-const storeVerdictsSQL = `
-INSERT INTO {{.Verdicts}} (old_hash, new_hash, model, contradicts, confidence, reasoning)
-SELECT k.old_hash, k.new_hash, :model, k.contradicts, k.confidence, k.reasoning
-FROM unnest(CAST(:old_hashes AS bytea[]), CAST(:new_hashes AS bytea[]), CAST(:contradicts AS boolean[]), CAST(:confidences AS real[]),
-            CAST(:reasonings AS text[]))
-  AS k(old_hash, new_hash, contradicts, confidence, reasoning)
-ON CONFLICT (old_hash, new_hash, model) DO NOTHING`
 
 // keysSQL reads the key digest fragments of the given aspects made by one
 // heuristics version ($3).
@@ -57,12 +42,11 @@ const dropKeysSQL = `DELETE FROM {{.Keys}} WHERE pg_visible_in_snapshot(xid, $1:
 // statements are the engine's SQL, rendered for one database
 // (schema.Render).
 type statements struct {
-	CachedVerdicts, Keys, DropKeys string
-	StoreVerdicts, StoreKeys       schema.Named
-	Feed                           feedStatements
+	Keys, DropKeys, Rules string
+	StoreKeys             schema.Named
+	Feed                  feedStatements
 }
 
 var engineSQL = statements{
-	CachedVerdicts: cachedVerdictsSQL, StoreVerdicts: schema.NamedSQL(storeVerdictsSQL),
-	Keys: keysSQL, StoreKeys: schema.NamedSQL(storeKeysSQL), DropKeys: dropKeysSQL, Feed: feedSQL,
+	Keys: keysSQL, StoreKeys: schema.NamedSQL(storeKeysSQL), DropKeys: dropKeysSQL, Rules: rulesSQL, Feed: feedSQL,
 }

@@ -59,7 +59,11 @@ type Metadata struct {
 	Reasoning      string  `json:"reasoning"`
 	Mode           Mode    `json:"mode"`
 	ProposalID     string  `json:"proposal_id,omitempty"`
-	RunID          string  `json:"run_id,omitempty"`
+	// Model is the LLM's that decided a semantic decision; Rule, under
+	// earned enforcement, the rule the decision was judged by (SPEC §13).
+	Model string `json:"model,omitempty"`
+	Rule  string `json:"rule,omitempty"`
+	RunID string `json:"run_id,omitempty"`
 	// Operator names who decided, on an operator's row (Actor.Operator);
 	// OperatorSource says how the name is known.
 	Operator       string `json:"operator,omitempty"`

@@ -487,9 +487,11 @@ func (h *Hook) decide(ctx context.Context, cfg Settings, b *batch, d *decided) e
 		Actor:   supersession.Actor{ChangedBy: "supersessiond:inline", Type: "system", RequestID: ident.Random("inline-", 6)},
 		Source:  Name,
 		Reloads: true,
-		// A batch waits for its answers: a small budget keeps the lag
-		// bounded; what it leaves is asked by the sweep.
-		Questions: supersession.NewBudget(32),
+		// A batch never waits for the LLM: the windows it would ask go to
+		// the engine's background asker, whose answers the sweep decides
+		// with (the hook leaves the change records of a semantic batch to
+		// it). The heuristics' decisions are written now.
+		AskLater: true,
 	}
 	if h.current != nil {
 		pass.Brake = func() bool { return h.current().Engine.Shadow }

@@ -303,8 +303,9 @@ func TestUnreadableRowDoesNotFailTheBatch(t *testing.T) {
 }
 
 // Two daemons drain one outbox while the LLM takes longer than a claim
-// lasts: the holder renews its claim, so the other never takes the batch
-// over and the LLM is asked once.
+// lasts: the batch never waits for the LLM (its window goes to the
+// background asker) and the window's claim keeps the other daemon from
+// asking it again, so the LLM is asked once.
 func TestSlowLLMBatchIsNotTakenOver(t *testing.T) {
 	t.Parallel()
 	url, asked := fakeLLM(t, func() <-chan struct{} { // well past the claim below
@@ -327,7 +328,7 @@ func TestSlowLLMBatchIsNotTakenOver(t *testing.T) {
 	}
 	s.Exec(`UPDATE entity_attributes SET aspect_id = $1 WHERE id = 's2'`, asp)
 	eventually(t, "classification decided", func() bool {
-		return s.Count(`SELECT count(*) FROM supersessiond.llm_verdicts`) == 1 &&
+		return s.Count(`SELECT count(*) FROM supersessiond.llm_windows WHERE state = 'answered'`) == 1 &&
 			s.Count(`SELECT count(*) FROM supersessiond.classified`) == 0
 	})
 	time.Sleep(3 * time.Second) // a second daemon that took over would be asking now
@@ -349,7 +350,7 @@ func fakeLLM(t *testing.T, wait func() <-chan struct{}) (url string, asked *atom
 		case <-wait():
 		}
 		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{
-			"content": `{"contradicts": false, "confidence": 0.2, "reasoning": "compatible"}`}}}})
+			"content": `{"reasoning": "compatible", "retired": []}`}}}})
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL + "/v1", asked
@@ -374,14 +375,15 @@ func runLLMHook(t *testing.T, db *pgtest.DB, cfg *config.Config, claimFor time.D
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = h.Run(ctx, func() inline.Settings { return settings(cfg) }) }()
-	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(func() { cancel(); <-done; engine.WaitAsked() })
 	return h
 }
 
-// A batch that waits (here on a slow LLM) does not hold up the next: a
-// classification made meanwhile in another aspect is decided by another
-// drain while the first is still waiting for its answer.
-func TestWaitingBatchDoesNotHoldUpTheNext(t *testing.T) {
+// A slow LLM never holds up the hook (SPEC §13): a batch hands its window
+// to the background asker and is done, its classification consumed while
+// the LLM is still answering; a classification made meanwhile in another
+// aspect is decided too.
+func TestSlowLLMNeverHoldsUpTheHook(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
 	defer close(release) // the waiting request ends with the test
@@ -400,10 +402,13 @@ func TestWaitingBatchDoesNotHoldUpTheNext(t *testing.T) {
 
 	s.Exec(`UPDATE entity_attributes SET aspect_id = $1 WHERE id = 's2'`, slow)
 	eventually(t, "the LLM asked", func() bool { return asked.Load() == 1 })
+	eventually(t, "s2's classification consumed while the LLM answers", func() bool {
+		return s.Count(`SELECT count(*) FROM supersessiond.classified WHERE attribute_id = 's2'`) == 0
+	})
 	s.Exec(`UPDATE entity_attributes SET aspect_id = $1 WHERE id = 'h2'`, home)
-	eventually(t, "h1 superseded while the other batch waits", func() bool { st, _ := s.Status("h1"); return st == "superseded" })
-	if n := s.Count(`SELECT count(*) FROM supersessiond.classified WHERE attribute_id = 's2'`); n != 1 {
-		t.Fatalf("the waiting batch's classification: %d outbox rows, want 1 (still in flight)", n)
+	eventually(t, "h1 superseded while the LLM answers", func() bool { st, _ := s.Status("h1"); return st == "superseded" })
+	if n := s.Count(`SELECT count(*) FROM supersessiond.llm_windows WHERE state = 'claimed'`); n != 1 {
+		t.Fatalf("%d windows claimed, want the one the LLM is still answering", n)
 	}
 }
 

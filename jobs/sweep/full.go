@@ -81,12 +81,12 @@ func (j *Job) saveCursor(ctx context.Context, c cursor) error {
 // after they were committed.
 func (j *Job) full(ctx context.Context, cfg Settings, st state, agent string, budget time.Duration, scheduled bool, start time.Time, r *Report) error {
 	cur := st.cursor
-	if !scheduled || cur.Judgment != judgment(cfg) {
+	if !scheduled || cur.Judgment != j.judgment(cfg) {
 		cur = cursor{}
 	}
 	r.Resumed = cur.Started()
 	if !r.Resumed {
-		cur = cursor{PassStartedAt: start.UTC(), Judgment: judgment(cfg)}
+		cur = cursor{PassStartedAt: start.UTC(), Judgment: j.judgment(cfg)}
 	}
 	if !r.Resumed && !r.DryRun {
 		var err error
@@ -108,6 +108,9 @@ func (j *Job) full(ctx context.Context, cfg Settings, st state, agent string, bu
 	}
 	for groups := range batches {
 		err := j.decide(ctx, cfg, groups, pass, r)
+		if err == nil && !pass.DryRun {
+			err = j.feed.Unsettled(ctx, groups)
+		}
 		if err == nil && pass.Digests {
 			err = j.engine.StoreKeys(ctx, j.db, supersession.Fragments(groups), "")
 			for _, g := range groups {

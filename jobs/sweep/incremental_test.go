@@ -330,7 +330,7 @@ func TestAnUnansweredAspectIsExaminedAgain(t *testing.T) {
 			return
 		}
 		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{
-			"content": `{"contradicts": true, "confidence": 0.9, "reasoning": "the invoices moved"}`}}}})
+			"content": windowReply("the invoices moved", [2]int{2, 3})}}}})
 	}))
 	defer srv.Close()
 	db := pgtest.New(t)
@@ -351,6 +351,15 @@ func TestAnUnansweredAspectIsExaminedAgain(t *testing.T) {
 		t.Fatalf("%d change records after an unanswered pass, want the aspect recorded again", n)
 	}
 	up.Store(true)
+	// The failed window backs off: the aspect is examined, the LLM not
+	// asked, the aspect recorded again.
+	if r := run(t, j, cfg); r.Kind != sweep.KindIncremental || r.SemanticAsked != 0 || r.SemanticDeferred != 1 || r.Supersessions != 0 {
+		t.Fatalf("backing off: %+v", r)
+	}
+	if n := s.Count(`SELECT count(*) FROM supersessiond.changes WHERE claimed_by IS NULL`); n != 1 {
+		t.Fatalf("%d change records after a deferred window, want the aspect recorded again", n)
+	}
+	s.Exec(`UPDATE supersessiond.llm_windows SET next_attempt_at = now() - interval '1 second'`) // the backoff passes
 	if r := run(t, j, cfg); r.Kind != sweep.KindIncremental || r.SemanticAsked != 1 || r.Supersessions != 1 {
 		t.Fatalf("LLM back: %+v", r)
 	}

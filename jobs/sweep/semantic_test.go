@@ -64,8 +64,9 @@ func TestSemanticFailuresLogNoCredentials(t *testing.T) {
 	}
 }
 
-// Each verdict is cached the moment it arrives, not after the whole batch:
-// a daemon that takes a slow batch over finds the answers already given.
+// Each window's answer is stored the moment it arrives, not after the
+// whole batch: a daemon that takes a slow batch over finds the answers
+// already given.
 func TestVerdictsAreCachedAsTheyArrive(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
@@ -81,7 +82,7 @@ func TestVerdictsAreCachedAsTheyArrive(t *testing.T) {
 			<-release
 		}
 		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{
-			"content": `{"contradicts": false, "confidence": 0.2, "reasoning": "compatible"}`}}}})
+			"content": windowReply("compatible")}}}})
 	}))
 	defer srv.Close()
 	db := pgtest.New(t)
@@ -99,7 +100,7 @@ func TestVerdictsAreCachedAsTheyArrive(t *testing.T) {
 		done <- err
 	}()
 	deadline := time.Now().Add(20 * time.Second)
-	for s.Count(`SELECT count(*) FROM supersessiond.llm_verdicts`) == 0 {
+	for s.Count(`SELECT count(*) FROM supersessiond.llm_windows WHERE state = 'answered'`) == 0 {
 		if time.Now().After(deadline) {
 			close(release)
 			t.Fatal("the fast verdict was not cached while the slow one was still out")
@@ -110,8 +111,8 @@ func TestVerdictsAreCachedAsTheyArrive(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if n := s.Count(`SELECT count(*) FROM supersessiond.llm_verdicts`); n != 2 {
-		t.Fatalf("%d verdicts cached, want 2", n)
+	if n := s.Count(`SELECT count(*) FROM supersessiond.llm_windows WHERE state = 'answered'`); n != 2 {
+		t.Fatalf("%d windows answered, want 2", n)
 	}
 }
 
@@ -128,7 +129,7 @@ func TestAnotherAgentsAspectNameNeverReachesThePrompt(t *testing.T) {
 		prompts = append(prompts, string(body))
 		mu.Unlock()
 		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{
-			"content": `{"contradicts": false, "confidence": 0.1, "reasoning": "no"}`}}}})
+			"content": windowReply("no")}}}})
 	}))
 	defer srv.Close()
 	db := pgtest.New(t)

@@ -157,9 +157,10 @@ func (r *Report) Text() string {
 	}
 	fmt.Fprintf(&b, "  examined       %d aspects, %d attributes, %d pairs in %d batches\n", r.Groups, r.Attributes, r.Pairs, r.Batches)
 	fmt.Fprintf(&b, "  supersessions  %s%d\n", would, r.Supersessions)
-	fmt.Fprintf(&b, "  proposals      %s%d shadow, %d review\n", would, r.ProposalsShadow, r.ProposalsReview)
-	if r.SemanticAsked+r.SemanticCacheHits > 0 {
-		fmt.Fprintf(&b, "  semantic       %d asked, %d cached, %d failed\n", r.SemanticAsked, r.SemanticCacheHits, r.SemanticFailures)
+	fmt.Fprintf(&b, "  proposals      %s%d shadow, %d review, %d probation\n", would, r.ProposalsShadow, r.ProposalsReview, r.ProposalsProbation)
+	if r.SemanticAsked+r.SemanticCacheHits+r.SemanticDeferred > 0 {
+		fmt.Fprintf(&b, "  semantic       %d windows asked, %d answered before, %d failed, %d deferred to a later run; %d tokens\n",
+			r.SemanticAsked, r.SemanticCacheHits, r.SemanticFailures, r.SemanticDeferred, r.SemanticTokens)
 	}
 	if len(r.Skipped) > 0 {
 		parts := make([]string, 0, len(r.Skipped))
@@ -281,7 +282,7 @@ func (j *Job) run(ctx context.Context, cfg Settings, opt Options, budget time.Du
 		if err != nil {
 			return err
 		}
-		r.Why = fullReason(cfg, st, opt, scheduled, start)
+		r.Why = fullReason(cfg, j.judgment(cfg), st, opt, scheduled, start)
 		if r.Why == "" {
 			r.Kind = KindIncremental
 			return j.incremental(ctx, cfg, budget, start, r)
@@ -296,20 +297,22 @@ func (j *Job) run(ctx context.Context, cfg Settings, opt Options, budget time.Du
 
 // judgment names what decisions depend on besides the rows: the
 // heuristics' version, the thresholds, the LLM fallback and the mode (a
-// shadow pass proposes what a live one applies). A full pass records it; a
-// new one calls for a full pass.
-func judgment(cfg Settings) string {
+// shadow pass proposes what a live one applies), and the engine's policy
+// (the LLM judge's gate, windows and prompt; the enforcement). A full pass
+// records it; a new one calls for a full pass.
+func (j *Job) judgment(cfg Settings) string {
 	semantic := "off"
 	if cfg.Engine.SemanticFallback && cfg.Engine.LLM.Endpoint != "" {
 		semantic = cfg.Engine.LLM.Model
 	}
-	return fmt.Sprintf("heuristics %s; min %g; review %g; semantic %s; mode %s",
-		heuristics.Version, cfg.Engine.Thresholds.Min, cfg.Engine.Thresholds.Review, semantic, cfg.Mode)
+	return fmt.Sprintf("heuristics %s; min %g; review %g; semantic %s; mode %s%s",
+		heuristics.Version, cfg.Engine.Thresholds.Min, cfg.Engine.Thresholds.Review, semantic, cfg.Mode,
+		j.engine.Judgment(semantic != "off"))
 }
 
 // fullReason says why this run must be a full pass, or "" when an
 // incremental one will do.
-func fullReason(cfg Settings, st state, opt Options, scheduled bool, now time.Time) string {
+func fullReason(cfg Settings, judgment string, st state, opt Options, scheduled bool, now time.Time) string {
 	switch {
 	case opt.DryRun:
 		return "a dry run examines every aspect (--dry-run)"
@@ -321,7 +324,7 @@ func fullReason(cfg Settings, st state, opt Options, scheduled bool, now time.Ti
 		return "resuming the full pass started " + st.cursor.PassStartedAt.Format(time.RFC3339)
 	case st.last.CompletedAt.IsZero():
 		return "no full pass has completed yet"
-	case st.last.Judgment != judgment(cfg):
+	case st.last.Judgment != judgment:
 		return "the judgment changed (was: " + st.last.Judgment + ")"
 	case now.Sub(st.last.CompletedAt) >= cfg.FullSweepEvery:
 		return fmt.Sprintf("the last full pass started %s ago (fullSweepEvery %s)",

@@ -385,6 +385,25 @@ func semanticCfg(url string) *config.Config {
 	return c
 }
 
+// windowReply is an LLM's answer to a window (SPEC §13): the reasoning,
+// then the (older, newer) pairs retired, by the window's numbers.
+func windowReply(reasoning string, retired ...[2]int) string {
+	type r struct {
+		Older      int     `json:"older"`
+		Newer      int     `json:"newer"`
+		Confidence float64 `json:"confidence"`
+	}
+	reply := struct {
+		Reasoning string `json:"reasoning"`
+		Retired   []r    `json:"retired"`
+	}{Reasoning: reasoning, Retired: []r{}}
+	for _, p := range retired {
+		reply.Retired = append(reply.Retired, r{p[0], p[1], 0.9})
+	}
+	b, _ := json.Marshal(reply)
+	return string(b)
+}
+
 func seedSemantic(s *memtest.Seeder) {
 	asp := s.Aspect("a", "Sam", "project")
 	s.Add(
@@ -400,7 +419,7 @@ func TestSemanticFallbackAsksOnceAndCaches(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		asked.Add(1)
 		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{
-			"content": `{"contradicts": true, "confidence": 0.9, "reasoning": "the invoices moved to another database"}`}}}})
+			"content": windowReply("the invoices moved to another database", [2]int{1, 2})}}}})
 	}))
 	defer srv.Close()
 	db := pgtest.New(t)
@@ -465,8 +484,8 @@ func TestSemanticFallbackFailuresMeanNoContradiction(t *testing.T) {
 			if r.Supersessions != 0 || r.SemanticFailures != 1 || r.Skips[supersession.SkipSemanticFailed] != 1 {
 				t.Fatalf("%+v", r)
 			}
-			if n := s.Count(`SELECT count(*) FROM supersessiond.llm_verdicts`); n != 0 {
-				t.Fatal("a failure must not be cached")
+			if n := s.Count(`SELECT count(*) FROM supersessiond.llm_windows WHERE state <> 'failed' OR verdict IS NOT NULL`); n != 0 {
+				t.Fatal("a failure must not be stored as an answer")
 			}
 		})
 	}
