@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -199,6 +200,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.sayNotes(d.opts.Initial.Notes)
 	d.log.Info("starting", "config", describeFile(d.opts.Initial), "database", redact.DSN(cfg.Maintenance.Database.URL),
 		"shadow_mode", cfg.Memory.PipelineV2.ShadowMode, "mutations_frozen", cfg.Memory.PipelineV2.MutationsFrozen)
+	// For an operator about to edit the file: what a reload will not apply.
+	d.log.Debug("keys only a restart applies", "keys", strings.Join(config.RestartKeys(), ", "))
 	deps, err := d.open(ctx, cfg)
 	if err != nil {
 		return err
