@@ -8,6 +8,7 @@ package metrics
 
 import (
 	"database/sql"
+	"errors"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -108,4 +109,24 @@ func (m *Metrics) AddJob(name string) {
 	m.JobDuration.WithLabelValues(name)
 	m.JobLastSuccess.WithLabelValues(name)
 	m.JobInterval.WithLabelValues(name)
+}
+
+// Shared registers c on reg and returns it, or returns the collector of the
+// same description registered before: a job or engine built twice in one
+// process (the console's engine beside the daemon's) counts in one series.
+// A nil reg leaves c counted but not exported (one-shot commands).
+func Shared[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+	if reg == nil {
+		return c
+	}
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing
+			}
+		}
+		panic("metrics: register " + err.Error())
+	}
+	return c
 }

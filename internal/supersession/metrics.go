@@ -1,11 +1,10 @@
 package supersession
 
 import (
-	"errors"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/supersessiond/supersessiond/internal/llm"
+	"github.com/supersessiond/supersessiond/internal/metrics"
 )
 
 // Metrics are the supersession engine's, shared by the sweep and the inline
@@ -66,37 +65,19 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	// nil: counted but not exported (one-shot commands). A second engine
 	// of the process (the console's, on its own pool) counts in the first
 	// one's series.
-	m.Supersessions = register(reg, m.Supersessions)
-	m.Proposals = register(reg, m.Proposals)
-	m.Skips = register(reg, m.Skips)
-	m.LLMCalls = register(reg, m.LLMCalls)
-	m.LLMCacheHits = register(reg, m.LLMCacheHits)
-	m.LLMTokens = register(reg, m.LLMTokens)
-	m.LLMLatency = register(reg, m.LLMLatency)
-	m.LLMDeferred = register(reg, m.LLMDeferred)
-	m.LLMIgnored = register(reg, m.LLMIgnored)
+	m.Supersessions = metrics.Shared(reg, m.Supersessions)
+	m.Proposals = metrics.Shared(reg, m.Proposals)
+	m.Skips = metrics.Shared(reg, m.Skips)
+	m.LLMCalls = metrics.Shared(reg, m.LLMCalls)
+	m.LLMCacheHits = metrics.Shared(reg, m.LLMCacheHits)
+	m.LLMTokens = metrics.Shared(reg, m.LLMTokens)
+	m.LLMLatency = metrics.Shared(reg, m.LLMLatency)
+	m.LLMDeferred = metrics.Shared(reg, m.LLMDeferred)
+	m.LLMIgnored = metrics.Shared(reg, m.LLMIgnored)
 	for _, result := range append([]string{"ok"}, llm.Kinds...) {
 		m.LLMCalls.WithLabelValues(result)
 	}
 	return m
-}
-
-// register registers c on reg, or returns the collector of the same
-// description registered before.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
-	if reg == nil {
-		return c
-	}
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing
-			}
-		}
-		panic("supersession: register metrics: " + err.Error())
-	}
-	return c
 }
 
 // skipReasons are the reasons an automatic pass skips for, and

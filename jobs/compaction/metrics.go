@@ -1,11 +1,10 @@
 package compaction
 
 import (
-	"errors"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/supersessiond/supersessiond/internal/llm"
+	"github.com/supersessiond/supersessiond/internal/metrics"
 )
 
 const namespace = "supersessiond"
@@ -31,51 +30,51 @@ type Metrics struct {
 // shares the first registration's collectors instead of panicking.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
-		Retries: register(reg, prometheus.NewCounter(prometheus.CounterOpts{
+		Retries: metrics.Shared(reg, prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: namespace, Name: "compaction_retries_total",
 			Help: "Retry attempts of stale compaction events, counted when claimed (before the LLM call).",
 		})),
-		Completed: register(reg, prometheus.NewCounter(prometheus.CounterOpts{
+		Completed: metrics.Shared(reg, prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: namespace, Name: "compaction_completed_total",
 			Help: "Stale compaction events re-compacted and marked completed.",
 		})),
-		Rescheduled: register(reg, prometheus.NewCounter(prometheus.CounterOpts{
+		Rescheduled: metrics.Shared(reg, prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: namespace, Name: "compaction_rescheduled_total",
 			Help: "Failed retry attempts given a later next_attempt_at (exponential backoff with jitter).",
 		})),
-		Failed: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Failed: metrics.Shared(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "compaction_failed_total",
 			Help: "Compaction events given up (marked failed) by reason: max_attempts, no_range, messages_gone.",
 		}, []string{"reason"})),
-		LLMErrors: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		LLMErrors: metrics.Shared(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "compaction_llm_errors_total",
 			Help: "Failed re-compaction LLM calls by kind (timeout, unavailable, http_status, garbage, canceled, not_configured).",
 		}, []string{"kind"})),
-		FactsInserted: register(reg, prometheus.NewCounter(prometheus.CounterOpts{
+		FactsInserted: metrics.Shared(reg, prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: namespace, Name: "compaction_facts_inserted_total",
 			Help: "Fact memories inserted by re-compaction (a repeated retry inserts nothing twice).",
 		})),
-		Backlog: register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
+		Backlog: metrics.Shared(reg, prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "compaction_stale_events",
 			Help: "Pending compaction events older than staleAfter and within lookback, after the last run.",
 		})),
-		OldestStale: register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
+		OldestStale: metrics.Shared(reg, prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "compaction_oldest_stale_age_seconds",
 			Help: "Age of the oldest stale pending compaction event within lookback, after the last run (0 when none).",
 		})),
-		BeyondLookback: register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
+		BeyondLookback: metrics.Shared(reg, prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "compaction_pending_beyond_lookback",
 			Help: "Pending compaction events older than lookback: never retried automatically, they need an operator.",
 		})),
-		AtStackCap: register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
+		AtStackCap: metrics.Shared(reg, prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "compaction_at_stack_cap_events",
 			Help: "Pending compaction events at the stack's own retry cap (clawbolt: 3), which it never retries again; counted where the daemon cannot re-compact and only watches (0 elsewhere).",
 		})),
-		Watching: register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
+		Watching: metrics.Shared(reg, prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "compaction_watching",
 			Help: "1 when the compaction job only watches (clawbolt's encrypted conversations: it cannot re-compact), 0 when it retries.",
 		})),
-		ClaimsBlocked: register(reg, prometheus.NewCounter(prometheus.CounterOpts{
+		ClaimsBlocked: metrics.Shared(reg, prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: namespace, Name: "compaction_claims_blocked_total",
 			Help: "Compaction passes that stopped claiming because the stack's own recovery (clawbolt's compaction_recovery:cleanup) held its advisory lock.",
 		})),
@@ -89,20 +88,4 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.LLMErrors.WithLabelValues(kind)
 	}
 	return m
-}
-
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
-	if reg == nil {
-		return c
-	}
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing
-			}
-		}
-		panic("compaction: register metrics: " + err.Error())
-	}
-	return c
 }
