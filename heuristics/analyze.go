@@ -29,6 +29,10 @@ type Statement struct {
 	toks       []token
 	clauses    []clause
 	allIdx     uint64 // every content word, clauses and fragments alike
+	// logKey and logDate: a note keyed by a record and its date
+	// ("restore test 2024-06-10: ..."), the key's other words and the
+	// date; "" when it is none (see datedRecords).
+	logKey, logDate string
 	// first is room for the first clause: most statements have one, which
 	// then costs no allocation of its own (a second moves them out).
 	first [1]clause
@@ -111,6 +115,7 @@ func Reanalyze(st *Statement, in Input) *Statement {
 	}
 	copy(toks, st.toks)
 	st.toks = toks
+	st.logKey, st.logDate = st.logEntry()
 	return st
 }
 

@@ -134,22 +134,31 @@ var isoDate = regexp.MustCompile(`^(\d{4}-\d{2}(-\d{2})?|\d{1,2}/\d{1,2}/\d{2,4}
 // 2024-09-01: passed, 35 min"): entries of a log, each true of its date;
 // neither is a newer value of the other.
 func datedRecords(a, b *Statement) bool {
-	keyOf := func(st *Statement) (date string, words []string) {
-		k := st.noteKey(0)
-		if k == 0 {
-			return "", nil
-		}
-		for i := 0; i <= k; i++ {
-			t := &st.toks[i]
-			if raw := st.raw(t); isoDate.MatchString(raw) {
-				date += raw + " "
-			} else if t.flags&nonContent == 0 {
-				words = append(words, st.stem(t))
-			}
-		}
-		return date, words
+	return a.logDate != "" && b.logDate != "" && a.logDate != b.logDate && a.logKey != "" && a.logKey == b.logKey
+}
+
+// logEntry returns, when the statement is a note whose key holds a date,
+// the key's other content words and the date (computed once, at analysis:
+// datedRecords is asked of every pair).
+func (st *Statement) logEntry() (key, date string) {
+	if len(st.toks) == 0 {
+		return "", ""
 	}
-	da, wa := keyOf(a)
-	db, wb := keyOf(b)
-	return da != "" && db != "" && da != db && len(wa) > 0 && slices.Equal(wa, wb)
+	k := st.noteKey(0)
+	if k == 0 {
+		return "", ""
+	}
+	var words []string
+	for i := 0; i <= k; i++ {
+		t := &st.toks[i]
+		if raw := st.raw(t); isoDate.MatchString(raw) {
+			date += raw + " "
+		} else if t.flags&nonContent == 0 {
+			words = append(words, st.stem(t))
+		}
+	}
+	if date == "" {
+		return "", ""
+	}
+	return strings.Join(words, " "), date
 }
