@@ -248,6 +248,8 @@ var decideCases = []struct {
 	{"a breakup says nothing of what a partner is", "Her partner Rosa is a nurse", "Broke up with Rosa", 0, 0, "", ""},
 	{"a quantity for some of it only", "Storage limit is 10 GB", "Raised the storage limit to 50 GB for team accounts", 0, 0, "", ""},
 	{"a quantity for all of it", "Storage limit is 10 GB", "Raised the storage limit to 50 GB", 0.8, 1, SignalValue, "10 gb → 50 gb"},
+	{"a letter glued to a number names a kind", "Has a 3D printer at home", "Has a 2D printer at home", 0, 0, "", ""},
+	{"a multiplier glued to a number stays one", "Owes 4K on the card", "Owes 2K on the card", 0.85, 1, SignalValue, "4k → 2k"},
 	{"a clipped name is its full name", "Main database is Postgres 15", "Upgraded PostgreSQL from 15 to 17", 0.85, 1, SignalTemporal, "15 → 17"},
 	{"a version the older does not state", "Uses Postgres for analytics", "Upgraded PostgreSQL to version 17", 0, 0, "", ""},
 	// A graph store's relation names are the verb phrases they name.

@@ -121,11 +121,28 @@ var namedWords = map[string]uint8{
 	"old": wordOld, "of": wordOf, "gave": wordGive, "give": wordGive, "gives": wordGive, "giving": wordGive, "given": wordGive,
 }
 
+// letterNamed reports a number written with one capital letter glued to it
+// that is no multiplier ("3D", "5G", "2FA" is not one letter): a name of
+// a kind of thing ("a 3D printer"), not a quantity of days or grams. "4K",
+// "5M" and "2B" stay numbers: they may be money.
+func letterNamed(word string) bool {
+	n := len(word) - 1
+	if n < 1 || word[n] < 'A' || word[n] > 'Z' || strings.IndexByte("KMB", word[n]) >= 0 {
+		return false
+	}
+	for i := 0; i < n; i++ {
+		if !isASCIIDigit(word[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 // token makes t the token of a word of the text, with the flags the text
 // gives it, and appends its strings to text. The word is lowercased into
 // text and looked up from there (m[string(b)] does not allocate).
 func (lx *lexicon) token(t *token, word string, flags uint32, text []byte) []byte {
-	if isASCIIDigit(word[0]) {
+	if isASCIIDigit(word[0]) && !letterNamed(word) {
 		flags |= tNumber
 	}
 	lo := len(text)
