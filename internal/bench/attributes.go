@@ -136,6 +136,24 @@ func GenerateAttributes(ctx context.Context, db *sqlx.DB, spec AttributeSpec) (A
 	return g.st, err
 }
 
+// Aspects generates the graph GenerateAttributes writes, in memory: f is
+// called with each aspect's id and its attributes' kinds and contents,
+// oldest first. Tests use it to measure what a change meets on the bench's
+// own graph without a database.
+func Aspects(spec AttributeSpec, f func(aspect string, kinds, contents []string)) {
+	g := newAttributeGenerator(spec)
+	var kinds, contents []string
+	for a := 0; g.st.Attributes < g.spec.Attributes; a++ {
+		g.attrs, g.ents, g.asps = g.attrs[:0], g.ents[:0], g.asps[:0]
+		g.aspect(a)
+		kinds, contents = kinds[:0], contents[:0]
+		for _, r := range g.attrs {
+			kinds, contents = append(kinds, r[3].(string)), append(contents, r[4].(string))
+		}
+		f(g.asps[0][0].(string), kinds, contents)
+	}
+}
+
 // attributeGenerator builds a graph's rows before they are copied (one COPY
 // at a time per connection).
 type attributeGenerator struct {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/supersessiond/supersessiond/heuristics"
+	"github.com/supersessiond/supersessiond/internal/bench"
 )
 
 // corpusGroup is a group of n attributes, oldest first: a fifth drawn from
@@ -368,4 +369,61 @@ func labelledPairs(t *testing.T) (olds, news []string) {
 		}
 	}
 	return olds, news
+}
+
+// A change on the bench's graph meets a handful of siblings through its
+// aspect's digest, and hardly ever a key held so widely that its aspect is
+// read whole: the incremental sweep's cost (SPEC §11) follows what changed.
+// A reading whose keys every sibling of a kind holds (the "3D" of "Owns a
+// 3D printer" read as days, a measure key of every such statement) reads
+// big aspects whole on a few changes, and the pass reads thirteen times
+// more.
+func TestBenchGraphChangesMeetFewSiblings(t *testing.T) {
+	t.Parallel()
+	attrs := 200000
+	if raceDetector {
+		attrs = 100000 // the first half of the same graph
+	}
+	in := planInput{thresholds: Thresholds{Min: 0.7, Review: 0.5}, digests: true}
+	changes, whole, read := 0, 0, 0 // read: what the pass reads, an aspect read whole whole
+	bench.Aspects(bench.AttributeSpec{Attributes: attrs}, func(aspect string, kinds, contents []string) {
+		if len(contents) < digestMinAttributes {
+			return // read whole: no digest
+		}
+		g := &Group{AgentID: "a", AspectID: aspect, AspectName: "aspect " + aspect}
+		base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+		for i, c := range contents {
+			g.Attrs = append(g.Attrs, &Attribute{ID: fmt.Sprintf("%s-%d", aspect, i), AgentID: "a", AspectID: aspect, Kind: Kind(kinds[i]),
+				Content: sql.NullString{String: c, Valid: true}, CreatedAt: base.Add(time.Duration(i) * time.Hour)})
+		}
+		planGroup(g, in)
+		now := &Group{AgentID: "a", AspectID: aspect, AspectName: g.AspectName}
+		var ids []string
+		for i, a := range g.Attrs {
+			b := fresh(a)
+			if i%100 == 7 && a.Kind != KindConstraint { // a change of 1%, as the bench's corrections
+				b.Content.String += " (corrected)"
+				ids = append(ids, b.ID)
+			}
+			now.Attrs = append(now.Attrs, b)
+		}
+		for _, id := range ids {
+			changes++
+			got, ok := narrowInMemory(t, now, []string{id}, [][]byte{g.Keys})
+			if !ok {
+				whole++
+				read += len(now.Attrs)
+				continue
+			}
+			read += len(got.Attrs)
+		}
+	})
+	if changes < 500 {
+		t.Fatalf("only %d changes in digested aspects: the test checks too little", changes)
+	}
+	t.Logf("%d changes read %d attributes (%.2f each); %d read their aspect whole", changes, read, float64(read)/float64(changes), whole)
+	if read > 2*changes {
+		t.Errorf("%d changes read %d attributes, %.2f each (%d read their aspect whole: a key held by more than %d siblings): want at most 2 each",
+			changes, read, float64(read)/float64(changes), whole, digestCap)
+	}
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package supersession
+
+const raceDetector = false
