@@ -165,3 +165,37 @@ func countDocs(t *testing.T, db *sqlx.DB, id string) int {
 	}
 	return n
 }
+
+// A kept copy large enough to be compressed (a real embedding's row) is
+// compressed with lz4 where the server has it (the test clusters' do), and
+// restores byte for byte all the same.
+func TestKeptCopiesAreCompressedWithLz4(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	worldWith(t, db.DB, `(SELECT array_agg(((i * 7919) % 1000) / 997.0)::real[] FROM generate_series(1, 1536) i)`,
+		doc{id: "T1", deleted: "old"})
+	before := rowText(t, db.DB, "T1")
+	cfg := testConfig(500)
+	first := pass(t, db.DB, cfg)
+	if first.Deleted != 1 {
+		t.Fatalf("pass: %+v", first)
+	}
+	var method *string
+	if err := db.Get(&method, `SELECT pg_column_compression(document) FROM supersessiond.deleted_documents WHERE document_id = 'T1'`); err != nil {
+		t.Fatal(err)
+	}
+	if method == nil || *method != "lz4" {
+		got := "none"
+		if method != nil {
+			got = *method
+		}
+		t.Fatalf("the kept copy's compression: %s, want lz4", got)
+	}
+	if r, err := newJob(db.DB, tombstones.Options{}).Restore(ctx, settings(cfg), tombstones.RestoreRequest{IDs: []string{"T1"}}); err != nil || r.Restored != 1 {
+		t.Fatalf("restore: %+v %v", r, err)
+	}
+	if got := rowText(t, db.DB, "T1"); got != before {
+		t.Fatalf("T1 restored as\n%.200s\nwas\n%.200s", got, before)
+	}
+}

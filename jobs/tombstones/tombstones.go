@@ -134,6 +134,7 @@ type pass struct {
 	shadow    bool
 	runID     string // recorded with each document it deletes
 	keep      bool   // keep each deleted row (maintenance.tombstones.keepDeleted > 0)
+	lz4       bool   // the server compresses with lz4: the kept copies are written so
 	batchSize int
 	dbStart   time.Time // database time at the start
 	cutoff    time.Time // dbStart - minAge: triage takes tombstones deleted at or before
@@ -176,6 +177,9 @@ func (j *Job) reconcile(ctx context.Context, s Settings, start time.Time, r *Rep
 		return fmt.Errorf("tombstones: read the database clock: %w", err)
 	}
 	p.cutoff = p.dbStart.Add(-s.MinAge)
+	if p.keep && !p.shadow {
+		p.lz4 = j.lz4(ctx)
+	}
 
 	stopped, err := j.triage(ctx, p, r)
 	if err != nil {
@@ -498,12 +502,36 @@ func deleteRecorded(ctx context.Context, tx *sqlx.Tx, query [2]string, set []str
 	q := query[0]
 	if p.keep {
 		q = query[1]
+		if p.lz4 {
+			if _, err := tx.ExecContext(ctx, lz4SQL); err != nil {
+				return nil, err
+			}
+		}
 	}
 	var ids []string
 	if err := tx.SelectContext(ctx, &ids, q, pq.Array(set), p.runID, phase); err != nil {
 		return nil, err
 	}
 	return ids, nil
+}
+
+// lz4SQL makes the batch's transaction compress what it writes with lz4:
+// the kept copies of deleted documents (a row with its embedding, some kB
+// of jsonb each) cost a third less to write than with PostgreSQL's default
+// pglz, most of a pass that keeps them. A copy written either way is read
+// the same way (the method is stored with each value).
+const lz4SQL = `SET LOCAL default_toast_compression = lz4`
+
+// lz4 reports whether the server can compress with lz4 (a build option of
+// PostgreSQL 14 and later; Debian's and the official images' have it): a
+// server without it refuses the setting, and the copies are written with
+// its default.
+func (j *Job) lz4(ctx context.Context) bool {
+	if _, err := j.db.ExecContext(ctx, `SELECT set_config('default_toast_compression', 'lz4', true)`); err != nil {
+		j.log.Debug("the server cannot compress with lz4; kept copies of deleted documents are written with its default", "err", err)
+		return false
+	}
+	return true
 }
 
 // purge drops the kept copies of documents deleted more than keep ago, in
