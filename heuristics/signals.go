@@ -3,6 +3,7 @@ package heuristics
 import (
 	"math/bits"
 	"strings"
+	"sync"
 
 	"github.com/supersessiond/supersessiond/antonyms"
 )
@@ -1277,7 +1278,55 @@ func changeVerb(a, b *clause, marker string, e *explain) (fired, bool) {
 	case pb.shared(pa) > 0:
 		conf = confTemporalContext
 	}
+	if moves(b) && b.sel(b.valIdx&^b.tgtIdx&^b.fromIdx).count() == 0 && !a.saysWhere() {
+		// Someone moved: where they are changed, and the older says
+		// something else of them ("reports to Yuki", "is on the platform
+		// team"). Whether that went with the move is a reviewer's guess.
+		conf = confTemporalBare
+	}
 	return fired{SignalTemporal, conf, change(marker, a.value(), t)}, true
+}
+
+// placeSlots are slots that say where someone or something is (a blog is
+// hosted on Medium): a move changes them.
+var placeSlots = map[string]bool{slotResidence: true, slotEmployer: true, "stay": true, "workplace": true, "school": true,
+	"host": true, "deploy": true, "platform": true, "store": true}
+
+// placeVerbs are the verbs of the place slots' predicates ("live",
+// "reside", "work"), from the predicate table.
+var placeVerbs = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	for _, p := range onePredicates {
+		if placeSlots[p.slot] {
+			for _, k := range strings.Split(p.keys, "|") {
+				verb, _, _ := strings.Cut(k, " ")
+				m[verb] = true
+			}
+		}
+	}
+	return m
+})
+
+// saysWhere reports a clause that says where its subject is: a predicate
+// of a place slot, or a place after a locative preposition ("is in
+// Midtown", "works at the Lisbon office"), not a predicate of another slot
+// ("reports to Yuki") nor a membership ("is on the platform team").
+func (c *clause) saysWhere() bool {
+	if c.pred != nil {
+		return placeSlots[c.pred.slot]
+	}
+	if c.verb >= 0 && placeVerbs()[c.stem(c.verb)] {
+		return true // "lives with his parents"
+	}
+	for i := c.start; i+1 < c.hi; i++ {
+		switch c.raw(i) {
+		case "in", "at", "near":
+			if c.coreIdx&(1<<(i+1)) != 0 || c.raw(i+1) == "the" && i+2 < c.hi {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // owners is the bitmap of the possessives of s that say whose a thing
