@@ -112,7 +112,10 @@ func (x *Asking) start(ctx context.Context, aspects []AspectChanges) {
 		stop()
 		if err != nil {
 			x.e.log.Warn("supersession: the background asker could not ask about a batch; the sweep asks", "err", err)
-			owed = nil // every record given back
+			owed = map[aspectRef]bool{} // every record given back
+			for _, c := range aspects {
+				owed[aspectRef{c.AgentID, c.AspectID}] = true
+			}
 		}
 		if err := x.e.settleOwed(context.WithoutCancel(ctx), x.token, owed); err != nil {
 			x.e.log.Warn("supersession: could not settle the records the background asker held; their claims expire and the sweep asks", "err", err)
@@ -122,8 +125,8 @@ func (x *Asking) start(ctx context.Context, aspects []AspectChanges) {
 
 // ask reads the aspects whole, plans the semantic pairs of their decided
 // attributes and asks their windows. It returns the aspects still owed: a
-// window not answered, or an answer the sweep must decide with; nil and an
-// error when it could not read them (every aspect is then owed).
+// window not answered, or an answer the sweep must decide with; an error
+// when it could not read them or the windows (every aspect is then owed).
 func (x *Asking) ask(ctx context.Context, aspects []AspectChanges) (map[aspectRef]bool, error) {
 	e := x.e
 	agents, ids := make([]string, len(aspects)), make([]string, len(aspects))

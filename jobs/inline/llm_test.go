@@ -85,3 +85,34 @@ func TestLLMBatchIsNarrowedAndItsAnswerIsDecidedBySweep(t *testing.T) {
 		t.Fatalf("%d owed records left after the sweep", n)
 	}
 }
+
+// A window the LLM fails to answer is not dropped: the background asker
+// gives the aspect's record back, unclaimed, so the sweep asks again (a
+// restart loses nothing either: the record is in the table, and a claim
+// of a process that died expires).
+func TestFailedWindowLeavesTheAspectOwedToTheSweep(t *testing.T) {
+	t.Parallel()
+	db, s, cfg, asp := largeAspect(t)
+	s.Add(
+		memtest.Attr{ID: "t1", Agent: "a", Aspect: asp, Content: "Drives a 2011 Corolla"},
+		memtest.Attr{ID: "t2", Agent: "a", Content: "Bikes everywhere these days"},
+	)
+	fullPass(t, db, cfg, "a", asp)
+	truth, err := llmtest.TruthFromAspects(strings.NewReader(transport))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := llmtest.New(t, truth)
+	srv.Set(llmtest.Fault{Kind: llmtest.Status500})
+	cfg = withLLM(cfg, srv.Endpoint(), time.Minute)
+	runLLMHook(t, db, cfg, time.Minute)
+
+	s.Exec(`UPDATE entity_attributes SET aspect_id = $1 WHERE id = 't2'`, asp)
+	eventually(t, "the LLM asked, and the aspect given back to the sweep", func() bool {
+		return srv.Requests() > 0 && s.Count(`SELECT count(*) FROM supersessiond.classified`) == 0 &&
+			s.Count(`SELECT count(*) FROM supersessiond.changes WHERE aspect_id = $1 AND attribute_id = '' AND claimed_by IS NULL`, asp) == 1
+	})
+	if n := s.Count(`SELECT count(*) FROM supersessiond.llm_windows WHERE state = 'answered'`); n != 0 {
+		t.Fatalf("%d windows answered by a failing LLM", n)
+	}
+}
