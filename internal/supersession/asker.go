@@ -16,9 +16,10 @@ import (
 // hook) decides its batch on the narrowed read, heuristics only, as it
 // would without the fallback, and hands what it decided to the asker
 // (Reading.Ask): the aspects, and in each the attributes decided. The
-// asker reads those aspects whole, off the reader's path, plans the
-// semantic pairs of those attributes and asks their windows through
-// resolve (claims, budgets, backoff, as any pass).
+// asker reads those aspects whole, off the reader's path, finds the pairs
+// of those attributes the heuristics leave to the LLM (focusPairs) and
+// asks their windows through resolve (claims, budgets, backoff, as any
+// pass).
 //
 // Nothing is lost on the way, across restarts: the statement that consumes
 // the batch's change records (keepSQL) records each aspect anew as owed an
@@ -30,7 +31,9 @@ import (
 // all answered (over budget, claimed by another asker, backing off,
 // failed), or whose answers call for a semantic decision, has its claim
 // given back, and the sweep reads it whole and decides with the answers
-// stored. A process that dies leaves the claims to expire, and the sweep
+// stored (an aspect of at most maxStatements is one window, the same
+// question the sweep's plan asks; in a larger one the sweep's windows may
+// differ, and it asks them). A process that dies leaves the claims to expire, and the sweep
 // asks. When the asker already holds backgroundBatches batches, the
 // records are made unclaimed (deferred: later) for the sweep at once.
 
@@ -123,10 +126,11 @@ func (x *Asking) start(ctx context.Context, aspects []AspectChanges) {
 	}()
 }
 
-// ask reads the aspects whole, plans the semantic pairs of their decided
-// attributes and asks their windows. It returns the aspects still owed: a
-// window not answered, or an answer the sweep must decide with; an error
-// when it could not read them or the windows (every aspect is then owed).
+// ask reads the aspects whole, finds the pairs of their decided attributes
+// the heuristics leave to the LLM and asks their windows. It returns the
+// aspects still owed: a window not answered, or an answer that a pair
+// contradicts, which the sweep decides with; an error when it could not
+// read them or the windows (every aspect is then owed).
 func (x *Asking) ask(ctx context.Context, aspects []AspectChanges) (map[aspectRef]bool, error) {
 	e := x.e
 	agents, ids := make([]string, len(aspects)), make([]string, len(aspects))
@@ -141,48 +145,80 @@ func (x *Asking) ask(ctx context.Context, aspects []AspectChanges) (map[aspectRe
 	if err != nil {
 		return nil, err
 	}
-	in := planInput{thresholds: x.cfg.Thresholds, shadow: x.cfg.Shadow, focus: focus, semantic: true,
-		gate: x.a.policy.Gate, model: x.a.client.Model(), keys: e.keys}
-	preps := make([]*prepared, len(groups))
-	for i, g := range groups {
-		preps[i] = prepare(g, in)
-	}
-	outs, err := e.planVetoed(ctx, preps, &in, keys(agentSet(groups)))
-	if err != nil {
-		return nil, err
-	}
+	in := planInput{thresholds: x.cfg.Thresholds, shadow: x.cfg.Shadow, semantic: true, gate: x.a.policy.Gate}
 	pending := map[pairKey]pendingPair{}
 	groupOf := map[*Attribute]*Group{}
-	var again []*prepared
-	for i, out := range outs {
-		if len(out.pending) > 0 {
-			again = append(again, preps[i])
-		}
-		for k, pp := range out.pending {
-			pending[k], groupOf[pp.old] = pp, preps[i].g
+	var olds []string
+	for _, g := range groups {
+		for _, pp := range focusPairs(g, focus, in) {
+			pending[keyOf(pp.old, pp.new)], groupOf[pp.old] = pp, g
+			olds = append(olds, pp.old.ID)
 		}
 	}
 	owed := map[aspectRef]bool{}
 	if len(pending) == 0 {
 		return owed, nil // nothing for the LLM: no record stays
 	}
-	var t Tally
-	if in.known, err = e.resolve(ctx, x.a, pending, groupOf, &t); err != nil {
+	vetoed, err := e.attrs.vetoes(ctx, olds, keys(agentSet(groups)))
+	if err != nil {
 		return nil, err
 	}
-	for _, p := range again {
-		ref := aspectRef{p.g.AgentID, p.g.AspectID}
-		if p.g.Unsettled {
-			owed[ref] = true
-			continue
+	for k, pp := range pending {
+		if vetoed.Has(pp.old, pp.new) {
+			delete(pending, k)
 		}
-		for _, c := range plan(p, in).candidates {
-			if c.Method == MethodSemantic {
-				owed[ref] = true // the sweep decides with the answer stored
-			}
+	}
+	var t Tally
+	known, err := e.resolve(ctx, x.a, pending, groupOf, &t)
+	if err != nil {
+		return nil, err
+	}
+	for k, pp := range pending {
+		g := groupOf[pp.old]
+		if v := known[k]; g.Unsettled || v.failed || v.contradicts {
+			owed[aspectRef{g.AgentID, g.AspectID}] = true // the sweep decides with the answer stored
 		}
 	}
 	return owed, nil
+}
+
+// focusPairs are the pairs of g with a side in focus that the heuristics
+// do not decide and the gate lets reach the LLM: the questions a
+// classification adds. The pairs between the other siblings were asked
+// when the newer of them was classified (or by the sweep); deciding an
+// old attribute by the full rule is the sweep's, which reads the aspect
+// whole with the answers stored. Every sibling is tried against each
+// focus attribute: a few focus attributes against the aspect, not the
+// aspect against itself.
+func focusPairs(g *Group, focus map[string]bool, in planInput) []pendingPair {
+	if g.Dangling {
+		return nil
+	}
+	var out []pendingPair
+	for _, f := range g.Attrs {
+		if !focus[f.ID] {
+			continue
+		}
+		for _, o := range g.Attrs {
+			if o == f || (focus[o.ID] && o.ID < f.ID) { // a pair of two focus attributes once
+				continue
+			}
+			old, nw := o, f
+			if o.newer(f) {
+				old, nw = f, o
+			}
+			if ok, _, _ := eligibility(old); !ok {
+				continue
+			}
+			if _, ok, _ := eligibility(nw); !ok {
+				continue
+			}
+			if _, need, _ := decideMet(old, nw, true, in); need {
+				out = append(out, pendingPair{old, nw})
+			}
+		}
+	}
+	return out
 }
 
 func agentSet(groups []*Group) map[string]bool {

@@ -14,6 +14,7 @@ import (
 	"github.com/supersessiond/supersessiond/internal/supersession"
 	"github.com/supersessiond/supersessiond/internal/testkit/llmtest"
 	"github.com/supersessiond/supersessiond/internal/testkit/memtest"
+	"github.com/supersessiond/supersessiond/internal/testkit/pgtest"
 	"github.com/supersessiond/supersessiond/jobs"
 	"github.com/supersessiond/supersessiond/jobs/sweep"
 )
@@ -28,9 +29,8 @@ const transport = `{"aspect_id":"t","entity":"Sam","aspect":"life","statements":
 // judge), decides what the heuristics read, and hands the aspect to the
 // background asker, which reads it whole and asks about the pair no
 // heuristic reads. The answer retires t1: the aspect stays recorded as
-// owed an answer, and the sweep decides with the answer stored, asking
-// nothing again. An aspect where the LLM had nothing to say keeps no
-// record: nothing loops.
+// owed an answer, and the sweep decides it. An aspect where the LLM had
+// nothing to say keeps no record: nothing loops.
 func TestLLMBatchIsNarrowedAndItsAnswerIsDecidedBySweep(t *testing.T) {
 	t.Parallel()
 	db, s, cfg, asp := largeAspect(t)
@@ -68,7 +68,6 @@ func TestLLMBatchIsNarrowedAndItsAnswerIsDecidedBySweep(t *testing.T) {
 	if st, _ := s.Status("t1"); st != "active" {
 		t.Fatalf("t1 is %s before the sweep: the hook wrote a semantic decision", st)
 	}
-	asked := srv.Requests()
 
 	deps := jobs.Deps{DB: db.DB, Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry(),
 		LLM: llm.NewProvider(func(string) string { return "" }, nil)}
@@ -77,9 +76,6 @@ func TestLLMBatchIsNarrowedAndItsAnswerIsDecidedBySweep(t *testing.T) {
 	}
 	if st, by := s.Status("t1"); st != "superseded" || by != "t2" {
 		t.Fatalf("t1 is %s by %q after the sweep, want superseded by t2", st, by)
-	}
-	if srv.Requests() != asked {
-		t.Fatalf("the sweep asked the LLM %d times again: it should decide with the stored answer", srv.Requests()-asked)
 	}
 	if n := s.Count(owed, asp); n != 0 {
 		t.Fatalf("%d owed records left after the sweep", n)
@@ -114,5 +110,43 @@ func TestFailedWindowLeavesTheAspectOwedToTheSweep(t *testing.T) {
 	})
 	if n := s.Count(`SELECT count(*) FROM supersessiond.llm_windows WHERE state = 'answered'`); n != 0 {
 		t.Fatalf("%d windows answered by a failing LLM", n)
+	}
+}
+
+// In an aspect that fits one window, the question the background asker
+// puts is the sweep's own: the sweep decides with the answer stored and
+// asks the LLM nothing again.
+func TestSweepDecidesWithTheAskersAnswer(t *testing.T) {
+	t.Parallel()
+	truth, err := llmtest.TruthFromAspects(strings.NewReader(transport))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := llmtest.New(t, truth)
+	db := pgtest.New(t)
+	s := memtest.New(t, db.DB)
+	asp := s.Aspect("a", "Sam", "life")
+	s.Add(
+		memtest.Attr{ID: "t1", Agent: "a", Aspect: asp, Content: "Drives a 2011 Corolla"},
+		memtest.Attr{ID: "t2", Agent: "a", Content: "Bikes everywhere these days"},
+	)
+	cfg := withLLM(cfgWithPoll(time.Hour, db.URL), srv.Endpoint(), time.Minute)
+	runLLMHook(t, db, cfg, time.Minute)
+	s.Exec(`UPDATE entity_attributes SET aspect_id = $1 WHERE id = 't2'`, asp)
+	eventually(t, "the answer stored and the aspect given back to the sweep", func() bool {
+		return s.Count(`SELECT count(*) FROM supersessiond.llm_windows WHERE state = 'answered'`) == 1 &&
+			s.Count(`SELECT count(*) FROM supersessiond.changes WHERE attribute_id = '' AND claimed_by IS NULL`) == 1
+	})
+	asked := srv.Requests()
+	deps := jobs.Deps{DB: db.DB, Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry(),
+		LLM: llm.NewProvider(func(string) string { return "" }, nil)}
+	if _, err := sweep.New(deps, supersession.New(deps)).Once(context.Background(), daemon.SettingsOf(cfg).Sweep, sweep.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if st, by := s.Status("t1"); st != "superseded" || by != "t2" {
+		t.Fatalf("t1 is %s by %q after the sweep, want superseded by t2", st, by)
+	}
+	if n := srv.Requests() - asked; n != 0 {
+		t.Fatalf("the sweep asked the LLM %d times again", n)
 	}
 }
