@@ -591,7 +591,9 @@ WHERE c.agent_id = d.agent_id AND c.aspect_id = d.aspect_id AND c.attribute_id =
 	// attribute a told batch decided (those its snapshot saw, and no reader
 	// holds: a claimed one is its claimer's), records anew the aspects the
 	// LLM owes an answer (:again: agent, aspect, agent, aspect...; claimed
-	// by the background asker's hand-off :again_by when there is one), and
+	// by the background asker's hand-off :again_by when there is one; an
+	// unclaimed one only where none waits for the sweep already: it reads
+	// the aspect whole, whatever changed before), and
 	// stores the key digest fragments (one bytea, :keys, cut at :ends: a
 	// bytea array would travel as hex text), a fragment marked in :replaces
 	// first deleting its aspect's fragments the snapshot saw (it was read
@@ -613,6 +615,10 @@ again AS (
   SELECT a[i], a[i + 1], '', CAST(:again_by AS text),
     CASE WHEN CAST(:again_by AS text) IS NOT NULL THEN now() + make_interval(secs => CAST(:again_for AS double precision)) END
   FROM (SELECT CAST(:again AS text[]) AS a) s, generate_series(1, cardinality(a), 2) AS i
+  WHERE CAST(:again_by AS text) IS NOT NULL OR NOT EXISTS (
+    SELECT 1 FROM {{.Changes}} o
+    WHERE o.agent_id = a[i] AND o.aspect_id = a[i + 1] AND o.attribute_id = ''
+      AND (o.claimed_until IS NULL OR o.claimed_until < now()))
 ),
 frags AS (
   SELECT * FROM unnest(CAST(:frag_agents AS text[]), CAST(:frag_aspects AS text[]), CAST(:ends AS int[]), CAST(:replaces AS boolean[]))
