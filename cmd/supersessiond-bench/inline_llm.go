@@ -50,6 +50,19 @@ func (e *benchEnv) inlineLLM(ctx context.Context) (*inlineLLMResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	// As for the hook without the LLM: a daemon running beside a stack has
+	// swept it, and its full pass left the key digests the hook narrows its
+	// loads with, with the fallback on too (the pass here asks no LLM: the
+	// digests are the heuristics' keys either way).
+	logf("inline with the LLM: supersessiond sweep --once --full (the key digests a running daemon has)")
+	cfgEnv, cleanup, err := writeConfig(liveConfig)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	if _, _, _, err := e.runBinary(dbURL, cfgEnv, "sweep", "--once", "--full", "--json"); err != nil {
+		return nil, fmt.Errorf("inline with the LLM: full pass: %w", err)
+	}
 	truth, err := llmtest.TruthFromAspects(strings.NewReader(""))
 	if err != nil {
 		return nil, err

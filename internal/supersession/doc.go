@@ -46,11 +46,14 @@
 // commits, the answer stored the moment it arrives, a failure backing off
 // per window. A window not answered leaves its pairs "no contradiction for
 // now" and its group Unsettled, so the aspect stays recorded as changed and
-// a later pass asks. A pass with AskLater (the inline hook) asks nothing
-// itself and plans no window: a pair awaiting the LLM is "no contradiction"
-// now, and a copy of its group goes to a bounded background asker that
-// plans and asks its windows. JudgeWindows
-// decides a group the same way with no database (`eval --llm`).
+// a later pass asks. The inline hook asks nothing itself: it decides on its
+// narrowed read with the heuristics alone and hands the aspects it decided
+// to the bounded background asker (asker.go, Reading.Ask), which reads them
+// whole off the hook's path and asks the windows of the classified
+// attributes' pairs; the aspects stay recorded as owed an answer
+// (OwedAttribute) until it is answered, and the sweep decides with the
+// answers stored. JudgeWindows decides a group the same way with no
+// database (`eval --llm`).
 //
 // Enforcement (enforce.go; SPEC §13). Under earned, a live decision is
 // applied only when its rule (its strongest heuristic signal, or

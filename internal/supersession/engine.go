@@ -30,8 +30,8 @@ type Engine struct {
 	keys    *keyCache
 	windows *windowStore // the LLM judge's windows and spend
 	policy  func() Policy
-	// background bounds the batches of windows the background asker holds
-	// (Pass.AskLater); pending counts them.
+	// background bounds the batches the background asker holds
+	// (AskLater); pending counts them.
 	background chan struct{}
 	pending    sync.WaitGroup
 }
@@ -79,8 +79,7 @@ type Tally struct {
 	SemanticCacheHits int `json:"semantic_cache_hits"`
 	SemanticFailures  int `json:"semantic_failures"`
 	// SemanticDeferred counts windows left for a later pass (over budget,
-	// claimed by another asker, backing off, handed to the background
-	// asker); SemanticTokens the tokens the answers cost; SemanticIgnored
+	// claimed by another asker, backing off); SemanticTokens the tokens the answers cost; SemanticIgnored
 	// the retirements replies named that were ignored.
 	SemanticDeferred int `json:"semantic_deferred"`
 	SemanticTokens   int `json:"semantic_tokens"`
@@ -142,13 +141,6 @@ type Pass struct {
 	// may span several Process calls of one run); windows beyond it are
 	// deferred to a later pass. Nil: DefaultQuestions for this call.
 	Questions *Budget
-	// AskLater: the pass does not wait for the LLM. A pair awaiting a
-	// verdict is "no contradiction" for now and its group is handed to the
-	// engine's background asker, which plans it again and asks its windows
-	// (their answers stored); the pass writes what the heuristics decided,
-	// and a later pass (the sweep) decides with the answers (the inline
-	// hook: a slow LLM never delays the heuristic decisions of a batch).
-	AskLater bool
 	// Reloads says the pass loads aspects it (or another) loaded before: the
 	// inline hook. Their attributes' blocking keys are then remembered
 	// across passes, so that only new or edited attributes are analysed
@@ -164,8 +156,9 @@ type Pass struct {
 	// decisions come back in Tally.Planned.
 	DryRun bool
 	// Digests asks for each large group's key digest (Group.Keys), made
-	// from the blocking index the plan builds anyway. Not with a focus, nor
-	// with the semantic fallback (its candidates are not in a digest).
+	// from the blocking index the plan builds anyway (the heuristics' keys,
+	// with the semantic fallback too: the hook narrows by them). Not with a
+	// focus.
 	Digests bool
 }
 
@@ -250,11 +243,9 @@ func (e *Engine) planInput(ctx context.Context, cfg Settings, pass Pass, pol Pol
 	if cfg.SemanticFallback && e.llms != nil {
 		client = e.llms.Client(cfg.LLM)
 		in.semantic = client != nil
-		in.digests = false
 		in.gate = pol.Gate
 		if client != nil {
 			in.model = client.Model()
-			in.later = pass.AskLater
 		}
 	}
 	return in, client
@@ -272,7 +263,6 @@ func (e *Engine) decideAll(ctx context.Context, a *asking, preps []*prepared, in
 	var again []*prepared
 	pending := map[pairKey]pendingPair{}
 	groupOf := map[*Attribute]*Group{}
-	var later []*Group // groups with pairs left for the background asker (Pass.AskLater)
 	for i, out := range outs {
 		t.Pairs += out.pairs
 		for k, v := range out.skips {
@@ -281,10 +271,6 @@ func (e *Engine) decideAll(ctx context.Context, a *asking, preps []*prepared, in
 		e.logFailures(ctx, pass.Source, out.failures)
 		e.logTraces(ctx, pass.Source, out.traces)
 		candidates = append(candidates, out.candidates...)
-		if out.later {
-			preps[i].g.Unsettled = true
-			later = append(later, preps[i].g)
-		}
 		if len(out.pending) > 0 {
 			again = append(again, preps[i])
 			for k, pp := range out.pending {
@@ -292,9 +278,6 @@ func (e *Engine) decideAll(ctx context.Context, a *asking, preps []*prepared, in
 				groupOf[pp.old] = preps[i].g
 			}
 		}
-	}
-	if len(later) > 0 && a != nil {
-		e.handOff(ctx, *a, later, in, t)
 	}
 	if len(pending) == 0 || a == nil {
 		return candidates, nil

@@ -135,7 +135,9 @@ func (f *Feed) Told(changes []AspectChanges) *Batch {
 // Reading says how Examine reads a batch's aspects.
 type Reading struct {
 	// Whole reads every aspect whole: the semantic fallback's candidates
-	// are not in the digests. No keys are stored then.
+	// are not in the digests (the sweep, which asks the LLM itself). Their
+	// whole digests are stored, as for any aspect read whole: a reader
+	// that narrows (the hook) needs them with the fallback on too.
 	Whole bool
 	// Bound is the most attributes read whole at a time (an aspect larger
 	// comes alone); 0: every aspect read whole at once.
@@ -143,6 +145,11 @@ type Reading struct {
 	// Analyze is how many goroutines analyse what was read whole before it
 	// is decided (0: none; a reader with a key cache analyses nothing).
 	Analyze int
+	// Ask, for a told batch, hands what it decided to the background
+	// asker (Engine.AskLater): the aspects are recorded as owed the LLM's
+	// answer with the records' consumption, and asked about once it is
+	// committed. Nil: no LLM to ask, or the reader asks itself.
+	Ask *Asking
 }
 
 // A Part is groups Examine loaded, to decide with their focus: the
@@ -173,7 +180,8 @@ type Examined struct {
 type kept struct {
 	snapshot       string
 	deltas, wholes []Fragment
-	again          []string // aspects to record anew: the LLM owes them an answer
+	again          []string        // aspects to record anew: the LLM owes them an answer
+	owed           []AspectChanges // a told batch's, handed to the background asker (Reading.Ask)
 	// decided attributes, whose records a told batch consumes.
 	agents, aspects, ids []string
 }
@@ -189,14 +197,19 @@ func (f *Feed) Examine(ctx context.Context, b *Batch, r Reading, decide Decider)
 	x, k, err := f.examine(ctx, b, r, decide)
 	stop()
 	if err == nil {
-		err = f.keep(ctx, b, k)
+		if r.Ask != nil && b.told {
+			k.owe()
+		}
+		err = f.keep(ctx, b, k, r.Ask)
 	}
 	if err != nil {
+		r.Ask.drop()
 		if ctx.Err() == nil && len(b.claimed) > 0 { // cancelled: its claims expire
 			f.release(ctx, b)
 		}
 		return Examined{}, err
 	}
+	r.Ask.start(ctx, k.owed)
 	return x, nil
 }
 
@@ -238,7 +251,7 @@ func (f *Feed) examine(ctx context.Context, b *Batch, r Reading, decide Decider)
 		if err := decide(ctx, parts); err != nil {
 			return err
 		}
-		k.add(parts, b.told, !r.Whole)
+		k.add(parts, b.told)
 		return nil
 	})
 }
@@ -296,17 +309,15 @@ func (f *Feed) readWhole(ctx context.Context, whole []AspectChanges, narrowed []
 	return decide(first)
 }
 
-// add notes what decided parts leave to keep: their keys (none when reading
-// whole for the semantic fallback), the aspects the LLM still owes an
-// answer, and for a told batch the attributes decided.
-func (k *kept) add(parts []Part, told, keys bool) {
+// add notes what decided parts leave to keep: their keys, the aspects the
+// LLM still owes an answer, and for a told batch the attributes decided.
+func (k *kept) add(parts []Part, told bool) {
 	for _, p := range parts {
 		for _, g := range p.Groups {
 			if g.Unsettled {
 				k.again = append(k.again, g.AgentID, g.AspectID)
 			}
 			switch {
-			case !keys:
 			case !p.Whole:
 				if fr := DeltaFragment(g, p.Focus); fr != nil {
 					k.deltas = append(k.deltas, *fr)
@@ -330,10 +341,29 @@ func (k *kept) add(parts []Part, told, keys bool) {
 	}
 }
 
+// owe records anew, as owed the LLM's answer, every aspect in which a told
+// batch decided attributes, and notes them (with those attributes) for the
+// background asker: their records are consumed with the rest.
+func (k *kept) owe() {
+	at := map[aspectRef]int{}
+	for i, id := range k.ids {
+		ref := aspectRef{k.agents[i], k.aspects[i]}
+		j, ok := at[ref]
+		if !ok {
+			j = len(k.owed)
+			at[ref] = j
+			k.owed = append(k.owed, AspectChanges{AgentID: ref.agent, AspectID: ref.aspect})
+			k.again = append(k.again, ref.agent, ref.aspect)
+		}
+		k.owed[j].IDs = append(k.owed[j].IDs, id)
+	}
+}
+
 // keep stores the keys of what was decided and consumes the records in one
 // statement (keepSQL), so atomically: a record goes only with the keys that
-// let the next reader find its attribute.
-func (f *Feed) keep(ctx context.Context, b *Batch, k *kept) error {
+// let the next reader find its attribute, and an aspect owed the LLM's
+// answer is recorded anew (claimed by ask's hand-off when it has one).
+func (f *Feed) keep(ctx context.Context, b *Batch, k *kept, ask *Asking) error {
 	if len(b.claimed) == 0 && len(k.ids) == 0 && len(k.deltas) == 0 && len(k.wholes) == 0 && len(k.again) == 0 {
 		return nil
 	}
@@ -353,10 +383,11 @@ func (f *Feed) keep(ctx context.Context, b *Batch, k *kept) error {
 		keys = append(keys, fr.Keys...)
 		ends[i] = int64(len(keys))
 	}
+	againBy, againFor := ask.owedBy()
 	q, args, err := f.e.sql.Feed.Keep.Bind(map[string]any{
 		"claimed": pq.Array(b.claimed), "holder": f.holder,
 		"agents": pq.Array(k.agents), "aspects": pq.Array(k.aspects), "ids": pq.Array(k.ids), "snapshot": k.snapshot,
-		"again":       pq.Array(k.again),
+		"again": pq.Array(k.again), "again_by": againBy, "again_for": againFor,
 		"frag_agents": pq.Array(agents), "frag_aspects": pq.Array(aspects), "ends": pq.Array(ends), "replaces": pq.Array(replaces),
 		"keys": keys, "heuristics": heuristics.Version,
 	})
@@ -403,7 +434,8 @@ const maxPending = 64
 // unconsumed records name (changed since their digests were made, so
 // possibly not in them), and returns the snapshot of the statement that
 // read them. A record naming no attribute, or more than maxPending, makes
-// its aspect read whole.
+// its aspect read whole; one owed the LLM's answer is passed over (the
+// sweep, or the background asker, answers it).
 func (f *Feed) pending(ctx context.Context, changes []AspectChanges) (string, []AspectChanges, error) {
 	agents, aspects := make([]string, len(changes)), make([]string, len(changes))
 	at := make(map[aspectRef]int, len(changes))
@@ -498,8 +530,9 @@ func (f *Feed) Unsettled(ctx context.Context, groups []*Group) error {
 
 // The change feed's SQL: the records the trigger appends (SPEC §11).
 const (
-	// againSQL records aspects anew, whole (no attribute named).
-	againSQL = `INSERT INTO {{.Changes}} (agent_id, aspect_id) SELECT * FROM unnest($1::text[], $2::text[])`
+	// againSQL records aspects anew as owed the LLM's answer
+	// (OwedAttribute: whole for the sweep, nothing changed for the hook).
+	againSQL = `INSERT INTO {{.Changes}} (agent_id, aspect_id, attribute_id) SELECT *, '' FROM unnest($1::text[], $2::text[])`
 
 	// lastChangeSQL bounds a pass to the records that exist when it starts.
 	lastChangeSQL = `SELECT coalesce(max(seq), 0) FROM {{.Changes}}`
@@ -557,7 +590,10 @@ WHERE c.agent_id = d.agent_id AND c.aspect_id = d.aspect_id AND c.attribute_id =
 	// the batch claimed (only while still ours) and those naming an
 	// attribute a told batch decided (those its snapshot saw, and no reader
 	// holds: a claimed one is its claimer's), records anew the aspects the
-	// LLM owes an answer (:again: agent, aspect, agent, aspect...), and
+	// LLM owes an answer (:again: agent, aspect, agent, aspect...; claimed
+	// by the background asker's hand-off :again_by when there is one; an
+	// unclaimed one only where none waits for the sweep already: it reads
+	// the aspect whole, whatever changed before), and
 	// stores the key digest fragments (one bytea, :keys, cut at :ends: a
 	// bytea array would travel as hex text), a fragment marked in :replaces
 	// first deleting its aspect's fragments the snapshot saw (it was read
@@ -575,8 +611,14 @@ decided AS (
     AND (c.claimed_until IS NULL OR c.claimed_until < now())
 ),
 again AS (
-  INSERT INTO {{.Changes}} (agent_id, aspect_id)
-  SELECT a[i], a[i + 1] FROM (SELECT CAST(:again AS text[]) AS a) s, generate_series(1, cardinality(a), 2) AS i
+  INSERT INTO {{.Changes}} (agent_id, aspect_id, attribute_id, claimed_by, claimed_until)
+  SELECT a[i], a[i + 1], '', CAST(:again_by AS text),
+    CASE WHEN CAST(:again_by AS text) IS NOT NULL THEN now() + make_interval(secs => CAST(:again_for AS double precision)) END
+  FROM (SELECT CAST(:again AS text[]) AS a) s, generate_series(1, cardinality(a), 2) AS i
+  WHERE CAST(:again_by AS text) IS NOT NULL OR NOT EXISTS (
+    SELECT 1 FROM {{.Changes}} o
+    WHERE o.agent_id = a[i] AND o.aspect_id = a[i + 1] AND o.attribute_id = ''
+      AND (o.claimed_until IS NULL OR o.claimed_until < now()))
 ),
 frags AS (
   SELECT * FROM unnest(CAST(:frag_agents AS text[]), CAST(:frag_aspects AS text[]), CAST(:ends AS int[]), CAST(:replaces AS boolean[]))
@@ -593,7 +635,9 @@ FROM frags n, LATERAL (SELECT coalesce((CAST(:ends AS int[]))[n.i - 1], 0) AS st
 
 	// pendingChangesSQL reads the aspects' records, at most $3 each, with
 	// the statement's snapshot: at least one row, the snapshot alone when
-	// there is no record.
+	// there is no record. A record of an aspect owed the LLM's answer
+	// (OwedAttribute) is not read: nothing in the aspect changed, its keys
+	// are all in the digest.
 	pendingChangesSQL = `
 SELECT s.snapshot, p.agent_id, p.aspect_id, p.attribute_id
 FROM (SELECT pg_current_snapshot()::text AS snapshot) s
@@ -602,7 +646,7 @@ LEFT JOIN LATERAL (
   FROM unnest($1::text[], $2::text[]) AS k(agent_id, aspect_id)
   CROSS JOIN LATERAL (
     SELECT c.attribute_id FROM {{.Changes}} c
-    WHERE c.agent_id = k.agent_id AND c.aspect_id = k.aspect_id
+    WHERE c.agent_id = k.agent_id AND c.aspect_id = k.aspect_id AND c.attribute_id IS DISTINCT FROM ''
     LIMIT $3) c
 ) p ON true`
 
@@ -616,12 +660,13 @@ const claimLockClass = "1398100051"
 
 // feedStatements are the change feed's SQL, rendered for one database.
 type feedStatements struct {
-	Last, Extend, ConsumeClaimed, Release, Pending, DropSeen, Again string
-	Claim, Keep, ConsumeDecided                                     schema.Named
+	Last, Extend, ConsumeClaimed, Release, Pending, DropSeen, Again, ExtendOwed, SettleOwed string
+	Claim, Keep, ConsumeDecided                                                             schema.Named
 }
 
 var feedSQL = feedStatements{
 	Last: lastChangeSQL, Claim: schema.NamedSQL(claimChangesSQL), Extend: extendChangesSQL, Keep: schema.NamedSQL(keepSQL),
 	ConsumeClaimed: consumeClaimedSQL, ConsumeDecided: schema.NamedSQL(consumeDecidedSQL),
 	Release: releaseChangesSQL, Pending: pendingChangesSQL, DropSeen: dropSeenSQL, Again: againSQL,
+	ExtendOwed: extendOwedSQL, SettleOwed: settleOwedSQL,
 }

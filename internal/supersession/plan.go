@@ -292,10 +292,6 @@ type planInput struct {
 	gate     Gate
 	known    verdicts
 	model    string // the LLM's, named on its decisions (their rule)
-	// later: a pair awaiting a verdict not known is "no contradiction"
-	// now, and the plan says so (planOutput.later) instead of waiting on
-	// it (Pass.AskLater).
-	later bool
 	// keys, when set, remembers blocking keys across passes (Pass.Reloads).
 	keys *keyCache
 	// trace collects every pair examined, for the debug log.
@@ -317,9 +313,6 @@ type planOutput struct {
 	traces []PairTrace
 	// failures are the attributes and pairs the heuristics failed on.
 	failures []failure
-	// later: a pair awaited a verdict and was decided without it
-	// (planInput.later): the background asker plans the group again.
-	later bool
 }
 
 // failure is an attribute (new == nil) or a pair the heuristics failed on.
@@ -477,11 +470,6 @@ func decideOld(old *Attribute, g *Group, newer []int, met func(int) bool, in pla
 		if failed != "" {
 			out.skips[SkipHeuristicsFailed]++
 			out.failures = append(out.failures, failure{old: old, new: nw, why: failed})
-			continue
-		}
-		if need && in.later {
-			out.later = true
-			out.trace(in, old, nw, nil, outcomePending)
 			continue
 		}
 		if need {

@@ -42,7 +42,7 @@ type asked struct {
 // restart) is answered from the table; the others are claimed within the
 // budgets and asked, outside any transaction, concurrently. A window that
 // is not answered this pass (over budget, claimed by another asker, backing
-// off, failed, handed to the background asker) leaves its pairs failed,
+// off, failed) leaves its pairs failed,
 // "no contradiction for now", and its group Unsettled: its aspect stays
 // recorded as changed and is asked on a later pass.
 func (e *Engine) resolve(ctx context.Context, a asking, pending map[pairKey]pendingPair, groupOf map[*Attribute]*Group, t *Tally) (verdicts, error) {
@@ -77,57 +77,6 @@ func (e *Engine) resolve(ctx context.Context, a asking, pending map[pairKey]pend
 		e.askNow(ctx, a, open, out, t)
 	}
 	return out, nil
-}
-
-// handOff gives copies of the groups a pass decided without waiting for
-// the LLM (Pass.AskLater) to the background asker, which plans them again
-// with the semantic path, reads the answers stored and asks the windows
-// left, off the pass's path: the pairs a large aspect leaves to the LLM cost
-// more to plan than the heuristics' decisions. The pass's groups are
-// Unsettled: their aspects stay recorded as changed for the sweep.
-func (e *Engine) handOff(ctx context.Context, a asking, groups []*Group, in planInput, t *Tally) {
-	t.SemanticDeferred += len(groups)
-	select {
-	case e.background <- struct{}{}:
-	default:
-		e.metrics.LLMDeferred.WithLabelValues(DeferLater).Add(float64(len(groups)))
-		return
-	}
-	copies := make([]*Group, len(groups))
-	for i, g := range groups {
-		copies[i] = copyGroup(g)
-	}
-	bg := planInput{thresholds: in.thresholds, shadow: in.shadow, focus: in.focus, vetoed: in.vetoed, semantic: true,
-		gate: in.gate, model: in.model}
-	a.budget = NewBudget(DefaultQuestions) // the pass's budget is the pass's, and it has returned
-	e.pending.Add(1)
-	go func() {
-		defer e.pending.Done()
-		defer func() { <-e.background }()
-		pending := map[pairKey]pendingPair{}
-		groupOf := map[*Attribute]*Group{}
-		for _, g := range copies {
-			for k, pp := range plan(prepare(g, bg), bg).pending {
-				pending[k], groupOf[pp.old] = pp, g
-			}
-		}
-		var bt Tally
-		if _, err := e.resolve(ctx, a, pending, groupOf, &bt); err != nil {
-			e.log.Warn("supersession: the background asker could not read the LLM's windows; the sweep asks them", "err", err)
-		}
-	}()
-}
-
-// copyGroup copies a group and its attributes, for the background asker
-// to plan and mark while the pass goes on with its own. An attribute's
-// analysis and keys are shared, read only.
-func copyGroup(g *Group) *Group {
-	c := &Group{AgentID: g.AgentID, AspectID: g.AspectID, AspectName: g.AspectName, Attrs: make([]*Attribute, len(g.Attrs))}
-	for i, x := range g.Attrs {
-		y := *x
-		c.Attrs[i] = &y
-	}
-	return c
 }
 
 // windowsOf covers the pending pairs of each group with windows, groups in
@@ -248,8 +197,8 @@ func (e *Engine) ask(ctx context.Context, a asking, o asked) (llm.WindowVerdict,
 }
 
 // backgroundBatches is how many batches the background asker holds at
-// once; a batch beyond them is left to the sweep (its aspects stay
-// recorded as changed).
+// once (asker.go); a batch beyond them is left to the sweep (its aspects
+// recorded as owed the LLM's answer, unclaimed).
 const backgroundBatches = 2
 
 // WaitAsked waits until the windows handed to the background asker are

@@ -474,28 +474,29 @@ type decided struct {
 // decide decides a batch, holding the claims meanwhile. A batch is a
 // reader of the engine's change feed (supersession.Feed): of each aspect
 // it touches it loads only what its classifications, and the changes the
-// aspect's records name since its digest was made, can pair with; it
-// decides all of those changes, then stores the keys of what it decided
-// and consumes those records in one statement, as an incremental pass
-// would, so the digests stay whole between sweeps. Loading whole aspects
-// was most of the hook's cost, growing with the aspect, not with the
-// change. With the semantic fallback it reads its aspects whole (the LLM's
-// candidates are not in the digests) and leaves the change records to the
-// sweep.
+// aspect's records name since its digest was made, can meet; it decides
+// all of those changes, then stores the keys of what it decided and
+// consumes those records in one statement, as an incremental pass would,
+// so the digests stay whole between sweeps. Loading whole aspects was most
+// of the hook's cost, growing with the aspect, not with the change.
+//
+// With the semantic fallback it decides the same way, heuristics only, and
+// never waits for the LLM: the aspects it decided are recorded as owed the
+// LLM's answer with the records' consumption and handed to the engine's
+// background asker (supersession.Engine.AskLater), which reads them whole
+// off the hook's path and asks the windows of the pairs the heuristics
+// left; the sweep decides with the answers.
 func (h *Hook) decide(ctx context.Context, cfg Settings, b *batch, d *decided) error {
 	pass := supersession.Pass{
 		Actor:   supersession.Actor{ChangedBy: "supersessiond:inline", Type: "system", RequestID: ident.Random("inline-", 6)},
 		Source:  Name,
 		Reloads: true,
-		// A batch never waits for the LLM: the windows it would ask go to
-		// the engine's background asker, whose answers the sweep decides
-		// with (the hook leaves the change records of a semantic batch to
-		// it). The heuristics' decisions are written now.
-		AskLater: true,
 	}
 	if h.current != nil {
 		pass.Brake = func() bool { return h.current().Engine.Shadow }
 	}
+	engine := cfg.Engine
+	engine.SemanticFallback = false // the background asker asks (Reading.Ask)
 	d.present = map[string]bool{}
 	process := func(ctx context.Context, parts []supersession.Part) error {
 		p := pass
@@ -516,23 +517,17 @@ func (h *Hook) decide(ctx context.Context, cfg Settings, b *batch, d *decided) e
 			}
 		}
 		d.groups += len(groups)
-		_, err := h.engine.Process(ctx, cfg.Engine, groups, p)
+		_, err := h.engine.Process(ctx, engine, groups, p)
 		return err
 	}
 	stop := h.holdClaims(ctx, b.done)
 	defer stop()
-	if cfg.Engine.SemanticFallback {
-		groups, err := h.loadGroups(ctx, b.agents, b.aspects)
-		if err != nil {
-			return err
-		}
-		return process(ctx, []supersession.Part{{Groups: groups, Focus: b.focus, Whole: true}})
-	}
 	changes := make([]supersession.AspectChanges, len(b.agents))
 	for i := range b.agents {
 		changes[i] = supersession.AspectChanges{AgentID: b.agents[i], AspectID: b.aspects[i], IDs: b.focusOf[[2]string{b.agents[i], b.aspects[i]}]}
 	}
-	x, err := h.feed.Examine(ctx, h.feed.Told(changes), supersession.Reading{}, process)
+	read := supersession.Reading{Ask: h.engine.AskLater(cfg.Engine)}
+	x, err := h.feed.Examine(ctx, h.feed.Told(changes), read, process)
 	d.narrowed = x.Narrowed
 	if err != nil {
 		return fmt.Errorf("inline: %w", err)
@@ -565,17 +560,6 @@ func (h *Hook) release(ctx context.Context, rows []claimed, cause error) {
 	if _, err := h.db.ExecContext(rctx, h.sql.Release, pq.Array(seqs), h.holder, undo); err != nil {
 		h.log.Warn("inline: could not give back the claims of a failed batch; they expire", "claim_for", h.ClaimFor.String(), "err", err)
 	}
-}
-
-// loadGroups loads the siblings of the claimed aspects, whole. An attribute
-// that is no longer active or was reclassified elsewhere is simply absent:
-// nothing to decide for it here.
-func (h *Hook) loadGroups(ctx context.Context, agents, aspects []string) ([]*supersession.Group, error) {
-	groups, err := h.engine.LoadAspects(ctx, agents, aspects)
-	if err != nil {
-		return nil, fmt.Errorf("inline: %w", err)
-	}
-	return groups, nil
 }
 
 // countDecided counts the classified attributes found among what a batch

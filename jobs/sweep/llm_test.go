@@ -242,7 +242,7 @@ func TestOverBudgetWindowsAreDeferredAndAskedLater(t *testing.T) {
 	if got := testutil.ToFloat64(m.LLMDeferred.WithLabelValues(supersession.DeferBudget)); got != 1 {
 		t.Fatalf("deferred metric %v, want 1", got)
 	}
-	if n := s.Count(`SELECT count(*) FROM supersessiond.changes WHERE attribute_id IS NULL`); n != 1 {
+	if n := s.Count(`SELECT count(*) FROM supersessiond.changes WHERE attribute_id = ''`); n != 1 { // owed an answer (supersession.OwedAttribute)
 		t.Fatalf("%d aspects recorded again, want the deferred one", n)
 	}
 	r = once(t, j, cfg, sweep.Options{})
@@ -262,5 +262,40 @@ func TestOverBudgetWindowsAreDeferredAndAskedLater(t *testing.T) {
 	}
 	if n := s.Count(`SELECT count(*) FROM supersessiond.changes`); n != 0 {
 		t.Fatalf("%d change records left once every window is answered", n)
+	}
+}
+
+// With the semantic fallback on, the sweep reads changed aspects whole
+// (the LLM's candidates are not in the digests), and keeps the digests
+// whole all the same: the inline hook narrows by them with the fallback
+// on too. The full pass stores an aspect's digest; an incremental pass
+// that reads the aspect for a change replaces it with one holding the
+// changed attribute's new keys.
+func TestSemanticSweepKeepsTheKeyDigests(t *testing.T) {
+	t.Parallel()
+	srv := scripted(t, transport)
+	db := pgtest.New(t)
+	s := memtest.New(t, db.DB)
+	aspect := s.Aspect("a", "Sam", "life")
+	addVisits(s, aspect, 40)
+	j, _ := policyJob(db.DB, supersession.Policy{})
+	cfg := llmCfg(srv)
+	if r := run(t, j, cfg); r.Kind != sweep.KindFull || !r.Complete {
+		t.Fatalf("first run: want a complete full pass: %+v", r)
+	}
+	keys := `SELECT count(*) FROM supersessiond.aspect_keys WHERE aspect_id = $1`
+	if n := s.Count(keys, aspect); n != 1 {
+		t.Fatalf("the full pass with the LLM judge on stored %d key digests for an aspect of 40", n)
+	}
+	s.Exec(`UPDATE entity_attributes SET content = 'Lives in Regina' WHERE id = 'f10'`)
+	s.Exec(`UPDATE supersessiond.aspect_keys SET heuristics = heuristics || '-before'`) // marks the full pass's
+	if r := run(t, j, cfg); r.Kind != sweep.KindIncremental || r.ReadWhole["semantic"] != 1 {
+		t.Fatalf("after an edit: want the aspect read whole for the LLM: %+v", r)
+	}
+	if n := s.Count(keys+` AND heuristics NOT LIKE '%-before'`, aspect); n != 1 {
+		t.Fatalf("%d key digests stored by the incremental pass, want the whole one that replaces the full pass's", n)
+	}
+	if n := s.Count(keys, aspect); n != 1 {
+		t.Fatalf("%d key digests, want 1", n)
 	}
 }
