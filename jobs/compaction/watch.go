@@ -18,9 +18,12 @@ import (
 // The lock. clawbolt's recovery takes the session-level advisory lock
 // hashtext('compaction_recovery:cleanup') for its whole sweep, and counts
 // its attempts in the same retry_count. Wherever the daemon retries, each
-// claim takes that lock too, at transaction level (pg_try_advisory_xact_lock
-// on the same key: the two kinds conflict), so it is released with the
-// claim's commit and can never outlive it on a pooled connection. While
+// claim takes that lock too, at transaction level and shared
+// (pg_try_advisory_xact_lock_shared on the same key: it conflicts with
+// clawbolt's exclusive lock, not with another replica's claim), so it is
+// released with the claim's commit and can never outlive it on a pooled
+// connection, and two daemons claiming at once never mistake each other
+// for the stack's recovery. While
 // clawbolt holds it the daemon claims nothing, says so in its report and
 // metrics, and the next pass tries again; the attempt a claim counts is one
 // clawbolt sees, and its cap applies to it.
@@ -34,9 +37,9 @@ import (
 // an admin. They are counted in metrics (and alerts), listed in the
 // report (compact --once --json) and in the console (Watchlist).
 
-// stackLockSQL takes clawbolt's own recovery lock for the claim's
+// stackLockSQL takes clawbolt's own recovery lock, shared, for the claim's
 // transaction, without waiting.
-const stackLockSQL = `SELECT pg_try_advisory_xact_lock(hashtext('compaction_recovery:cleanup'))`
+const stackLockSQL = `SELECT pg_try_advisory_xact_lock_shared(hashtext('compaction_recovery:cleanup'))`
 
 // errStackBusy: the stack's own compaction recovery holds its lock.
 var errStackBusy = errors.New("the stack's own compaction recovery holds its advisory lock (compaction_recovery:cleanup)")

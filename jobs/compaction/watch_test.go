@@ -72,6 +72,35 @@ func TestStackRecoveryLockBlocksClaims(t *testing.T) {
 	}
 }
 
+// Another replica's claim, holding the stack's lock for its transaction
+// at the moment this one claims, is not the stack's recovery: this pass
+// claims and completes its event. (Issue: with the lock taken exclusive, a
+// replica that claimed while another was between two claims skipped its
+// pass, blaming clawbolt.)
+func TestAnotherReplicasClaimDoesNotBlockClaims(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	e.messages("a", 1, 4)
+	id := e.event("a", stale, "pending", int64(1), int64(4))
+	replica, err := e.db.BeginTxx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = replica.Rollback() }()
+	var locked bool
+	if err := replica.GetContext(ctx, &locked, stackLockSQL); err != nil || !locked {
+		t.Fatalf("the other replica could not take the lock: %v", err)
+	}
+	rep := e.pass()
+	if rep.Claimed != 1 || rep.StackLockHeld || rep.Completed != 1 {
+		t.Fatalf("claimed %d, completed %d, lock held reported %t while another replica claimed: %s", rep.Claimed, rep.Completed, rep.StackLockHeld, rep.Text())
+	}
+	if r := e.row(id); r.Status != "completed" {
+		t.Fatalf("the event: %+v", r)
+	}
+}
+
 func skipReasons(rep *Report) string {
 	var s []string
 	for _, sk := range rep.Skipped {
