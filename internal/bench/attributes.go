@@ -125,45 +125,57 @@ func suffix(round int) string {
 // with COPY. The classification trigger is disabled during the load (a
 // backfill is not a stream of classifications) and enabled again after.
 func GenerateAttributes(ctx context.Context, db *sqlx.DB, spec AttributeSpec) (AttributeStats, error) {
-	g := newAttributeGenerator(spec)
-	for a := 0; g.st.Attributes < g.spec.Attributes; a++ {
-		g.aspect(a)
-	}
-	if err := g.write(ctx, db); err != nil {
-		return g.st, err
+	var rows graphRows
+	st := Aspects(spec, rows.add)
+	if err := rows.write(ctx, db); err != nil {
+		return st, err
 	}
 	_, err := db.ExecContext(ctx, `ANALYZE entities; ANALYZE entity_aspects; ANALYZE entity_attributes`)
-	return g.st, err
+	return st, err
 }
 
-// Aspects generates the graph GenerateAttributes writes, in memory: f is
-// called with each aspect's id and its attributes' kinds and contents,
-// oldest first. Tests use it to measure what a change meets on the bench's
-// own graph without a database.
-func Aspects(spec AttributeSpec, f func(aspect string, kinds, contents []string)) {
+// GeneratedAspect is one aspect of the generated graph, as rows: its
+// entity's (when it is the entity's first aspect), its own, and its
+// attributes', oldest first (id, aspect_id, agent_id, kind, content,
+// normalized_content, confidence, protected, created_at, updated_at).
+type GeneratedAspect struct {
+	ID     string
+	Entity []any // nil unless the aspect is its entity's first
+	Aspect []any
+	Attrs  [][]any
+}
+
+// Aspects generates the graph aspect by aspect, handing each to f, and
+// says what it generated. GenerateAttributes writes what it hands over;
+// tests read the bench's own graph in memory (what a change meets, without
+// a database).
+func Aspects(spec AttributeSpec, f func(GeneratedAspect)) AttributeStats {
 	g := newAttributeGenerator(spec)
-	var kinds, contents []string
 	for a := 0; g.st.Attributes < g.spec.Attributes; a++ {
-		g.attrs, g.ents, g.asps = g.attrs[:0], g.ents[:0], g.asps[:0]
-		g.aspect(a)
-		kinds, contents = kinds[:0], contents[:0]
-		for _, r := range g.attrs {
-			kinds, contents = append(kinds, r[3].(string)), append(contents, r[4].(string))
-		}
-		f(g.asps[0][0].(string), kinds, contents)
+		f(g.aspect(a))
 	}
+	return g.st
 }
 
-// attributeGenerator builds a graph's rows before they are copied (one COPY
-// at a time per connection).
+// graphRows are the generated rows GenerateAttributes copies (one COPY at
+// a time per connection).
+type graphRows struct{ ents, asps, attrs [][]any }
+
+func (r *graphRows) add(a GeneratedAspect) {
+	if a.Entity != nil {
+		r.ents = append(r.ents, a.Entity)
+	}
+	r.asps = append(r.asps, a.Aspect)
+	r.attrs = append(r.attrs, a.Attrs...)
+}
+
+// attributeGenerator draws a graph's aspects.
 type attributeGenerator struct {
-	spec       AttributeSpec
-	r          *rand.Rand
-	zipf       *rand.Zipf
-	slots      []func(int) string
-	st         AttributeStats
-	ents, asps [][]any
-	attrs      [][]any
+	spec  AttributeSpec
+	r     *rand.Rand
+	zipf  *rand.Zipf
+	slots []func(int) string
+	st    AttributeStats
 }
 
 var attributeBase = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -189,14 +201,14 @@ func newAttributeGenerator(spec AttributeSpec) *attributeGenerator {
 // planted contradictions (old, new pairs on distinct one-value slots, the
 // newer halves last) and many-valued fillers. Entities group four aspects,
 // all of one agent.
-func (g *attributeGenerator) aspect(a int) {
+func (g *attributeGenerator) aspect(a int) GeneratedAspect {
 	n := min(int(g.zipf.Uint64())+1, g.spec.Attributes-g.st.Attributes)
 	agent := fmt.Sprintf("agent-%02d", (a/4)%g.spec.Agents)
 	entity, aspect := fmt.Sprintf("e%d", a/4), fmt.Sprintf("asp%d", a)
+	out := GeneratedAspect{ID: aspect, Aspect: []any{aspect, entity, agent, "aspect " + aspect, aspect}}
 	if a%4 == 0 {
-		g.ents = append(g.ents, []any{entity, agent, "Entity " + entity, "person"})
+		out.Entity = []any{entity, agent, "Entity " + entity, "person"}
 	}
-	g.asps = append(g.asps, []any{aspect, entity, agent, "aspect " + aspect, aspect})
 	g.st.Aspects++
 	if n >= 2 {
 		g.st.AspectsWithSiblings++
@@ -217,9 +229,10 @@ func (g *attributeGenerator) aspect(a int) {
 			g.st.Protected++
 		}
 		at := attributeBase.Add(time.Duration(a)*time.Second + time.Duration(k)*time.Hour)
-		g.attrs = append(g.attrs, []any{fmt.Sprintf("b%d", g.st.Attributes), aspect, agent, kind, content,
+		out.Attrs = append(out.Attrs, []any{fmt.Sprintf("b%d", g.st.Attributes), aspect, agent, kind, content,
 			strings.ToLower(content), 0.9, protected, at, at})
 	}
+	return out
 }
 
 // plan returns an aspect's contents and the order they are created in:
@@ -251,7 +264,7 @@ func (g *attributeGenerator) plan(n, want int) ([]string, []int) {
 
 // write copies the rows in one transaction, without the classification
 // trigger (a generated graph is not a stream of classifications).
-func (g *attributeGenerator) write(ctx context.Context, db *sqlx.DB) error {
+func (r *graphRows) write(ctx context.Context, db *sqlx.DB) error {
 	tx, err := db.BeginTxx(ctx, nil)
 	if err != nil {
 		return err
@@ -260,14 +273,14 @@ func (g *attributeGenerator) write(ctx context.Context, db *sqlx.DB) error {
 	if _, err := tx.ExecContext(ctx, `ALTER TABLE entity_attributes DISABLE TRIGGER supersessiond_attribute_classified`); err != nil {
 		return fmt.Errorf("bench: disable trigger: %w", err)
 	}
-	if err := copyRows(ctx, tx, `COPY entities (id, agent_id, name, entity_type) FROM STDIN`, g.ents); err != nil {
+	if err := copyRows(ctx, tx, `COPY entities (id, agent_id, name, entity_type) FROM STDIN`, r.ents); err != nil {
 		return err
 	}
-	if err := copyRows(ctx, tx, `COPY entity_aspects (id, entity_id, agent_id, name, canonical_name) FROM STDIN`, g.asps); err != nil {
+	if err := copyRows(ctx, tx, `COPY entity_aspects (id, entity_id, agent_id, name, canonical_name) FROM STDIN`, r.asps); err != nil {
 		return err
 	}
 	if err := copyRows(ctx, tx, `COPY entity_attributes (id, aspect_id, agent_id, kind, content,
-		normalized_content, confidence, protected, created_at, updated_at) FROM STDIN`, g.attrs); err != nil {
+		normalized_content, confidence, protected, created_at, updated_at) FROM STDIN`, r.attrs); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `ALTER TABLE entity_attributes ENABLE TRIGGER supersessiond_attribute_classified`); err != nil {

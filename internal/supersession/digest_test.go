@@ -386,15 +386,15 @@ func TestBenchGraphChangesMeetFewSiblings(t *testing.T) {
 	}
 	in := planInput{thresholds: Thresholds{Min: 0.7, Review: 0.5}, digests: true}
 	changes, whole, read := 0, 0, 0 // read: what the pass reads, an aspect read whole whole
-	bench.Aspects(bench.AttributeSpec{Attributes: attrs}, func(aspect string, kinds, contents []string) {
-		if len(contents) < digestMinAttributes {
+	bench.Aspects(bench.AttributeSpec{Attributes: attrs}, func(ga bench.GeneratedAspect) {
+		if len(ga.Attrs) < digestMinAttributes {
 			return // read whole: no digest
 		}
+		aspect := ga.ID
 		g := &Group{AgentID: "a", AspectID: aspect, AspectName: "aspect " + aspect}
-		base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-		for i, c := range contents {
-			g.Attrs = append(g.Attrs, &Attribute{ID: fmt.Sprintf("%s-%d", aspect, i), AgentID: "a", AspectID: aspect, Kind: Kind(kinds[i]),
-				Content: sql.NullString{String: c, Valid: true}, CreatedAt: base.Add(time.Duration(i) * time.Hour)})
+		for _, row := range ga.Attrs { // id, aspect_id, agent_id, kind, content, ..., created_at
+			g.Attrs = append(g.Attrs, &Attribute{ID: row[0].(string), AgentID: "a", AspectID: aspect, Kind: Kind(row[3].(string)),
+				Content: sql.NullString{String: row[4].(string), Valid: true}, CreatedAt: row[8].(time.Time)})
 		}
 		planGroup(g, in)
 		now := &Group{AgentID: "a", AspectID: aspect, AspectName: g.AspectName}
