@@ -58,7 +58,8 @@ type narrowing struct {
 // with the focus then decides exactly what a pass over the whole aspect
 // would decide about the changes. An aspect without a usable digest, or
 // where a change meets a key held by many siblings, is returned in Whole.
-// Not with the semantic fallback: its candidates are not in a digest. The
+// A reader that asks the LLM itself (the sweep with the semantic fallback)
+// does not narrow: the LLM's candidates are not in a digest. The
 // groups are unnamed (the feed names them with what it reads whole).
 func (e *Engine) loadChanged(ctx context.Context, changes []AspectChanges) (*Narrowed, error) {
 	n := &Narrowed{Focus: map[string]bool{}, Why: map[string]int{}}
