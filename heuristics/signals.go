@@ -661,6 +661,13 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 			return fired{SignalTemporal, confTemporalFrom, change(marker, v, b.target())}, true
 		}
 	}
+	// "Instead" after an earlier clause that stops something replaces that
+	// ("stopped using Duolingo; takes italki lessons instead"), not what
+	// the older statement says it takes.
+	if stopped := b.insteadOf(); b.strong && b.replaceAt < 0 && stopped.count() > 0 && stopped.shared(a.tail()) == 0 {
+		e.miss("No contradiction: what the newer statement does instead replaces what it says it stopped, which the older statement does not mention.")
+		return fired{}, false
+	}
 	// A change that names what it leaves changes that, and nothing else:
 	// "switched from Spotify to Apple Music" says nothing of "subscribes to
 	// Netflix", "replaced the router" nothing of "uses Tailscale".
@@ -801,6 +808,26 @@ func (c *clause) left() sel {
 	}
 	if c.replaces() {
 		return c.sel(c.valIdx &^ c.tgtIdx)
+	}
+	return sel{st: c.st}
+}
+
+// insteadOf is what an earlier clause of c's statement stops ("stopped
+// using Duolingo" of "...; takes italki lessons instead"): what c's
+// "instead" replaces. Empty when no earlier clause stops anything.
+func (c *clause) insteadOf() sel {
+	for i := range c.st.clauses {
+		o := &c.st.clauses[i]
+		if o == c {
+			break
+		}
+		for k := o.start; k < o.hi; k++ {
+			if o.tok(k).flags&fCease != 0 { // "stopped", also under a report ("shared that she stopped")
+				if what := o.sel(o.coreIdx & span(k+1, o.end)); what.count() > 0 {
+					return what
+				}
+			}
+		}
 	}
 	return sel{st: c.st}
 }
