@@ -98,6 +98,10 @@ func failure(why string) Decision {
 // clause of the newer, and returns those that fire, strongest first (ties
 // in the order below).
 func decideClauses(a, b *clause, e *explain) []fired {
+	if pa, pb := a.person(), b.person(); pa != personNone && pb != personNone && pa != pb {
+		e.miss("No contradiction: the statements are about different people (one says I, the other she or he).")
+		return nil
+	}
 	var out []fired
 	for _, signal := range []func(a, b *clause, e *explain) (fired, bool){negation, antonym, value, temporal} {
 		if f, ok := signal(a, b, e); ok {
@@ -106,6 +110,34 @@ func decideClauses(a, b *clause, e *explain) []fired {
 	}
 	slices.SortStableFunc(out, func(x, y fired) int { return cmp.Compare(y.conf, x.conf) })
 	return out
+}
+
+// Grammatical persons of a clause's subject pronoun (clause.person).
+const (
+	personNone = iota
+	personFirst
+	personThird
+)
+
+// person is the grammatical person of a pronoun that is the clause's
+// subject: "i can't sleep" is the first, "she sleeps in the crate now" the
+// third, a name, a noun or no subject none. A store writes in one voice
+// (a chat says I, an observer she), so of two statements one that says I
+// and one that says she speak of two people ("my sister" is the sister,
+// not the speaker: only the pronoun itself counts).
+func (c *clause) person() int {
+	for k := c.start; k < c.hi; k++ {
+		if c.roles[rSubj]&(1<<k) == 0 {
+			continue
+		}
+		switch c.raw(k) {
+		case "i", "i'm", "im", "i've", "i'd", "i'll":
+			return personFirst
+		case "she", "he", "she's", "he's", "she'd", "he'd", "she'll", "he'll":
+			return personThird
+		}
+	}
+	return personNone
 }
 
 // SharedContentTokens counts the distinct content words (stems, stopwords
