@@ -168,6 +168,7 @@ func (st *Statement) read(segs []segment) []segment {
 				c.fromIdx = p.objIdx
 			}
 		}
+		c.person = c.subjectPerson()
 		subj = c.subjIdx
 	}
 	for i := range st.toks {

@@ -38,6 +38,7 @@ type clause struct {
 	now, strong       bool   // "now", "currently"; "instead" (or an arrow)
 	arrow             bool   // the value changes by an arrow ("free -> pro")
 	anew              bool   // the change makes its subject anew ("was rewritten in Go"): it is not what changes
+	person            uint8  // the person of a subject pronoun: personFirst ("i"), personThird ("she"), personNone
 	holder            bool   // the value is the subject, who holds a role of a thing ("is CFO of Acme", see roleOf)
 	subjIdx, predIdx  uint64 // content words of the subject and of the rest of the clause
 	objIdx, coreIdx   uint64 // the value and qualifiers; subject and predicate

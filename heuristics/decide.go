@@ -98,7 +98,7 @@ func failure(why string) Decision {
 // clause of the newer, and returns those that fire, strongest first (ties
 // in the order below).
 func decideClauses(a, b *clause, e *explain) []fired {
-	if pa, pb := a.person(), b.person(); pa != personNone && pb != personNone && pa != pb {
+	if a.person != personNone && b.person != personNone && a.person != b.person {
 		e.miss("No contradiction: the statements are about different people (one says I, the other she or he).")
 		return nil
 	}
@@ -114,18 +114,18 @@ func decideClauses(a, b *clause, e *explain) []fired {
 
 // Grammatical persons of a clause's subject pronoun (clause.person).
 const (
-	personNone = iota
+	personNone uint8 = iota
 	personFirst
 	personThird
 )
 
-// person is the grammatical person of a pronoun that is the clause's
-// subject: "i can't sleep" is the first, "she sleeps in the crate now" the
+// subjectPerson is the grammatical person of a pronoun that is the
+// clause's subject (read once, at analysis): "i can't sleep" is the first, "she sleeps in the crate now" the
 // third, a name, a noun or no subject none. A store writes in one voice
 // (a chat says I, an observer she), so of two statements one that says I
 // and one that says she speak of two people ("my sister" is the sister,
 // not the speaker: only the pronoun itself counts).
-func (c *clause) person() int {
+func (c *clause) subjectPerson() uint8 {
 	for k := c.start; k < c.hi; k++ {
 		if c.roles[rSubj]&(1<<k) == 0 {
 			continue

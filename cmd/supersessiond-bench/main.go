@@ -237,33 +237,25 @@ func (e *benchEnv) dropAll() {
 	}
 }
 
-// newDB creates a fresh database with the reference schema and migrations.
+// newDB creates a fresh database (emptyDB) with the reference schema and
+// migrations.
 func (e *benchEnv) newDB(ctx context.Context, name string) (*sqlx.DB, string, error) {
-	e.n++
-	name = fmt.Sprintf("bench_%s_%d", name, e.n)
-	if err := e.createDB(ctx, name, `CREATE DATABASE `+name); err != nil {
-		return nil, "", err
-	}
-	u, err := url.Parse(e.server)
-	if err != nil {
-		return nil, "", err
-	}
-	u.Path = "/" + name
-	db, err := sqlx.Open("postgres", u.String())
+	db, dbURL, err := e.emptyDB(ctx, name)
 	if err != nil {
 		return nil, "", err
 	}
 	if _, err := schema.Migrate(ctx, db, schema.ReferencePlan(), schema.Options{Reference: true}); err != nil {
+		db.Close()
 		return nil, "", err
 	}
-	return db, u.String(), nil
+	return db, dbURL, nil
 }
 
-// writeConfig writes an agent.yaml for one phase and returns the env that
-// points the binary at it.
 // liveConfig is the agent.yaml of the binary's runs: live, quiet.
 const liveConfig = "memory:\n  pipelineV2:\n    shadowMode: false\nmaintenance:\n  log:\n    level: warn\n"
 
+// writeConfig writes an agent.yaml for one phase and returns the env that
+// points the binary at it.
 func writeConfig(body string) ([]string, func(), error) {
 	dir, err := os.MkdirTemp("", "supersessiond-bench-")
 	if err != nil {

@@ -31,12 +31,7 @@ SELECT id FROM {{.Attributes}} WHERE id = ANY($1) ORDER BY id FOR UPDATE`
 // updated_at) and what the supersession left (for undo's "changed since"
 // check). Requests whose guard fails produce no row: the caller compares
 // what came back.
-const applySQL = `
-WITH req AS (
-  SELECT * FROM jsonb_to_recordset(CAST(:batch AS jsonb)) AS r(
-    ord int, old_id text, new_id text, agent_id text, old_content text, new_content text,
-    meta jsonb, reason text, force_chain boolean, any_aspect boolean, respect_vetoes boolean)
-),
+const applySQL = storeReq + `,
 prior AS (
   SELECT r.ord, a.id, a.status, a.superseded_by, a.superseded_at, a.updated_at, a.memory_id, a.content,
          r.new_id, r.new_content, r.meta, r.reason

@@ -73,7 +73,8 @@ WHERE ` + fmt.Sprintf(honchoLive, "$2")
 const honchoLockSQL = `
 SELECT id FROM {{.Documents}} WHERE id = ANY($1) ORDER BY id FOR UPDATE`
 
-// storeReq is the batch of applySQL's requests, for every store.
+// storeReq is the batch of applySQL's requests, for every store (the
+// attributes' applySQL and the stores').
 const storeReq = `
 WITH req AS (
   SELECT * FROM jsonb_to_recordset(CAST(:batch AS jsonb)) AS r(

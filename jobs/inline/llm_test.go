@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/supersessiond/supersessiond/config"
 	"github.com/supersessiond/supersessiond/daemon"
 	"github.com/supersessiond/supersessiond/internal/llm"
 	"github.com/supersessiond/supersessiond/internal/supersession"
@@ -24,6 +25,35 @@ import (
 const transport = `{"aspect_id":"t","entity":"Sam","aspect":"life","statements":[` +
 	`{"id":"t1","text":"Drives a 2011 Corolla"},{"id":"t2","text":"Bikes everywhere these days"}],"supersedes":[["t1","t2"]]}`
 
+// transportIn adds transport's two statements to asp (a large aspect with
+// a digest: t1 in it, t2 not yet classified), runs the full pass that
+// stores the digest, and starts a scripted LLM that answers from
+// transport's truth; cfg is returned pointing at it.
+func transportIn(t *testing.T, db *pgtest.DB, s *memtest.Seeder, cfg *config.Config, asp string) (*llmtest.Server, *config.Config) {
+	t.Helper()
+	s.Add(
+		memtest.Attr{ID: "t1", Agent: "a", Aspect: asp, Content: "Drives a 2011 Corolla"},
+		memtest.Attr{ID: "t2", Agent: "a", Content: "Bikes everywhere these days"},
+	)
+	fullPass(t, db, cfg, "a", asp)
+	truth, err := llmtest.TruthFromAspects(strings.NewReader(transport))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := llmtest.New(t, truth)
+	return srv, withLLM(cfg, srv.Endpoint(), time.Minute)
+}
+
+// sweepOnce runs one sweep under cfg, as the daemon's next tick would.
+func sweepOnce(t *testing.T, db *pgtest.DB, cfg *config.Config) {
+	t.Helper()
+	deps := jobs.Deps{DB: db.DB, Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry(),
+		LLM: llm.NewProvider(func(string) string { return "" }, nil)}
+	if _, err := sweep.New(deps, supersession.New(deps)).Once(context.Background(), daemon.SettingsOf(cfg).Sweep, sweep.Options{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // With the LLM judge on, a batch still reads only what its classification
 // can meet through the aspect's digest (it adds its keys, as without the
 // judge), decides what the heuristics read, and hands the aspect to the
@@ -36,18 +66,10 @@ func TestLLMBatchIsNarrowedAndItsAnswerIsDecidedBySweep(t *testing.T) {
 	db, s, cfg, asp := largeAspect(t)
 	home := s.Aspect("a", "Sam", "home")
 	s.Add(
-		memtest.Attr{ID: "t1", Agent: "a", Aspect: asp, Content: "Drives a 2011 Corolla"},
-		memtest.Attr{ID: "t2", Agent: "a", Content: "Bikes everywhere these days"},
 		memtest.Attr{ID: "h1", Agent: "a", Aspect: home, Content: "Lives in Toronto"},
 		memtest.Attr{ID: "h2", Agent: "a", Content: "Lives in Winnipeg"},
 	)
-	fullPass(t, db, cfg, "a", asp)
-	truth, err := llmtest.TruthFromAspects(strings.NewReader(transport))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := llmtest.New(t, truth)
-	cfg = withLLM(cfg, srv.Endpoint(), time.Minute)
+	_, cfg = transportIn(t, db, s, cfg, asp)
 	runLLMHook(t, db, cfg, time.Minute)
 
 	s.Exec(`UPDATE entity_attributes SET aspect_id = $1 WHERE id = 'h2'`, home)
@@ -69,11 +91,7 @@ func TestLLMBatchIsNarrowedAndItsAnswerIsDecidedBySweep(t *testing.T) {
 		t.Fatalf("t1 is %s before the sweep: the hook wrote a semantic decision", st)
 	}
 
-	deps := jobs.Deps{DB: db.DB, Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry(),
-		LLM: llm.NewProvider(func(string) string { return "" }, nil)}
-	if _, err := sweep.New(deps, supersession.New(deps)).Once(context.Background(), daemon.SettingsOf(cfg).Sweep, sweep.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	sweepOnce(t, db, cfg)
 	if st, by := s.Status("t1"); st != "superseded" || by != "t2" {
 		t.Fatalf("t1 is %s by %q after the sweep, want superseded by t2", st, by)
 	}
@@ -89,18 +107,8 @@ func TestLLMBatchIsNarrowedAndItsAnswerIsDecidedBySweep(t *testing.T) {
 func TestFailedWindowLeavesTheAspectOwedToTheSweep(t *testing.T) {
 	t.Parallel()
 	db, s, cfg, asp := largeAspect(t)
-	s.Add(
-		memtest.Attr{ID: "t1", Agent: "a", Aspect: asp, Content: "Drives a 2011 Corolla"},
-		memtest.Attr{ID: "t2", Agent: "a", Content: "Bikes everywhere these days"},
-	)
-	fullPass(t, db, cfg, "a", asp)
-	truth, err := llmtest.TruthFromAspects(strings.NewReader(transport))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := llmtest.New(t, truth)
+	srv, cfg := transportIn(t, db, s, cfg, asp)
 	srv.Set(llmtest.Fault{Kind: llmtest.Status500})
-	cfg = withLLM(cfg, srv.Endpoint(), time.Minute)
 	runLLMHook(t, db, cfg, time.Minute)
 
 	s.Exec(`UPDATE entity_attributes SET aspect_id = $1 WHERE id = 't2'`, asp)
@@ -138,11 +146,7 @@ func TestSweepDecidesWithTheAskersAnswer(t *testing.T) {
 			s.Count(`SELECT count(*) FROM supersessiond.changes WHERE attribute_id = '' AND claimed_by IS NULL`) == 1
 	})
 	asked := srv.Requests()
-	deps := jobs.Deps{DB: db.DB, Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry(),
-		LLM: llm.NewProvider(func(string) string { return "" }, nil)}
-	if _, err := sweep.New(deps, supersession.New(deps)).Once(context.Background(), daemon.SettingsOf(cfg).Sweep, sweep.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	sweepOnce(t, db, cfg)
 	if st, by := s.Status("t1"); st != "superseded" || by != "t2" {
 		t.Fatalf("t1 is %s by %q after the sweep, want superseded by t2", st, by)
 	}
