@@ -163,10 +163,9 @@ func (st *Statement) read(segs []segment) []segment {
 		}
 		if prev && c.strong && c.fromIdx == 0 {
 			// "Stopped wearing the Apple Watch; uses a Garmin instead":
-			// instead of what the clause before ended.
-			if p := &st.clauses[len(st.clauses)-2]; p.negated && !p.irreal {
-				c.fromIdx = p.objIdx
-			}
+			// instead of what the clause before ended, also under a
+			// report ("shared that she stopped using Duolingo; ...").
+			c.fromIdx = st.clauses[len(st.clauses)-2].ended()
 		}
 		c.person = c.subjectPerson()
 		subj = c.subjIdx

@@ -661,13 +661,6 @@ func temporal(a, b *clause, e *explain) (fired, bool) {
 			return fired{SignalTemporal, confTemporalFrom, change(marker, v, b.target())}, true
 		}
 	}
-	// "Instead" after an earlier clause that stops something replaces that
-	// ("stopped using Duolingo; takes italki lessons instead"), not what
-	// the older statement says it takes.
-	if stopped := b.insteadOf(); b.strong && b.replaceAt < 0 && stopped.count() > 0 && stopped.shared(a.tail()) == 0 {
-		e.miss("No contradiction: what the newer statement does instead replaces what it says it stopped, which the older statement does not mention.")
-		return fired{}, false
-	}
 	// A change that names what it leaves changes that, and nothing else:
 	// "switched from Spotify to Apple Music" says nothing of "subscribes to
 	// Netflix", "replaced the router" nothing of "uses Tailscale".
@@ -812,24 +805,23 @@ func (c *clause) left() sel {
 	return sel{st: c.st}
 }
 
-// insteadOf is what an earlier clause of c's statement stops ("stopped
-// using Duolingo" of "...; takes italki lessons instead"): what c's
-// "instead" replaces. Empty when no earlier clause stops anything.
-func (c *clause) insteadOf() sel {
-	for i := range c.st.clauses {
-		o := &c.st.clauses[i]
-		if o == c {
-			break
-		}
-		for k := o.start; k < o.hi; k++ {
-			if o.tok(k).flags&fCease != 0 { // "stopped", also under a report ("shared that she stopped")
-				if what := o.sel(o.coreIdx & span(k+1, o.end)); what.count() > 0 {
-					return what
-				}
-			}
+// ended is what the clause says stopped ("stopped wearing the Apple
+// Watch": its object; "shared that she stopped using Duolingo": the words
+// after the stopping verb), what an "instead" in the clause after it
+// replaces; 0 when it stops nothing.
+func (c *clause) ended() uint64 {
+	if c.irreal {
+		return 0
+	}
+	if c.negated {
+		return c.objIdx
+	}
+	for k := c.start; k < c.hi; k++ {
+		if c.tok(k).flags&fCease != 0 {
+			return c.coreIdx & span(k+1, c.end)
 		}
 	}
-	return sel{st: c.st}
+	return 0
 }
 
 // replaces reports an active change verb whose object is what it leaves:

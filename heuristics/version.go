@@ -5,4 +5,4 @@ package heuristics
 // refuses to record new decisions under an old version). The sweep records the
 // version a full pass decided with, and a new one forces a full pass, since
 // aspects that did not change may now be decided differently (SPEC §11).
-const Version = "2026-11-27.60"
+const Version = "2026-11-27.61"
